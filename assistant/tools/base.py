@@ -1,0 +1,134 @@
+"""What every tool shares: its dependencies, its result, and a JSON schema derived from its signature."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import Field, ValidationError, create_model
+
+from pages.addresses import paper_path
+from retrieval.catalog import Catalog
+from retrieval.embeddings import Embedder
+from retrieval.index import Index
+from retrieval.models import Paper
+
+log = logging.getLogger(__name__)
+
+
+class ToolError(Exception):
+    """An expected failure whose message the model should read (e.g. an unknown paper id)."""
+
+
+@dataclass
+class SourceBook:
+    """Numbers papers as they appear in a conversation, so [n] means the same paper in every turn."""
+
+    entries: dict[str, tuple[int, str, str]] = field(default_factory=dict)  # paper id -> (n, title, path)
+
+    def number(self, paper: Paper) -> int:
+        if paper.id not in self.entries:
+            self.entries[paper.id] = (len(self.entries) + 1, paper.title, paper_path(paper))
+        return self.entries[paper.id][0]
+
+    def by_number(self) -> dict[int, tuple[str, str]]:
+        return {n: (title, path) for n, title, path in self.entries.values()}
+
+
+@dataclass
+class ToolDeps:
+    """Hidden from the schema: the stores, the session's user and the conversation's sources."""
+
+    catalog: Catalog
+    index: Index
+    embedder: Embedder
+    user: str | None = None
+    sources: SourceBook = field(default_factory=SourceBook)
+    scope_paper_id: str | None = None
+    max_results: int = 10
+
+
+@dataclass(frozen=True)
+class Card:
+    """A structured item the chat shows beside the text (a paper card with actions)."""
+
+    kind: str
+    id: str
+    title: str
+    path: str
+    subtitle: str = ""
+    number: int | None = None
+    quotes: tuple[str, ...] = ()  # sentences of the paper that match the question
+
+
+@dataclass
+class ToolResult:
+    output: str
+    cards: list[Card] = field(default_factory=list)
+    exception: BaseException | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.exception is not None
+
+
+Tool = Callable[..., ToolResult]
+
+
+def _arg_docs(doc: str) -> dict[str, str]:
+    """Descriptions from a Google-style 'Args:' section."""
+    match = re.search(r"Args:\n(.*?)(\n\s*\n|\Z)", doc, re.S)
+    if not match:
+        return {}
+    docs, current = {}, None
+    for line in match.group(1).splitlines():
+        item = re.match(r"\s+(\w+)(?: \([^)]*\))?:\s*(.*)", line)
+        if item:
+            current = item.group(1)
+            docs[current] = item.group(2).strip()
+        elif current and line.strip():
+            docs[current] += " " + line.strip()
+    return docs
+
+
+@functools.cache
+def _arguments_model(fn: Tool):
+    hints = typing.get_type_hints(fn)
+    docs = _arg_docs(inspect.getdoc(fn) or "")
+    fields = {}
+    for name, param in list(inspect.signature(fn).parameters.items())[1:]:  # the first is deps
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (hints[name], Field(default, description=docs.get(name)))
+    return create_model(f"{fn.__name__}_arguments", **fields)
+
+
+def tool_schema(fn: Tool) -> dict:
+    """The OpenAI-style function schema of a tool, derived from its signature and docstring."""
+    doc = inspect.getdoc(fn) or ""
+    description = doc.split("\n\nArgs:")[0].strip()
+    parameters = _arguments_model(fn).model_json_schema()
+    parameters.pop("title", None)
+    for prop in parameters.get("properties", {}).values():
+        prop.pop("title", None)
+    return {"type": "function", "function": {"name": fn.__name__, "description": description, "parameters": parameters}}
+
+
+def call_tool(fn: Tool, deps: ToolDeps, arguments: dict | None) -> ToolResult:
+    """Validate arguments and run the tool; failures become results the model can read."""
+    try:
+        args = _arguments_model(fn).model_validate(arguments or {})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        return ToolResult(f"Error: invalid arguments for {fn.__name__}: {problems}", exception=exc)
+    try:
+        return fn(deps, **args.model_dump())
+    except ToolError as exc:
+        return ToolResult(f"Error: {exc}", exception=exc)
+    except Exception as exc:  # logged with its trace; the model only learns the tool is unavailable
+        log.exception("tool %s failed", fn.__name__)
+        return ToolResult(f"Error: {fn.__name__} is unavailable right now ({type(exc).__name__}).", exception=exc)

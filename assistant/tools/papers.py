@@ -1,0 +1,76 @@
+"""Paper tools: hybrid search over the index, and the paper page the site shows."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
+from pages.base import md_escape
+from pages.paper import paper_page
+from retrieval.index import Filters
+from retrieval.search import search
+
+
+def _byline(names: list[str], year: int | None) -> str:
+    authors = ", ".join(names[:3]) + (" et al." if len(names) > 3 else "")
+    return ", ".join(x for x in (authors, str(year) if year else "") if x)
+
+
+def search_papers(
+    deps: ToolDeps,
+    query: str,
+    limit: int = 5,
+    category: str | None = None,
+    published_after: date | None = None,
+    published_before: date | None = None,
+) -> ToolResult:
+    """Search the archive's papers by meaning and keywords (hybrid dense + BM25 search over abstracts).
+
+    Returns the best papers, each with its citation number [n], page address, authors, year and the
+    sentences that match the query best. Cite papers in the answer by their [n].
+
+    Args:
+        query: What to look for: a topic, a method, a claim or a title, in plain words.
+        limit: How many papers to return, 1 to 10.
+        category: Only papers in this arXiv category, e.g. cs.LG or hep-ph.
+        published_after: Only papers first submitted on or after this date (YYYY-MM-DD).
+        published_before: Only papers first submitted on or before this date (YYYY-MM-DD).
+    """
+    filters = Filters(
+        categories=(category,) if category else (),
+        published_from=published_after,
+        published_to=published_before,
+        paper_ids=(deps.scope_paper_id,) if deps.scope_paper_id else (),
+    )
+    limit = max(1, min(limit, deps.max_results))
+    result = search(deps.catalog, deps.index, deps.embedder, query, filters, limit=limit, sentences=2)
+    if not result.hits:
+        return ToolResult(result.note or "No paper matched.")
+    authors = deps.catalog.author_names([h.paper.id for h in result.hits])
+    lines, cards = [f"Papers matching {md_escape(result.query)!r}:"], []
+    for hit in result.hits:
+        n = deps.sources.number(hit.paper)
+        year = hit.paper.published.year if hit.paper.published else None
+        byline = _byline(authors.get(hit.paper.id, []), year)
+        path = deps.sources.entries[hit.paper.id][2]
+        lines.append(f"[{n}] {md_escape(hit.paper.title)} ({byline}); id {hit.paper.id}; page {path}")
+        lines += [f"    matching: {md_escape(s)}" for s in hit.sentences]
+        cards.append(Card("paper", hit.paper.id, hit.paper.title, path, byline, n, tuple(hit.sentences)))
+    return ToolResult("\n".join(lines), cards)
+
+
+def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
+    """Read one paper's page: title, authors, dates, categories, abstract, links and references.
+
+    Args:
+        paper_id: The paper's id as search results give it: an arXiv id such as 2006.07357 (a version
+            suffix or an old-style id like hep-th/9901001 works too) or an id like openalex:W2741809807.
+    """
+    page = paper_page(deps.catalog, paper_id)
+    if page is None:
+        raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
+    paper = deps.catalog.papers([page.id])[page.id]
+    n = deps.sources.number(paper)
+    byline = _byline(page.authors, page.published.year if page.published else None)
+    card = Card("paper", page.id, page.title, page.path, byline, n)
+    return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card])

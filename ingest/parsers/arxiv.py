@@ -1,0 +1,195 @@
+"""arXiv formats: API Atom feeds, Kaggle/OAI snapshot JSON lines, and the reference site's record."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+
+from ingest.parsers.common import attempt, text_or_none
+from ingest.report import Failure
+from retrieval.records import AuthorRecord, PaperRecord, split_arxiv_version
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+ARXIV = "{http://arxiv.org/schemas/atom}"
+OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
+
+
+def abs_url(arxiv_id: str) -> str:
+    return f"https://arxiv.org/abs/{arxiv_id}"
+
+
+def pdf_url(arxiv_id: str) -> str:
+    return f"https://arxiv.org/pdf/{arxiv_id}"
+
+
+def latex_to_text(text: str) -> str:
+    """Accents written in LaTeX (C. Bal\\'azs) to Unicode; other text unchanged."""
+    if "\\" not in text and "{" not in text:
+        return text
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    try:
+        return LatexNodes2Text(math_mode="verbatim").latex_to_text(text)
+    except Exception:  # pylatexenc raises its own errors on unbalanced input; keep the raw text
+        return text
+
+
+def _iso(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+# --- API Atom ---------------------------------------------------------------------------------
+def parse_atom(xml: bytes, source: str = "arxiv_api") -> Iterator[PaperRecord | Failure]:
+    """Entries of one arXiv API response page."""
+    from defusedxml import ElementTree
+
+    root = ElementTree.fromstring(xml)
+    for number, entry in enumerate(root.iter(f"{ATOM}entry")):
+        raw_id = entry.findtext(f"{ATOM}id") or ""
+        key = raw_id or f"entry {number}"
+        yield attempt(source, key, lambda entry=entry, raw_id=raw_id: _atom_entry(entry, raw_id, source))
+
+
+def atom_total(xml: bytes) -> int | None:
+    """opensearch:totalResults of a page, for paging."""
+    from defusedxml import ElementTree
+
+    value = ElementTree.fromstring(xml).findtext(f"{OPENSEARCH}totalResults")
+    return int(value) if value and value.isdigit() else None
+
+
+def _atom_entry(entry, raw_id: str, source: str) -> PaperRecord:
+    arxiv_id, version = split_arxiv_version(raw_id)
+    if not arxiv_id:
+        raise ValueError("entry has no arXiv id")
+    authors = [
+        AuthorRecord(
+            name=a.findtext(f"{ATOM}name") or "",
+            affiliations=[{"raw": aff.text.strip()} for aff in a.findall(f"{ARXIV}affiliation") if aff.text],
+        )
+        for a in entry.findall(f"{ATOM}author")
+    ]
+    primary = entry.find(f"{ARXIV}primary_category")
+    return PaperRecord(
+        id=arxiv_id,
+        arxiv_id=arxiv_id,
+        doi=text_or_none(entry.findtext(f"{ARXIV}doi")),
+        title=entry.findtext(f"{ATOM}title") or "",
+        abstract=entry.findtext(f"{ATOM}summary") or "",
+        authors=authors,
+        categories=[c.get("term", "") for c in entry.findall(f"{ATOM}category")],
+        primary_category=primary.get("term") if primary is not None else None,
+        published=_iso(entry.findtext(f"{ATOM}published")),
+        updated=_iso(entry.findtext(f"{ATOM}updated")),
+        version=version,
+        landing_url=abs_url(arxiv_id),
+        pdf_url=pdf_url(arxiv_id),
+        journal_ref=text_or_none(entry.findtext(f"{ARXIV}journal_ref")),
+        comments=text_or_none(entry.findtext(f"{ARXIV}comment")),
+        source=source,
+    )
+
+
+# --- Kaggle / OAI snapshot JSON lines -----------------------------------------------------------
+def parse_snapshot_lines(lines: Iterator[str], source: str = "arxiv_snapshot") -> Iterator[PaperRecord | Failure]:
+    """One Kaggle-format arXiv record per line; a line that is not JSON is a failure, not the end."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield Failure(source, f"line {number}", f"not JSON: {exc}")
+            continue
+        key = str(raw.get("id")) if isinstance(raw, dict) and raw.get("id") else f"line {number}"
+        yield attempt(source, key, lambda raw=raw: snapshot_record(raw, source))
+
+
+def _names_from_parsed(parsed: list) -> list[str]:
+    names = []
+    for last, first, *rest in parsed:
+        suffix = rest[0] if rest else ""
+        names.append(" ".join(part for part in (first, last, suffix) if part))
+    return names
+
+
+def _names_from_string(authors: str) -> list[str]:
+    text = re.sub(r"\s+", " ", authors)
+    text = re.sub(r"\([^)]*\)", "", text)  # affiliations in parentheses
+    parts = re.split(r",\s*|\s+and\s+", text)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _version_dates(versions: list) -> tuple[datetime | None, datetime | None, int | None]:
+    if not versions:
+        return None, None, None
+    dates = [parsedate_to_datetime(v["created"]) for v in versions]
+    return dates[0], dates[-1], len(versions)
+
+
+def snapshot_record(raw: dict, source: str) -> PaperRecord:
+    if not isinstance(raw, dict):
+        raise TypeError("record is not an object")
+    arxiv_id = str(raw["id"]).strip()
+    if raw.get("authors_parsed"):
+        names = _names_from_parsed(raw["authors_parsed"])
+    elif isinstance(raw.get("authors"), str):
+        names = _names_from_string(latex_to_text(raw["authors"]))
+    else:
+        raise ValueError("record has no authors")
+    published, updated, version = _version_dates(raw.get("versions") or [])
+    categories = raw.get("categories")
+    if not isinstance(categories, str):
+        raise TypeError("categories must be a space-separated string")
+    return PaperRecord(
+        id=arxiv_id,
+        arxiv_id=arxiv_id,
+        doi=text_or_none(raw.get("doi")),
+        title=latex_to_text(raw["title"]) if isinstance(raw.get("title"), str) else raw.get("title"),
+        abstract=raw.get("abstract") or "",
+        authors=[AuthorRecord(name=latex_to_text(n)) for n in names],
+        categories=categories.split(),
+        published=published,
+        updated=updated,
+        version=version,
+        landing_url=abs_url(arxiv_id),
+        pdf_url=pdf_url(arxiv_id),
+        journal_ref=text_or_none(raw.get("journal-ref")),
+        comments=text_or_none(raw.get("comments")),
+        license=text_or_none(raw.get("license")),
+        source=source,
+    )
+
+
+# --- the reference site's record, with arXiv's own dates ----------------------------------------
+def parse_site_record(site: dict, arxiv_record: dict | None = None, source: str = "arxiv_site") -> PaperRecord | Failure:
+    """A record as the reference site hands it to its page; arXiv's version dates win over its 'published'."""
+    key = str(site.get("arxiv_id", "?")) if isinstance(site, dict) else "?"
+
+    def build() -> PaperRecord:
+        arxiv_id = site["arxiv_id"]
+        published, updated, version = _version_dates((arxiv_record or {}).get("versions") or [])
+        return PaperRecord(
+            id=arxiv_id,
+            arxiv_id=arxiv_id,
+            title=site["title"],
+            abstract=site.get("abstract") or "",
+            authors=[AuthorRecord(name=n) for n in site["authors"]],
+            categories=site.get("categories") or [],
+            primary_category=site.get("primary_category"),
+            published=published or _iso(site.get("published")),
+            updated=updated,
+            version=version,
+            landing_url=abs_url(arxiv_id),
+            pdf_url=pdf_url(arxiv_id),
+            cited_by_count=site.get("cited_by_count"),
+            source=source,
+        )
+
+    return attempt(source, key, build)

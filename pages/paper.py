@@ -1,0 +1,155 @@
+"""The paper page: built once from the catalog, rendered as markdown (agent, Accept: text/markdown) or HTML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pages.addresses import paper_path
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
+from retrieval.catalog import Catalog, PaperView
+
+MAX_REFERENCES_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class Reference:
+    label: str
+    href: str | None  # our page when the cited work is in the corpus, else its public address
+
+
+@dataclass(frozen=True)
+class PaperPage:
+    id: str
+    arxiv_id: str | None
+    title: str
+    path: str
+    authors: list[str]
+    abstract: str
+    categories: list[str]
+    published: datetime | None
+    updated: datetime | None
+    version: int | None
+    links: list[Link]
+    doi: str | None
+    venue: str | None
+    journal_ref: str | None
+    comments: str | None
+    cited_by_count: int | None
+    summary: str | None
+    topics: list[str]
+    references: list[Reference]
+    reference_count: int
+
+    @property
+    def chat_path(self) -> str:
+        return f"/chat?paper={self.id}"
+
+    def meta(self, base_url: str) -> PageMeta:
+        names = ", ".join(self.authors[:3]) + (" et al." if len(self.authors) > 3 else "")
+        description = f"{names}. {self.abstract[:200]}".strip()
+        article = {
+            "@context": "https://schema.org",
+            "@type": "ScholarlyArticle",
+            "headline": self.title,
+            "name": self.title,
+            "author": [{"@type": "Person", "name": n} for n in self.authors],
+            "abstract": self.abstract,
+            "url": base_url + self.path,
+            "about": self.categories,
+        }
+        if self.published:
+            article["datePublished"] = self.published.date().isoformat()
+        if self.doi:
+            article["identifier"] = f"https://doi.org/{self.doi}"
+        crumbs = breadcrumbs(base_url, Link(SITE_NAME, "/"), Link("Papers", "/search"), Link(self.title, self.path))
+        return PageMeta(title=self.title, description=description, path=self.path, json_ld=[article, crumbs])
+
+    def to_markdown(self) -> str:
+        lines = [f"# {md_escape(self.title)}", ""]
+        lines.append(f"**Authors:** {md_escape(', '.join(self.authors)) or 'unknown'}")
+        if self.arxiv_id:
+            lines.append(f"**arXiv:** {self.arxiv_id}" + (f" (v{self.version})" if self.version else ""))
+        if self.published:
+            dates = f"**Submitted:** {self.published.date().isoformat()}"
+            if self.updated and self.updated.date() != self.published.date():
+                dates += f" · **Last revised:** {self.updated.date().isoformat()}"
+            lines.append(dates)
+        if self.categories:
+            lines.append(f"**Categories:** {', '.join(self.categories)} (primary {self.categories[0]})")
+        for label, value in (("Venue", self.venue), ("Journal reference", self.journal_ref), ("Comments", self.comments)):
+            if value:
+                lines.append(f"**{label}:** {md_escape(value)}")
+        if self.doi:
+            lines.append(f"**DOI:** {self.doi}")
+        if self.cited_by_count is not None:
+            lines.append(f"**Cited by:** {self.cited_by_count}")
+        lines.append(f"**Page:** {self.path}")
+        lines += ["", "## Abstract", "", md_escape(self.abstract) or "_No abstract available._"]
+        if self.summary:
+            lines += ["", "## Summary", "", md_escape(self.summary)]
+        if self.topics:
+            lines += ["", f"**Topics:** {md_escape(', '.join(self.topics))}"]
+        lines += ["", "## Links", ""] + [f"- [{link.label}]({link.href})" for link in self.links]
+        if self.references:
+            lines += ["", f"## References ({self.reference_count})", ""]
+            lines += [f"- [{md_escape(r.label)}]({r.href})" if r.href else f"- {md_escape(r.label)}" for r in self.references]
+        return "\n".join(lines) + "\n"
+
+
+def _reference(citation, in_corpus: dict) -> Reference:
+    if citation.cited_id and citation.cited_id in in_corpus:
+        target = in_corpus[citation.cited_id]
+        return Reference(target.title, paper_path(target))
+    if citation.cited_arxiv_id:
+        return Reference(citation.cited_title or f"arXiv:{citation.cited_arxiv_id}", f"https://arxiv.org/abs/{citation.cited_arxiv_id}")
+    if citation.cited_doi:
+        return Reference(citation.cited_title or f"doi:{citation.cited_doi}", f"https://doi.org/{citation.cited_doi}")
+    if citation.cited_openalex_id:
+        return Reference(citation.cited_title or f"OpenAlex {citation.cited_openalex_id}", f"https://openalex.org/{citation.cited_openalex_id}")
+    return Reference(citation.cited_title or citation.cited_key, None)
+
+
+def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
+    paper = view.paper
+    links = []
+    if paper.arxiv_id:
+        links += [Link("arXiv abstract", f"https://arxiv.org/abs/{paper.arxiv_id}"), Link("PDF", f"https://arxiv.org/pdf/{paper.arxiv_id}")]
+    elif paper.landing_url and paper.landing_url.startswith(("https://", "http://")):
+        links.append(Link("Publisher page", paper.landing_url))
+    if paper.doi:
+        links.append(Link("DOI", f"https://doi.org/{paper.doi}"))
+    if paper.openalex_id:
+        links.append(Link("OpenAlex", f"https://openalex.org/{paper.openalex_id}"))
+    citations = catalog.references(paper.id)
+    shown = citations[:MAX_REFERENCES_SHOWN]
+    in_corpus = catalog.papers([c.cited_id for c in shown if c.cited_id])
+    return PaperPage(
+        id=paper.id,
+        arxiv_id=paper.arxiv_id,
+        title=paper.title,
+        path=paper_path(paper),
+        authors=[a.name for a in view.authors],
+        abstract=paper.abstract,
+        categories=list(paper.categories),
+        published=paper.published,
+        updated=paper.updated,
+        version=paper.version,
+        links=links,
+        doi=paper.doi,
+        venue=paper.venue,
+        journal_ref=paper.journal_ref,
+        comments=paper.comments,
+        cited_by_count=paper.cited_by_count,
+        summary=paper.summary,
+        topics=list(paper.topics),
+        references=[_reference(c, in_corpus) for c in shown],
+        reference_count=len(citations),
+    )
+
+
+def paper_page(catalog: Catalog, raw_id: str) -> PaperPage | None:
+    """The page of the paper an id, a versioned id, an old-style id or an OpenAlex id names."""
+    paper_id = catalog.resolve_paper_id(raw_id)
+    view = catalog.paper_view(paper_id) if paper_id else None
+    return build_paper_page(catalog, view) if view else None

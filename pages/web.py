@@ -1,0 +1,87 @@
+"""Web routes for the browsing pages: HTML for browsers, markdown for agents (Accept or .md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+
+from pages.addresses import split_paper_address
+from pages.base import PageMeta
+from pages.paper import paper_page
+from pages.render import PAGE_CSP, Renderer
+from pages.search_page import build_search_page
+from retrieval.catalog import Catalog
+from retrieval.embeddings import Embedder
+from retrieval.index import Index
+from retrieval.search import search
+
+MARKDOWN = "text/markdown; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class PagesDeps:
+    catalog: Catalog
+    index: Index
+    embedder: Embedder
+    renderer: Renderer
+    search_limit: int = 10
+
+
+def wants_markdown(request: Request) -> bool:
+    return request.url.path.endswith(".md") or "text/markdown" in request.headers.get("accept", "")
+
+
+def _page_headers() -> dict[str, str]:
+    return {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"}
+
+
+def respond(request: Request, deps: PagesDeps, page, template: str, status: int = 200, **context) -> Response:
+    headers = {**_page_headers(), "Vary": "Accept"}
+    if wants_markdown(request):
+        return PlainTextResponse(page.to_markdown(), status_code=status, media_type=MARKDOWN, headers=headers)
+    html = deps.renderer.html(template, page.meta(deps.renderer.base_url), page=page, **context)
+    return HTMLResponse(html, status_code=status, headers=headers)
+
+
+def not_found(request: Request, deps: PagesDeps, message: str) -> Response:
+    if wants_markdown(request):
+        text = f"# Not found\n\n{message}\n\nThe paper may not be harvested yet. Addresses: /papers/<arXiv id>, /search?q=..., /chat\n"
+        return PlainTextResponse(text, status_code=404, media_type=MARKDOWN, headers=_page_headers())
+    meta = PageMeta(title="Not found", description=message, path=request.url.path, noindex=True)
+    html = deps.renderer.html("not_found.html", meta, message=message)
+    return HTMLResponse(html, status_code=404, headers=_page_headers())
+
+
+def make_router(deps: PagesDeps) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def home(request: Request) -> Response:
+        meta = PageMeta(title="Papers, researchers and institutions", description="Search and chat with research papers.", path="/")
+        return HTMLResponse(deps.renderer.html("home.html", meta, counts=deps.catalog.counts()), headers=_page_headers())
+
+    @router.get("/papers/{address:path}", include_in_schema=False)
+    def paper(request: Request, address: str) -> Response:
+        markdown_suffix = address.endswith(".md")
+        parts = split_paper_address(address.removesuffix(".md"))
+        page = paper_page(deps.catalog, parts[0]) if parts else None
+        if page is None:
+            return not_found(request, deps, f"No paper with the address /papers/{address[:200]} in this archive.")
+        if f"/papers/{address.removesuffix('.md')}" != page.path:
+            return RedirectResponse(page.path + (".md" if markdown_suffix else ""), status_code=301)
+        return respond(request, deps, page, "paper.html")
+
+    @router.get("/search", include_in_schema=False)
+    def search_page(request: Request, q: str = Query("", max_length=2000)) -> Response:
+        result = search(deps.catalog, deps.index, deps.embedder, q, limit=deps.search_limit, sentences=1) if q.strip() else None
+        if result is None:
+            from retrieval.search import SearchResult
+
+            result = SearchResult("", [], None)
+        authors = deps.catalog.author_names([h.paper.id for h in result.hits])
+        page = build_search_page(result, authors)
+        return respond(request, deps, page, "search.html", query=page.query)
+
+    return router

@@ -1,0 +1,178 @@
+"""The catalog database: engine, sessions and the read queries everything else shares."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlalchemy import event, func
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, SQLModel, create_engine, select
+
+from retrieval.models import Authorship, Citation, Institution, LedgerEntry, Paper, Researcher, utcnow
+from retrieval.records import is_arxiv_id, split_arxiv_version
+
+
+class CatalogUnavailable(RuntimeError):
+    """The catalog database cannot be reached."""
+
+
+@dataclass(frozen=True)
+class AuthorView:
+    position: int
+    name: str
+    researcher_id: int | None
+    institution: str | None
+
+
+@dataclass(frozen=True)
+class PaperView:
+    """A paper with its ordered authors: what pages and tools read."""
+
+    paper: Paper
+    authors: list[AuthorView]
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+class Catalog:
+    """Papers, researchers, institutions, authorships, citations and the ingest ledger."""
+
+    def __init__(self, url: str) -> None:
+        if url.startswith("sqlite:///"):
+            from pathlib import Path
+
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        self.url = url
+        self.engine = make_engine(url)
+        SQLModel.metadata.create_all(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    # --- papers ---------------------------------------------------------------
+    def resolve_paper_id(self, raw: str) -> str | None:
+        """Map an arXiv id (any version, URL or old style), an OpenAlex id or a catalog id to a paper id."""
+        text = raw.strip()
+        if not text or len(text) > 300:
+            return None
+        with self.session() as session:
+            if session.get(Paper, text):
+                return text
+            arxiv_id, _version = split_arxiv_version(text)
+            if is_arxiv_id(arxiv_id):
+                found = session.exec(select(Paper.id).where(Paper.arxiv_id == arxiv_id)).first()
+                if found:
+                    return found
+            openalex = text.removeprefix("https://openalex.org/").removeprefix("openalex:")
+            return session.exec(select(Paper.id).where(Paper.openalex_id == openalex)).first()
+
+    def paper_view(self, paper_id: str) -> PaperView | None:
+        with self.session() as session:
+            paper = session.get(Paper, paper_id)
+            if paper is None:
+                return None
+            rows = session.exec(
+                select(Authorship, Institution.name)
+                .join(Institution, Authorship.institution_id == Institution.id, isouter=True)
+                .where(Authorship.paper_id == paper_id)
+                .order_by(Authorship.position)
+            ).all()
+            authors = [AuthorView(a.position, a.raw_name, a.researcher_id, inst) for a, inst in rows]
+            return PaperView(paper, authors)
+
+    def papers(self, ids: list[str]) -> dict[str, Paper]:
+        if not ids:
+            return {}
+        with self.session() as session:
+            return {p.id: p for p in session.exec(select(Paper).where(Paper.id.in_(ids))).all()}
+
+    def author_names(self, ids: list[str]) -> dict[str, list[str]]:
+        """Ordered author names of several papers at once."""
+        names: dict[str, list[str]] = {}
+        if not ids:
+            return names
+        with self.session() as session:
+            rows = session.exec(
+                select(Authorship.paper_id, Authorship.raw_name)
+                .where(Authorship.paper_id.in_(ids))
+                .order_by(Authorship.paper_id, Authorship.position)
+            )
+            for paper_id, name in rows:
+                names.setdefault(paper_id, []).append(name)
+        return names
+
+    def iter_papers(self, batch: int = 500) -> Iterator[Paper]:
+        with self.session() as session:
+            offset = 0
+            while True:
+                rows = session.exec(select(Paper).order_by(Paper.id).offset(offset).limit(batch)).all()
+                if not rows:
+                    return
+                yield from rows
+                offset += batch
+
+    def paper_people(self) -> dict[str, tuple[list[int], list[int]]]:
+        """Per paper, its matched researcher ids and institution ids (for index filters)."""
+        people: dict[str, tuple[list[int], list[int]]] = {}
+        with self.session() as session:
+            rows = session.exec(
+                select(Authorship.paper_id, Authorship.researcher_id, Authorship.institution_id).order_by(
+                    Authorship.paper_id, Authorship.position
+                )
+            )
+            for paper_id, researcher_id, institution_id in rows:
+                researchers, institutions = people.setdefault(paper_id, ([], []))
+                if researcher_id is not None and researcher_id not in researchers:
+                    researchers.append(researcher_id)
+                if institution_id is not None and institution_id not in institutions:
+                    institutions.append(institution_id)
+        return people
+
+    def counts(self) -> dict[str, int]:
+        with self.session() as session:
+            return {
+                model.__tablename__: session.exec(select(func.count()).select_from(model)).one()
+                for model in (Paper, Researcher, Institution, Authorship, Citation)
+            }
+
+    def references(self, paper_id: str) -> list[Citation]:
+        with self.session() as session:
+            return list(session.exec(select(Citation).where(Citation.citing_id == paper_id).order_by(Citation.id)).all())
+
+    # --- ledger ---------------------------------------------------------------
+    def ledger_hashes(self, stage: str) -> dict[str, str]:
+        with self.session() as session:
+            rows = session.exec(select(LedgerEntry.key, LedgerEntry.content_hash).where(LedgerEntry.stage == stage))
+            return dict(rows.all())
+
+    @staticmethod
+    def mark(session: Session, stage: str, key: str, content_hash: str) -> None:
+        """Record a step in the ledger inside the caller's transaction, with the records it produced."""
+        entry = session.get(LedgerEntry, (stage, key))
+        if entry is None:
+            session.add(LedgerEntry(stage=stage, key=key, content_hash=content_hash))
+        else:
+            entry.content_hash = content_hash
+            entry.at = utcnow()
+            session.add(entry)

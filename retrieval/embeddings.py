@@ -1,0 +1,86 @@
+"""Dense (MiniLM, ONNX) and sparse (BM25) embeddings, loaded offline from the models directory."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+DENSE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DENSE_DIM = 384
+SPARSE_MODEL = "Qdrant/bm25"
+BM25_AVG_LEN = 120.0  # mean abstract length in tokens after stop words, measured on the demo corpus
+_STOPWORDS = Path(__file__).parent / "data" / "stopwords_en.txt"
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(frozen=True)
+class Embedded:
+    dense: np.ndarray
+    sparse: SparseVector
+
+
+def prepare_models(models_dir: Path) -> tuple[Path, Path]:
+    """Make sure the ONNX encoder and the BM25 folder exist; builds them offline when missing."""
+    from retrieval.onnx_export import export_minilm
+
+    dense_dir = models_dir / "all-MiniLM-L6-v2-onnx"
+    if not (dense_dir / "model.onnx").exists():
+        export_minilm(dense_dir)
+    bm25_dir = models_dir / "bm25"
+    if not (bm25_dir / "config.json").exists():
+        bm25_dir.mkdir(parents=True, exist_ok=True)
+        (bm25_dir / "config.json").write_text("{}")
+    return dense_dir, bm25_dir
+
+
+class Embedder:
+    """Loads both models on first use (a second or so), then embeds documents and queries."""
+
+    def __init__(self, models_dir: Path, threads: int | None = None) -> None:
+        self.models_dir = models_dir
+        self.threads = threads
+        self._lock = threading.Lock()
+        self._dense = None
+        self._sparse = None
+
+    def _load(self):
+        with self._lock:
+            if self._dense is None:
+                from fastembed import SparseTextEmbedding, TextEmbedding
+
+                dense_dir, bm25_dir = prepare_models(self.models_dir)
+                stopwords = set(_STOPWORDS.read_text().split())
+                self._sparse = SparseTextEmbedding(
+                    SPARSE_MODEL, specific_model_path=str(bm25_dir), avg_len=BM25_AVG_LEN, stopwords=stopwords
+                )
+                self._dense = TextEmbedding(DENSE_MODEL, specific_model_path=str(dense_dir), threads=self.threads)
+        return self._dense, self._sparse
+
+    def dense(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        dense, _ = self._load()
+        if not texts:
+            return np.zeros((0, DENSE_DIM), dtype=np.float32)
+        return np.stack(list(dense.embed(texts, batch_size=batch_size)))
+
+    def documents(self, texts: list[str], batch_size: int = 32) -> list[Embedded]:
+        _, sparse = self._load()
+        dense_vectors = self.dense(texts, batch_size=batch_size)
+        sparse_vectors = list(sparse.embed(texts, batch_size=256))
+        return [
+            Embedded(d, SparseVector(s.indices.tolist(), s.values.tolist()))
+            for d, s in zip(dense_vectors, sparse_vectors, strict=True)
+        ]
+
+    def query(self, text: str) -> Embedded:
+        dense, sparse = self._load()
+        dense_vector = next(iter(dense.query_embed(text)))
+        sparse_vector = next(iter(sparse.query_embed(text)))
+        return Embedded(dense_vector, SparseVector(sparse_vector.indices.tolist(), sparse_vector.values.tolist()))

@@ -1,0 +1,114 @@
+"""Catalog tables: the source of truth the vector index is rebuilt from."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Paper(SQLModel, table=True):
+    __tablename__ = "papers"
+
+    id: str = Field(primary_key=True, max_length=200, description="arXiv id when there is one, else e.g. openalex:W123")
+    arxiv_id: str | None = Field(default=None, index=True, unique=True)
+    openalex_id: str | None = Field(default=None, index=True, unique=True)
+    doi: str | None = Field(default=None, index=True)
+    title: str
+    abstract: str = ""
+    categories: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    primary_category: str | None = Field(default=None, index=True)
+    published: datetime | None = Field(default=None, index=True)
+    updated: datetime | None = None
+    version: int | None = None
+    landing_url: str | None = None
+    pdf_url: str | None = None
+    journal_ref: str | None = None
+    comments: str | None = None
+    license: str | None = None
+    venue: str | None = None
+    cited_by_count: int | None = None
+    # Filled later by LLM analysis (the reference site keeps these per paper).
+    summary: str | None = None
+    topics: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    paper_type: str | None = None
+    research_field: str | None = None
+    analysed: bool = False
+    all_authors_matched: bool = False
+    sources: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+
+
+class Researcher(SQLModel, table=True):
+    __tablename__ = "researchers"
+
+    id: int | None = Field(default=None, primary_key=True)
+    identity_key: str = Field(unique=True, index=True, description="openalex:A.., orcid:.., or name:<normalised name>")
+    name: str
+    openalex_id: str | None = Field(default=None, index=True)
+    orcid: str | None = Field(default=None, index=True)
+    s2_id: str | None = Field(default=None, index=True)
+    aliases: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+
+
+class Institution(SQLModel, table=True):
+    __tablename__ = "institutions"
+
+    id: int | None = Field(default=None, primary_key=True)
+    ror_id: str | None = Field(default=None, unique=True, index=True)
+    openalex_id: str | None = Field(default=None, unique=True, index=True)
+    name: str = Field(index=True)
+    aliases: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    acronyms: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    country_code: str | None = None
+    country_name: str | None = None
+    city: str | None = None
+    types: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    established: int | None = None
+    website: str | None = None
+    parent_rors: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    child_rors: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+
+
+class Authorship(SQLModel, table=True):
+    __tablename__ = "authorships"
+    __table_args__ = (UniqueConstraint("paper_id", "position"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    paper_id: str = Field(foreign_key="papers.id", index=True)
+    position: int = Field(description="0-based order in the author list")
+    raw_name: str
+    researcher_id: int | None = Field(default=None, foreign_key="researchers.id", index=True)
+    match_method: str | None = Field(default=None, description="openalex, orcid or name")
+    match_confidence: float | None = None
+    raw_affiliation: str | None = None
+    institution_id: int | None = Field(default=None, foreign_key="institutions.id", index=True)
+
+
+class Citation(SQLModel, table=True):
+    __tablename__ = "citations"
+    __table_args__ = (UniqueConstraint("citing_id", "cited_key"), Index("ix_citations_cited", "cited_id"))
+
+    id: int | None = Field(default=None, primary_key=True)
+    citing_id: str = Field(foreign_key="papers.id", index=True)
+    cited_key: str = Field(description="openalex:W.., doi:.., or arxiv:..; the cited work may be outside the corpus")
+    cited_id: str | None = Field(default=None, foreign_key="papers.id", description="set when the cited work is in the corpus")
+    cited_openalex_id: str | None = Field(default=None, index=True)
+    cited_doi: str | None = None
+    cited_arxiv_id: str | None = None
+    cited_title: str | None = None
+
+
+class LedgerEntry(SQLModel, table=True):
+    """What an ingest step has done with one record, so reruns skip or resume."""
+
+    __tablename__ = "ingest_ledger"
+
+    stage: str = Field(primary_key=True, description="e.g. catalog:arxiv_atom, index")
+    key: str = Field(primary_key=True, description="the record's key within the stage")
+    content_hash: str
+    at: datetime = Field(default_factory=utcnow)

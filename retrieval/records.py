@@ -1,0 +1,146 @@
+"""Normalised, validated records: what every parser produces and the catalog accepts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_ABSTRACT_CHARS = 50_000
+MAX_TITLE_CHARS = 1_000
+MAX_AUTHORS = 2_000
+
+_NEW_ID = re.compile(r"^\d{4}\.\d{4,5}$")
+_OLD_ID = re.compile(r"^[a-z][a-z\-]*(\.[A-Z]{2})?/\d{7}$")
+_VERSION = re.compile(r"v(\d+)$")
+
+
+def split_arxiv_version(raw: str) -> tuple[str, int | None]:
+    """'2006.07357v2' -> ('2006.07357', 2); also accepts abs URLs and 'arXiv:' prefixes."""
+    text = raw.strip()
+    text = re.sub(r"^(https?://(export\.)?arxiv\.org/(abs|pdf)/)", "", text, flags=re.I)
+    text = re.sub(r"^arxiv:", "", text, flags=re.I).removesuffix(".pdf")
+    version = None
+    match = _VERSION.search(text)
+    if match:
+        version = int(match.group(1))
+        text = text[: match.start()]
+    return text, version
+
+
+def is_arxiv_id(text: str) -> bool:
+    return bool(_NEW_ID.match(text) or _OLD_ID.match(text))
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(str_strip_whitespace=True, extra="forbid")
+
+    def content_hash(self) -> str:
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class AffiliationRecord(_Record):
+    raw: str | None = None
+    institution_openalex_id: str | None = None
+    ror_id: str | None = None
+    name: str | None = None
+    country_code: str | None = None
+
+
+class AuthorRecord(_Record):
+    name: str = Field(min_length=1, max_length=500)
+    openalex_id: str | None = None
+    orcid: str | None = None
+    s2_id: str | None = None
+    affiliations: list[AffiliationRecord] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        return _clean(value)
+
+
+class ReferenceRecord(_Record):
+    """A cited work; at least one identifier."""
+
+    openalex_id: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    title: str | None = None
+
+
+class PaperRecord(_Record):
+    id: str = Field(min_length=1, max_length=200)
+    arxiv_id: str | None = None
+    openalex_id: str | None = None
+    doi: str | None = None
+    title: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
+    abstract: str = Field("", max_length=MAX_ABSTRACT_CHARS)
+    authors: list[AuthorRecord] = Field(max_length=MAX_AUTHORS)
+    categories: list[str] = Field(default_factory=list)
+    primary_category: str | None = None
+    published: datetime | None = None
+    updated: datetime | None = None
+    version: int | None = None
+    landing_url: str | None = None
+    pdf_url: str | None = None
+    journal_ref: str | None = None
+    comments: str | None = None
+    license: str | None = None
+    venue: str | None = None
+    cited_by_count: int | None = None
+    references: list[ReferenceRecord] = Field(default_factory=list)
+    source: str
+
+    @field_validator("title", "abstract")
+    @classmethod
+    def _collapse(cls, value: str) -> str:
+        return _clean(value)
+
+    @field_validator("categories")
+    @classmethod
+    def _primary_first(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(c.strip() for c in value if c and c.strip()))
+
+    def model_post_init(self, _context) -> None:
+        if self.primary_category is None and self.categories:
+            self.primary_category = self.categories[0]
+        if self.primary_category and self.primary_category in self.categories:
+            self.categories.remove(self.primary_category)
+        if self.primary_category:
+            self.categories.insert(0, self.primary_category)
+
+
+class InstitutionRecord(_Record):
+    name: str = Field(min_length=1, max_length=500)
+    ror_id: str | None = None
+    openalex_id: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    acronyms: list[str] = Field(default_factory=list)
+    country_code: str | None = None
+    country_name: str | None = None
+    city: str | None = None
+    types: list[str] = Field(default_factory=list)
+    established: int | None = None
+    website: str | None = None
+    parent_rors: list[str] = Field(default_factory=list)
+    child_rors: list[str] = Field(default_factory=list)
+    source: str
+
+
+class ResearcherRecord(_Record):
+    name: str = Field(min_length=1, max_length=500)
+    openalex_id: str | None = None
+    orcid: str | None = None
+    s2_id: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    institution_rors: list[str] = Field(default_factory=list)
+    source: str

@@ -1,0 +1,87 @@
+"""The one FastAPI application: pages, health, and Chainlit mounted at /chat."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from pages.render import STATIC, Renderer
+from pages.web import PagesDeps, make_router, not_found
+from scholarloom.runtime import Runtime, client_address, install
+from scholarloom.settings import Settings
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+WELCOME = PACKAGE_DIR.parent / "chainlit.md"
+
+
+def prepare_chainlit_root(settings: Settings) -> Path:
+    """Chainlit reads its config and writes its files under one root: ours lives in the data directory."""
+    root = settings.data_dir / "chainlit"
+    (root / ".chainlit").mkdir(parents=True, exist_ok=True)
+    config = (PACKAGE_DIR / "chainlit" / "config.toml").read_text()
+    origins = sorted({settings.base_url, f"http://{settings.host}:{settings.port}"})
+    config = config.replace(
+        'allow_origins = ["http://127.0.0.1:8000", "http://localhost:8000"]', f"allow_origins = {json.dumps(origins)}"
+    )
+    (root / ".chainlit" / "config.toml").write_text(config)
+    if WELCOME.exists():
+        shutil.copyfile(WELCOME, root / "chainlit.md")
+    return root
+
+
+class ClientAddress:
+    """Pure ASGI middleware: remembers the client's address for sign-in throttling."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] in ("http", "websocket") and scope.get("client"):
+            token = client_address.set(scope["client"][0])
+            try:
+                return await self.app(scope, receive, send)
+            finally:
+                client_address.reset(token)
+        return await self.app(scope, receive, send)
+
+
+def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bool = True) -> FastAPI:
+    runtime = runtime or Runtime.build(settings)
+    install(runtime)
+    deps = PagesDeps(runtime.catalog, runtime.index, runtime.embedder, Renderer(settings.base_url))
+    app = FastAPI(
+        title="ScholarLoom",
+        description="Papers, researchers and institutions, woven together: browse, search and chat with research papers.",
+        version="0.1.0",
+    )
+    app.add_middleware(ClientAddress)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/healthz", include_in_schema=False)
+    def health() -> dict:
+        return {"status": "ok", "papers": runtime.catalog.counts()["papers"], "llm": bool(settings.llm)}
+
+    app.include_router(make_router(deps))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 404:
+            return not_found(request, deps, f"Nothing lives at {request.url.path[:200]}.")
+        from fastapi.exception_handlers import http_exception_handler
+
+        return await http_exception_handler(request, exc)
+
+    if with_chat:
+        # Chainlit reads these when it is first imported, so they are set before the import.
+        os.environ["CHAINLIT_AUTH_SECRET"] = settings.require_secret()
+        os.environ["CHAINLIT_APP_ROOT"] = str(prepare_chainlit_root(settings))
+        from chainlit.utils import mount_chainlit
+
+        mount_chainlit(app, target=str(PACKAGE_DIR / "chat.py"), path="/chat")
+    return app

@@ -1,0 +1,80 @@
+"""The objects a running server shares, built once in the entry point from the settings."""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from dataclasses import dataclass, field
+
+from assistant.agent import Agent
+from assistant.llm import LLMConfig
+from assistant.tools import SourceBook, ToolDeps
+from auth.accounts import authenticate, create_tables
+from auth.models import Account
+from auth.throttle import Throttle
+from retrieval.catalog import Catalog
+from retrieval.embeddings import Embedder
+from retrieval.index import Index
+from scholarloom.settings import Settings
+
+log = logging.getLogger(__name__)
+# The address of the client whose request is being served (set by the app's middleware).
+client_address: contextvars.ContextVar[str] = contextvars.ContextVar("client_address", default="unknown")
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    catalog: Catalog
+    index: Index
+    embedder: Embedder
+    agent: Agent
+    throttle: Throttle = field(default_factory=Throttle)
+
+    @classmethod
+    def build(cls, settings: Settings) -> "Runtime":
+        catalog = settings.catalog()
+        create_tables(catalog.engine)
+        llm = None
+        if settings.llm:
+            api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+            llm = LLMConfig(
+                model=settings.llm,
+                api_base=settings.llm_api_base,
+                api_key=api_key,
+                timeout=settings.agent.request_timeout,
+                max_tokens=settings.agent.max_tokens,
+            )
+        agent = Agent(llm, max_tool_rounds=settings.agent.max_tool_rounds)
+        return cls(settings, catalog, settings.index(), settings.embedder(), agent)
+
+    def sign_in(self, username: str, password: str, address: str) -> Account | None:
+        """Password sign-in with throttling per account and per address."""
+        keys = (f"user:{username.lower()[:64]}", f"addr:{address}")
+        if self.throttle.retry_after(*keys) > 0:
+            log.warning("sign-in throttled for %s from %s", username[:64], address)
+            return None
+        account = authenticate(self.catalog.engine, username, password)
+        if account is None:
+            self.throttle.failed(*keys)
+            return None
+        self.throttle.succeeded(keys[0])
+        return account
+
+    def tool_deps(self, user: str, sources: SourceBook, scope_paper_id: str | None = None) -> ToolDeps:
+        return ToolDeps(self.catalog, self.index, self.embedder, user=user, sources=sources, scope_paper_id=scope_paper_id)
+
+
+_current: Runtime | None = None
+
+
+def install(runtime: Runtime) -> None:
+    """Make the runtime reachable from the Chainlit handlers, which Chainlit imports by file path."""
+    global _current
+    _current = runtime
+
+
+def current() -> Runtime:
+    if _current is None:
+        raise RuntimeError("the ScholarLoom runtime is not installed; start the app with `scholarloom serve`")
+    return _current

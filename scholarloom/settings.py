@@ -1,0 +1,137 @@
+"""One settings object, read from SCHOLARLOOM_* environment variables, built in the entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from retrieval.catalog import Catalog
+    from retrieval.embeddings import Embedder
+    from retrieval.index import Index
+
+DEMO_SECRET_MARKER = "demo-secret-change-me"
+
+
+class SearchSettings(BaseModel):
+    """How hybrid search behaves."""
+
+    prefetch: int = Field(60, ge=1, le=1000, description="Candidates taken from each of the dense and sparse sides before fusion.")
+    default_limit: int = Field(8, ge=1, le=100, description="Papers returned by a search when the caller does not say how many.")
+
+
+class AgentSettings(BaseModel):
+    """Limits on one turn of the agent."""
+
+    max_tool_rounds: int = Field(4, ge=1, le=20, description="Most rounds of tool calls the model may make in one turn before it must answer.")
+    max_tokens: int = Field(1200, ge=64, le=32000, description="Most tokens the model may write in one answer.")
+    request_timeout: float = Field(60.0, gt=0, description="Seconds to wait for one LLM request before giving up.")
+    history_messages: int = Field(20, ge=0, le=200, description="Earlier messages of the conversation sent with each turn.")
+
+
+class Settings(BaseSettings):
+    """Everything ScholarLoom reads from its environment."""
+
+    model_config = SettingsConfigDict(env_prefix="SCHOLARLOOM_", env_nested_delimiter="__", extra="ignore")
+
+    data_dir: Path = Field(Path("data/local"), description="Directory for everything the app writes: database, vector index, models, chat files, logs.")
+    database_url: str | None = Field(None, description="SQLAlchemy URL of the catalog and user database; unset means a SQLite file in the data directory.")
+    qdrant_url: str | None = Field(None, description="URL of a Qdrant server or cluster; unset means the embedded store in the data directory.")
+    qdrant_api_key: SecretStr | None = Field(None, description="API key for the Qdrant server given by qdrant_url, if it needs one.")
+    collection: str = Field("scholarloom", description="Name of the Qdrant collection holding abstracts and passages.")
+    llm: str | None = Field(None, description="litellm model name, e.g. openai/gpt-4o-mini or ollama_chat/qwen2.5; unset means retrieval-only mode.")
+    llm_api_base: str | None = Field(None, description="Base URL of the LLM provider's API (for Ollama, vLLM or any OpenAI-compatible server).")
+    llm_api_key: SecretStr | None = Field(None, description="API key passed to the LLM provider; providers' own variables (OPENAI_API_KEY...) work too.")
+    auth_secret: SecretStr | None = Field(None, description="Secret that signs session tokens; required outside demo mode.")
+    demo: bool = Field(False, description="Demo mode: allows a generated auth secret; never use it for a public instance.")
+    host: str = Field("127.0.0.1", description="Address the web server listens on.")
+    port: int = Field(8000, ge=1, le=65535, description="Port the web server listens on.")
+    public_url: str | None = Field(None, description="Public base URL of the site, used in canonical links; unset means http://host:port.")
+    search: SearchSettings = Field(default_factory=SearchSettings, description="Hybrid search settings.")
+    agent: AgentSettings = Field(default_factory=AgentSettings, description="Limits on the agent's turns.")
+
+    _built: dict = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _resolve_paths(self) -> "Settings":
+        self.data_dir = self.data_dir.expanduser().resolve()
+        return self
+
+    # --- derived locations -------------------------------------------------
+    @property
+    def catalog_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'scholarloom.db'}"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "qdrant"
+
+    @property
+    def base_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    def require_secret(self) -> str:
+        """The auth secret, refusing to run outside demo mode without a real one."""
+        secret = self.auth_secret.get_secret_value() if self.auth_secret else ""
+        if secret and secret != DEMO_SECRET_MARKER and len(secret) >= 32:
+            return secret
+        if not self.demo:
+            raise RuntimeError(
+                "SCHOLARLOOM_AUTH_SECRET must be set to a random string of at least 32 characters "
+                "(e.g. `python -c 'import secrets; print(secrets.token_urlsafe(48))'`); "
+                "only demo mode (SCHOLARLOOM_DEMO=1) runs without one."
+            )
+        return _demo_secret(self.data_dir)
+
+    # --- factories for the expensive things (built once, on first use) -------
+    def _once(self, key: str, build):
+        if key not in self._built:
+            self._built[key] = build()
+        return self._built[key]
+
+    def catalog(self) -> "Catalog":
+        from retrieval.catalog import Catalog
+
+        return self._once("catalog", lambda: Catalog(self.catalog_url))
+
+    def embedder(self) -> "Embedder":
+        from retrieval.embeddings import Embedder
+
+        return self._once("embedder", lambda: Embedder(self.models_dir))
+
+    def index(self) -> "Index":
+        from retrieval.index import Index
+
+        api_key = self.qdrant_api_key.get_secret_value() if self.qdrant_api_key else None
+        return self._once(
+            "index", lambda: Index.open(self.collection, path=self.index_dir, url=self.qdrant_url, api_key=api_key)
+        )
+
+    def close(self) -> None:
+        """Release what the factories opened (the embedded index holds a file lock)."""
+        for thing in self._built.values():
+            close = getattr(thing, "close", None)
+            if close:
+                close()
+        self._built.clear()
+
+
+def _demo_secret(data_dir: Path) -> str:
+    """A random secret kept in the data directory, so demo sessions survive restarts."""
+    import secrets
+
+    path = data_dir / "demo-auth-secret"
+    if path.exists():
+        return path.read_text().strip()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_urlsafe(48)
+    path.write_text(secret)
+    path.chmod(0o600)
+    return secret

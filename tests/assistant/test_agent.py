@@ -1,0 +1,107 @@
+"""Whole turns: the real litellm client against a scripted server on 127.0.0.1, and retrieval-only mode."""
+
+import re
+
+from assistant.agent import Agent
+from assistant.llm import LLMConfig
+from assistant.retrieval_only import NOTICE
+from assistant.tools import SourceBook, ToolDeps
+from tests.llm_server import text, tool_call
+
+CANONICAL = "/papers/2006.07357-hindsight-logging-for-model-training"
+
+
+class RecordingUI:
+    """What a user would see: tool steps, streamed text, the final message and its cards."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict] = []
+        self.streamed: list[str] = []
+        self.final: str | None = None
+        self.cards = []
+
+    async def tool_started(self, name, arguments):
+        self.steps.append({"name": name, "arguments": arguments})
+        return len(self.steps) - 1
+
+    async def tool_finished(self, handle, result):
+        self.steps[handle]["output"] = result.output
+
+    async def stream(self, chunk):
+        self.streamed.append(chunk)
+
+    async def finish(self, answer, cards):
+        self.final, self.cards = answer, cards
+
+
+def agent_for(server) -> Agent:
+    return Agent(LLMConfig(model="openai/scripted", api_base=server.api_base, api_key="test-key", timeout=20), max_tool_rounds=3)
+
+
+async def test_streamed_tool_call_then_cited_answer(demo, scripted):
+    scripted.enqueue(
+        tool_call("search_papers", query="replay log statements from checkpoints after training", limit=3),
+        text("Hindsight logging adds log statements after training and replays them from checkpoints [1]."),
+    )
+    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder(), user="alice")
+    ui, history = RecordingUI(), []
+    outcome = await agent_for(scripted).turn(deps, history, "How can I add logging after training has finished?", ui)
+
+    # The tool ran with the arguments the model streamed in pieces.
+    assert ui.steps[0]["name"] == "search_papers"
+    assert ui.steps[0]["arguments"]["query"] == "replay log statements from checkpoints after training"
+    assert "[1] Hindsight Logging for Model Training" in ui.steps[0]["output"]
+    # The answer streamed word by word, then became a message whose [1] links to the paper page.
+    assert len(ui.streamed) > 5 and "".join(ui.streamed).startswith("Hindsight logging adds")
+    assert f"[[1]]({CANONICAL})" in ui.final
+    assert re.search(r"\*\*Sources\*\*\s+1\. \[Hindsight Logging for Model Training\]\(" + re.escape(CANONICAL), ui.final)
+    assert [c.id for c in ui.cards] == ["2006.07357"] and outcome.cited == [1]
+    # The model received the tools, then the tool result in the second request.
+    first, second = scripted.requests
+    assert first["stream"] is True and {t["function"]["name"] for t in first["tools"]} == {"search_papers", "get_paper"}
+    tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
+    assert "2006.07357" in tool_messages[0]["content"]
+    assert history[-1] == {"role": "assistant", "content": outcome.answer}
+
+
+async def test_model_made_up_links_are_dropped(demo, scripted):
+    scripted.enqueue(text("See [this page](https://evil.example/steal) and ![x](https://evil.example/p.png) [7]."))
+    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder(), sources=SourceBook())
+    ui = RecordingUI()
+    await agent_for(scripted).turn(deps, [], "hello", ui)
+    assert "evil.example" not in ui.final and "this page" in ui.final and "[7]" in ui.final
+
+
+async def test_tool_rounds_are_capped(demo, scripted):
+    scripted.enqueue(*[tool_call("search_papers", query=f"graphs {n}") for n in range(3)], text("Done."))
+    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    ui = RecordingUI()
+    outcome = await agent_for(scripted).turn(deps, [], "loop", ui)
+    assert outcome.tool_calls == 3 and ui.final == "Done."
+    assert "tools" not in scripted.requests[-1] or not scripted.requests[-1]["tools"]
+
+
+async def test_llm_down_gives_a_clear_message(demo):
+    agent = Agent(LLMConfig(model="openai/scripted", api_base="http://127.0.0.1:9/v1", api_key="x", timeout=2))
+    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    ui = RecordingUI()
+    outcome = await agent.turn(deps, [], "anything", ui)
+    assert outcome.error and ui.final.startswith("Sorry: the language model is unavailable")
+
+
+async def test_retrieval_only_mode(demo):
+    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(deps, [], "replay log statements from checkpoints after training", ui)
+    assert ui.final.startswith(NOTICE) and "SCHOLARLOOM_LLM" in ui.final
+    assert f"1. [Hindsight Logging for Model Training]({CANONICAL})" in ui.final
+    assert "\n   > " in ui.final  # a matching sentence under the paper
+    assert ui.steps[0]["name"] == "search_papers" and outcome.cards[0].id == "2006.07357"
+
+
+async def test_retrieval_only_reads_a_mentioned_paper(demo):
+    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "What is 2006.07357 about?", ui)
+    assert ui.steps[0] == {"name": "get_paper", "arguments": {"paper_id": "2006.07357"}, "output": ui.steps[0]["output"]}
+    assert "Bobby Yan" in ui.final

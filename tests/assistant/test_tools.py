@@ -1,0 +1,54 @@
+"""The tools: schemas derived from their signatures (pinned), results, and failures the model can read."""
+
+import json
+
+from assistant.tools import TOOLS, SourceBook, ToolDeps, call_tool, get_paper, search_papers, tool_schema
+from tests.conftest import FIXTURES
+
+
+def deps_for(demo, **kwargs) -> ToolDeps:
+    return ToolDeps(demo.catalog(), demo.index(), demo.embedder(), user="alice", **kwargs)
+
+
+def test_schemas_are_pinned():
+    pinned = json.loads((FIXTURES / "tool_schemas.json").read_text())
+    assert [tool_schema(t) for t in TOOLS] == pinned
+
+
+def test_search_papers_numbers_and_cards(demo):
+    deps = deps_for(demo)
+    result = call_tool(search_papers, deps, {"query": "replay log statements from checkpoints after training", "limit": 3})
+    assert not result.failed
+    assert result.output.splitlines()[1].startswith("[1] Hindsight Logging for Model Training")
+    assert result.cards[0].id == "2006.07357" and result.cards[0].number == 1
+    assert result.cards[0].path == "/papers/2006.07357-hindsight-logging-for-model-training"
+    assert result.cards[0].quotes
+    # The same paper keeps its number in a later call of the conversation.
+    again = call_tool(get_paper, deps, {"paper_id": "2006.07357v2"})
+    assert again.output.startswith("Paper [1]:") and "Bobby Yan" in again.output
+
+
+def test_search_in_one_paper_only(demo):
+    result = call_tool(search_papers, deps_for(demo, scope_paper_id="0704.0001"), {"query": "photons"})
+    assert [c.id for c in result.cards] == ["0704.0001"]
+
+
+def test_unknown_paper_is_a_readable_error(demo):
+    result = call_tool(get_paper, deps_for(demo), {"paper_id": "9999.99999"})
+    assert result.failed and result.output.startswith("Error: no paper with id '9999.99999'")
+
+
+def test_invalid_arguments_are_a_readable_error(demo):
+    result = call_tool(search_papers, deps_for(demo), {"limit": "many"})
+    assert result.failed
+    assert "query: Field required" in result.output and "limit" in result.output
+
+
+def test_broken_store_reports_unavailable(demo):
+    class BrokenIndex:
+        def hybrid(self, *args, **kwargs):
+            raise RuntimeError("disk on fire")
+
+    deps = ToolDeps(demo.catalog(), BrokenIndex(), demo.embedder(), sources=SourceBook())
+    result = call_tool(search_papers, deps, {"query": "graphs"})
+    assert result.failed and result.output == "Error: search_papers is unavailable right now (RuntimeError)."

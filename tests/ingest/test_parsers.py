@@ -1,0 +1,82 @@
+"""Each parser on the real recorded data bundled with the demo corpus."""
+
+import json
+from datetime import datetime, timezone
+
+from ingest.demo import DEMO_DIR
+from ingest.parsers.arxiv import atom_total, parse_atom, parse_site_record, parse_snapshot_lines
+from ingest.parsers.openalex import abstract_from_index, parse_institutions, parse_works
+from ingest.parsers.ror import parse_ror_lines
+from ingest.report import Failure
+from retrieval.records import PaperRecord
+
+
+def test_atom_page():
+    xml = (DEMO_DIR / "arxiv_api_atom" / "query_cs_start000_max100.xml").read_bytes()
+    records = list(parse_atom(xml))
+    assert len(records) == 100 and all(isinstance(r, PaperRecord) for r in records)
+    assert atom_total(xml) == 566020
+    first = records[0]
+    assert first.id == "2512.13690" and first.version == 1
+    assert first.title.startswith("DiffusionBrowser")
+    assert first.categories[0] == first.primary_category == "cs.CV"
+    assert first.authors[0].name == "Susung Hong"
+    assert first.published == datetime(2025, 12, 15, 18, 59, 57, tzinfo=timezone.utc)
+    assert first.pdf_url == "https://arxiv.org/pdf/2512.13690"
+
+
+def test_snapshot_lines_decode_latex_names_and_version_dates():
+    path = DEMO_DIR / "arxiv_metadata" / "arxiv-abs-0704.0001-0704.1001.jsonl"
+    with path.open() as handle:
+        first = next(parse_snapshot_lines(handle))
+    assert first.id == "0704.0001"
+    assert first.authors[0].name == "C. Balázs"
+    assert [a.name for a in first.authors][-1] == "C.-P. Yuan"
+    assert first.published.date().isoformat() == "2007-04-02" and first.version == 2
+    assert "\n" not in first.title
+
+
+def test_site_record_takes_arxiv_dates():
+    site = json.loads((DEMO_DIR / "seed" / "2006.07357.json").read_text())
+    arxiv = json.loads((DEMO_DIR / "arxiv_records" / "2006.07357_hindsight_logging.json").read_text())
+    record = parse_site_record(site, arxiv)
+    assert record.published.date().isoformat() == "2020-06-12"  # not the site's 2020-06-01
+    assert record.updated.date().isoformat() == "2020-12-02" and record.version == 2
+    assert len(record.authors) == 8 and record.authors[3].name == "Bobby Yan"
+    assert record.categories == ["cs.DC", "cs.DB", "cs.SE"]
+
+
+def test_openalex_work_recognises_arxiv_and_references():
+    payload = json.loads((DEMO_DIR / "openalex" / "api_cassettes" / "works_filter_openalex_2ids_cursor.json").read_text())
+    records = {r.openalex_id: r for r in parse_works(payload)}
+    work = records["W3045921891"]
+    assert work.id == work.arxiv_id == "2007.14454"
+    assert work.references and all(ref.openalex_id.startswith("W") for ref in work.references)
+    assert work.authors and work.authors[0].openalex_id.startswith("A")
+
+
+def test_openalex_null_title_is_a_failure():
+    payload = json.loads((DEMO_DIR / "openalex" / "api_cassettes" / "work_W4234567890_paratext_null_title.json").read_text())
+    (outcome,) = list(parse_works(payload))
+    assert isinstance(outcome, Failure) and outcome.key == "W4234567890" and "title" in outcome.reason
+
+
+def test_abstract_inverted_index():
+    assert abstract_from_index({"world": [1], "Hello": [0], "again": [2]}) == "Hello world again"
+
+
+def test_ror_v2_and_v1():
+    with (DEMO_DIR / "ror" / "ror_v2_records_sample.jsonl").open() as handle:
+        berkeley = next(parse_ror_lines(handle))
+    assert berkeley.ror_id == "01an7q238" and berkeley.name == "University of California, Berkeley"
+    assert "UC Berkeley" in berkeley.aliases and "UCB" in berkeley.acronyms
+    assert berkeley.country_code == "US" and berkeley.city == "Berkeley"
+    with (DEMO_DIR / "ror" / "ror_v1_records_sample.jsonl").open() as handle:
+        v1 = next(parse_ror_lines(handle))
+    assert v1.ror_id and v1.name and v1.types
+
+
+def test_openalex_institution_entity():
+    payload = json.loads((DEMO_DIR / "openalex" / "entities" / "I27837315.json").read_text())
+    (inst,) = list(parse_institutions(payload))
+    assert inst.ror_id == "00jmfr291" and inst.openalex_id == "I27837315" and inst.city == "Ann Arbor"

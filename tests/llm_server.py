@@ -1,0 +1,136 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 that litellm talks to over real HTTP.
+
+Each request takes the next scripted reply: text, or tool calls. With stream=true it answers with
+server-sent events the way OpenAI does (the id and name only in a call's first delta, arguments in pieces).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def text(content: str) -> dict:
+    return {"content": content}
+
+
+def tool_call(name: str, **arguments) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+class ScriptedLLM:
+    def __init__(self) -> None:
+        self.replies: deque[dict] = deque()
+        self.requests: list[dict] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def enqueue(self, *replies: dict) -> None:
+        self.replies.extend(replies)
+
+    def start(self) -> "ScriptedLLM":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _handler(self):
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                outer.requests.append(body)
+                if not self.path.endswith("/chat/completions"):
+                    return self._send_json(404, {"error": {"message": "not found"}})
+                if not outer.replies:
+                    return self._send_json(500, {"error": {"message": "script exhausted", "type": "server_error"}})
+                reply = outer.replies.popleft()
+                if body.get("stream"):
+                    return self._stream(reply, body.get("model", "scripted"))
+                return self._send_json(200, _completion(reply, body.get("model", "scripted")))
+
+            def _send_json(self, status: int, payload: dict) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, reply: dict, model: str) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                for chunk in _chunks(reply, model):
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+        return Handler
+
+
+def _envelope(model: str, delta: dict, finish: str | None = None) -> dict:
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _chunks(reply: dict, model: str):
+    if "tool_calls" in reply:
+        for i, call in enumerate(reply["tool_calls"]):
+            args = json.dumps(call["arguments"])
+            first = {"index": i, "id": f"call_{i}_{call['name']}", "type": "function",
+                     "function": {"name": call["name"], "arguments": ""}}  # fmt: skip
+            yield _envelope(model, {"role": "assistant", "content": None, "tool_calls": [first]})
+            half = len(args) // 2
+            for piece in (args[:half], args[half:]):
+                yield _envelope(model, {"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+        yield _envelope(model, {}, "tool_calls")
+        return
+    content = reply["content"]
+    words = content.split(" ")
+    yield _envelope(model, {"role": "assistant", "content": ""})
+    for n, word in enumerate(words):
+        yield _envelope(model, {"content": word + (" " if n < len(words) - 1 else "")})
+    yield _envelope(model, {}, "stop")
+
+
+def _completion(reply: dict, model: str) -> dict:
+    message: dict = {"role": "assistant", "content": reply.get("content")}
+    if "tool_calls" in reply:
+        message["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+            for i, c in enumerate(reply["tool_calls"])
+        ]
+    finish = "tool_calls" if "tool_calls" in reply else "stop"
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }

@@ -1,0 +1,112 @@
+"""The paper page through the ASGI app: canonical addresses, HTML parsed for real, markdown for agents."""
+
+import json
+
+import httpx
+import pytest
+from bs4 import BeautifulSoup
+
+from pages.paper import paper_page
+from pages.render import Renderer
+from pages.web import PagesDeps, make_router
+from retrieval.catalog import Catalog
+from retrieval.models import Paper
+
+CANONICAL = "/papers/2006.07357-hindsight-logging-for-model-training"
+AUTHORS = [
+    "Rolando Garcia", "Eric Liu", "Vikram Sreekanti", "Bobby Yan", "Anusha Dandamudi",
+    "Joseph E. Gonzalez", "Joseph M. Hellerstein", "Koushik Sen",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def client(demo):
+    from fastapi import FastAPI
+
+    app = FastAPI()
+    deps = PagesDeps(demo.catalog(), demo.index(), demo.embedder(), Renderer("http://test"))
+    app.include_router(make_router(deps))
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+
+@pytest.mark.parametrize("address", ["/papers/2006.07357", "/papers/2006.07357v2", "/papers/2006.07357-wrong-slug"])
+async def test_other_addresses_redirect_to_canonical(client, address):
+    response = await client.get(address)
+    assert response.status_code == 301 and response.headers["location"] == CANONICAL
+
+
+async def test_paper_html(client):
+    response = await client.get(CANONICAL)
+    assert response.status_code == 200
+    assert "default-src 'self'" in response.headers["content-security-policy"]
+    soup = BeautifulSoup(response.text, "html.parser")
+    assert soup.h1.get_text(strip=True) == "Hindsight Logging for Model Training"
+    assert [a.get_text(strip=True) for a in soup.select(".authors .author")] == AUTHORS
+    assert soup.find("link", rel="canonical")["href"] == "http://test" + CANONICAL
+    assert "Submitted 12 June 2020" in soup.select_one(".dates").get_text(" ", strip=True)
+    assert soup.select_one('a[href="/chat?paper=2006.07357"]').get_text() == "Chat about this paper"
+    blocks = [json.loads(s.string) for s in soup.find_all("script", type="application/ld+json")]
+    assert {b["@type"] for b in blocks} == {"ScholarlyArticle", "BreadcrumbList"}
+    article = next(b for b in blocks if b["@type"] == "ScholarlyArticle")
+    assert [a["name"] for a in article["author"]] == AUTHORS
+
+
+async def test_paper_markdown_by_accept_and_suffix(client, demo):
+    by_accept = await client.get(CANONICAL, headers={"Accept": "text/markdown"})
+    by_suffix = await client.get(CANONICAL + ".md")
+    assert by_accept.headers["content-type"].startswith("text/markdown")
+    assert by_accept.text == by_suffix.text == paper_page(demo.catalog(), "2006.07357").to_markdown()
+    assert by_accept.text.startswith("# Hindsight Logging for Model Training")
+    assert ", ".join(AUTHORS) in by_accept.text
+
+
+@pytest.mark.parametrize("address", ["/papers/9999.99999", "/papers/not-an-id", "/papers/..%2F..%2Fetc%2Fpasswd"])
+async def test_unknown_paper_is_404_page(client, address):
+    response = await client.get(address)
+    assert response.status_code == 404
+    soup = BeautifulSoup(response.text, "html.parser")
+    assert soup.h1.get_text() == "Not found" and "may not be harvested yet" in soup.get_text()
+
+
+async def test_search_page(client):
+    response = await client.get("/search", params={"q": "replay log statements from checkpoints after training"})
+    soup = BeautifulSoup(response.text, "html.parser")
+    assert soup.select("ol.results a.title")[0]["href"] == CANONICAL
+
+
+HOSTILE = '<img src=x onerror=alert(1)></script><script>alert(2)</script>'
+
+
+@pytest.fixture
+async def small_client(tmp_path):
+    """A catalog of two hand-made papers: a hostile title and an old-style arXiv id."""
+    from fastapi import FastAPI
+
+    catalog = Catalog(f"sqlite:///{tmp_path / 'x.db'}")
+    with catalog.session() as session:
+        session.add(Paper(id="2401.00001", arxiv_id="2401.00001", title=HOSTILE, abstract=HOSTILE, categories=["cs.CR"]))
+        session.add(Paper(id="astro-ph/9901001", arxiv_id="astro-ph/9901001", title="Dark Matter Halos", categories=["astro-ph"]))
+        session.commit()
+    app = FastAPI()
+    app.include_router(make_router(PagesDeps(catalog, None, None, Renderer("http://test"))))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        yield client
+    catalog.close()
+
+
+async def test_old_style_id_redirects_to_canonical(small_client):
+    response = await small_client.get("/papers/astro-ph/9901001")
+    assert response.status_code == 301
+    assert response.headers["location"] == "/papers/astro-ph/9901001-dark-matter-halos"
+    page = await small_client.get(response.headers["location"])
+    assert page.status_code == 200 and "Dark Matter Halos" in page.text
+
+
+async def test_hostile_title_renders_as_text(small_client):
+    page = await small_client.get("/papers/2401.00001", follow_redirects=True)
+    markdown = await small_client.get("/papers/2401.00001", follow_redirects=True, headers={"Accept": "text/markdown"})
+    soup = BeautifulSoup(page.text, "html.parser")
+    assert soup.find("img") is None
+    assert all(s.get("type") == "application/ld+json" for s in soup.find_all("script"))
+    assert soup.h1.get_text() == HOSTILE
+    assert "<img" not in markdown.text and "&lt;img" in markdown.text

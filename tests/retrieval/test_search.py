@@ -1,0 +1,61 @@
+"""Hybrid search over the demo corpus, filters, and odd queries."""
+
+from datetime import date
+
+import pytest
+
+from retrieval.index import Filters
+from retrieval.search import MAX_QUERY_CHARS, clean_query, search
+
+
+def run(demo, query, **kwargs):
+    return search(demo.catalog(), demo.index(), demo.embedder(), query, **kwargs)
+
+
+def test_hindsight_logging_first(demo):
+    result = run(demo, "replay log statements from checkpoints after training", sentences=1)
+    assert result.hits[0].paper.id == "2006.07357"
+    assert result.hits[0].sentences and "logging" in result.hits[0].sentences[0].lower()
+
+
+def test_category_filter_returns_only_that_category(demo):
+    result = run(demo, "neural networks", filters=Filters(categories=("hep-ph",)), limit=10)
+    assert result.hits
+    assert all("hep-ph" in h.paper.categories for h in result.hits)
+
+
+def test_date_filter(demo):
+    window = Filters(published_from=date(2007, 4, 1), published_to=date(2007, 4, 30))
+    result = run(demo, "quantum field theory", filters=window, limit=10)
+    assert result.hits
+    for hit in result.hits:
+        assert date(2007, 4, 1) <= hit.paper.published.date() <= date(2007, 4, 30)
+
+
+def test_this_paper_only(demo):
+    result = run(demo, "checkpoints", filters=Filters(paper_ids=("0704.0001",)), limit=5)
+    assert [h.paper.id for h in result.hits] == ["0704.0001"]
+
+
+def test_results_are_grouped_per_paper_and_ranked(demo):
+    result = run(demo, "graph convolutional networks", limit=8)
+    ids = [h.paper.id for h in result.hits]
+    assert len(ids) == len(set(ids)) == 8
+    assert [h.rank for h in result.hits] == list(range(1, 9))
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["", "   ", "\x00\x01\x02", "the of and to in", "a" * 10_000, "graph\x00 neural\nnetworks\u202e"],
+)
+def test_odd_queries_give_a_clear_result(demo, query):
+    result = run(demo, query, limit=5)
+    assert len(result.query) <= MAX_QUERY_CHARS
+    if not result.query:
+        assert result.hits == [] and "empty" in result.note
+    else:
+        assert result.hits or result.note
+
+
+def test_clean_query_strips_controls():
+    assert clean_query("graph\x00 neural\n\tnetworks\u202e") == "graph neural networks"

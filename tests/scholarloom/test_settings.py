@@ -1,0 +1,50 @@
+"""Settings: the documented environment variables, every field described, secrets enforced."""
+
+import pytest
+
+from scholarloom.settings import AgentSettings, SearchSettings, Settings
+
+
+def test_every_setting_is_documented():
+    for model in (Settings, SearchSettings, AgentSettings):
+        for name, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{name} has no description"
+
+
+def test_environment_names(monkeypatch, tmp_path):
+    env = {
+        "SCHOLARLOOM_DATA_DIR": str(tmp_path),
+        "SCHOLARLOOM_DATABASE_URL": "postgresql+psycopg://u@db/scholarloom",
+        "SCHOLARLOOM_QDRANT_URL": "http://qdrant:6333",
+        "SCHOLARLOOM_LLM": "ollama_chat/qwen2.5",
+        "SCHOLARLOOM_LLM_API_BASE": "http://127.0.0.1:11434",
+        "SCHOLARLOOM_AUTH_SECRET": "s" * 40,
+        "SCHOLARLOOM_HOST": "0.0.0.0",
+        "SCHOLARLOOM_PORT": "9000",
+        "SCHOLARLOOM_AGENT__MAX_TOOL_ROUNDS": "2",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    s = Settings()
+    assert s.data_dir == tmp_path and s.catalog_url == env["SCHOLARLOOM_DATABASE_URL"]
+    assert (s.qdrant_url, s.llm, s.llm_api_base) == ("http://qdrant:6333", "ollama_chat/qwen2.5", "http://127.0.0.1:11434")
+    assert (s.host, s.port, s.agent.max_tool_rounds) == ("0.0.0.0", 9000, 2)
+    assert s.require_secret() == "s" * 40
+
+
+def test_defaults(tmp_path):
+    s = Settings(data_dir=tmp_path)
+    assert s.catalog_url == f"sqlite:///{tmp_path / 'scholarloom.db'}"
+    assert s.qdrant_url is None and s.llm is None and (s.host, s.port) == ("127.0.0.1", 8000)
+
+
+@pytest.mark.parametrize("secret", [None, "", "short", "demo-secret-change-me"])
+def test_refuses_to_start_without_a_real_secret(tmp_path, secret):
+    with pytest.raises(RuntimeError, match="SCHOLARLOOM_AUTH_SECRET"):
+        Settings(data_dir=tmp_path, auth_secret=secret).require_secret()
+
+
+def test_demo_mode_keeps_a_generated_secret(tmp_path):
+    first = Settings(data_dir=tmp_path, demo=True).require_secret()
+    assert len(first) >= 32 and Settings(data_dir=tmp_path, demo=True).require_secret() == first
+    assert (tmp_path / "demo-auth-secret").stat().st_mode & 0o077 == 0
