@@ -16,6 +16,14 @@ How to work:
   search and read papers in this archive).
 - Answer concisely, in the language of the question."""
 
+# Questions offered on an empty chat; each one finds its answer in the bundled demo corpus.
+STARTERS = (
+    ("Logging after training", "How can I add log statements after a model has finished training?"),
+    ("Graph convolutions", "Which papers use graph convolutional networks for semi-supervised learning?"),
+    ("One paper", "What is 2006.07357 about?"),
+    ("Particle physics", "Papers on diphoton production at the LHC"),
+)
+
 
 def system_prompt(deps: ToolDeps) -> str:
     text = SYSTEM

@@ -130,6 +130,7 @@ def index_papers(catalog: Catalog, index: Index, embedder: Embedder, summary: Su
         digest = _index_digest(paper, people.get(paper.id, ([], [])))
         if seen.get(paper.id) != digest:
             todo.append((paper, digest))
+    todo.sort(key=lambda item: len(_index_text(item[0])))  # similar lengths batch together: less padding
     task = progress.add_task("embed + index", total=len(todo))
     for chunk in _batches(todo, INDEX_BATCH):
         vectors = embedder.documents([_index_text(p) for p, _ in chunk])

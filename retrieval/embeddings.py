@@ -68,7 +68,12 @@ class Embedder:
         dense, _ = self._load()
         if not texts:
             return np.zeros((0, DENSE_DIM), dtype=np.float32)
-        return np.stack(list(dense.embed(texts, batch_size=batch_size)))
+        # Batches of similar length pad less; the vectors come back in the callers' order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors = np.stack(list(dense.embed([texts[i] for i in order], batch_size=batch_size)))
+        result = np.empty_like(vectors)
+        result[order] = vectors
+        return result
 
     def documents(self, texts: list[str], batch_size: int = 32) -> list[Embedded]:
         _, sparse = self._load()

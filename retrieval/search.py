@@ -44,14 +44,19 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) > 20]
 
 
-def matching_sentences(embedder: Embedder, query_vector: np.ndarray, text: str, k: int = 2) -> list[str]:
-    """The k sentences of text closest to the query, in their original order."""
-    sentences = split_sentences(text)
-    if len(sentences) <= k:
-        return sentences
-    scores = embedder.dense(sentences) @ query_vector
-    best = sorted(np.argsort(-scores)[:k])
-    return [sentences[i] for i in best]
+def matching_sentences(embedder: Embedder, query_vector: np.ndarray, texts: list[str], k: int = 2) -> list[list[str]]:
+    """For each text, its k sentences closest to the query, in their original order (one embedding batch)."""
+    split = [split_sentences(text) for text in texts]
+    flat = [s for sentences in split if len(sentences) > k for s in sentences]
+    scores = iter(embedder.dense(flat) @ query_vector if flat else [])
+    chosen = []
+    for sentences in split:
+        if len(sentences) <= k:
+            chosen.append(sentences)
+            continue
+        own = np.array([next(scores) for _ in sentences])
+        chosen.append([sentences[i] for i in sorted(np.argsort(-own)[:k])])
+    return chosen
 
 
 def search(
@@ -76,13 +81,15 @@ def search(
         best.setdefault(point.paper_id, point)
     chosen = list(best.values())[:limit]
     papers = catalog.papers([p.paper_id for p in chosen])
-    hits = []
-    for point in chosen:
-        paper = papers.get(point.paper_id)
-        if paper is None:  # the index is ahead of or behind the catalog; the catalog is the truth
-            continue
-        source = point.text if point.kind == "passage" else paper.abstract
-        found = matching_sentences(embedder, embedded.dense, source, sentences) if sentences else []
-        hits.append(SearchHit(paper, point.score, len(hits) + 1, point.kind, point.page, found))
+    found = [(point, papers[point.paper_id]) for point in chosen if point.paper_id in papers]
+    # (a point whose paper is missing means the index is out of step with the catalog, the truth: skip it)
+    quotes = [[] for _ in found]
+    if sentences:
+        texts = [point.text if point.kind == "passage" else paper.abstract for point, paper in found]
+        quotes = matching_sentences(embedder, embedded.dense, texts, sentences)
+    hits = [
+        SearchHit(paper, point.score, rank, point.kind, point.page, quote)
+        for rank, ((point, paper), quote) in enumerate(zip(found, quotes), start=1)
+    ]
     note = None if hits else "No paper matched; try other words or fewer filters."
     return SearchResult(text, hits, note)

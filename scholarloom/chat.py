@@ -7,6 +7,7 @@ import json
 
 import chainlit as cl
 
+from assistant.prompts import STARTERS
 from assistant.tools import Card, SourceBook, ToolResult
 from scholarloom.runtime import client_address, current
 
@@ -49,6 +50,11 @@ class ChainlitTurnUI:
 async def password_auth(username: str, password: str) -> cl.User | None:
     account = await asyncio.to_thread(current().sign_in, username, password, client_address.get())
     return cl.User(identifier=account.username, metadata={"provider": "password"}) if account else None
+
+
+@cl.set_starters
+async def starters(user: cl.User | None = None, language: str | None = None) -> list[cl.Starter]:
+    return [cl.Starter(label=label, message=message) for label, message in STARTERS]
 
 
 @cl.on_chat_start

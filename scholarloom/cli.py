@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -30,6 +31,8 @@ def _fail(message: str) -> None:
 
 @app.callback()
 def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log more.")) -> None:
+    # litellm otherwise fetches a model cost map from the internet when it is first imported.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
 

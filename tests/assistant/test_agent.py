@@ -105,3 +105,14 @@ async def test_retrieval_only_reads_a_mentioned_paper(demo):
     await Agent(None).turn(deps, [], "What is 2006.07357 about?", ui)
     assert ui.steps[0] == {"name": "get_paper", "arguments": {"paper_id": "2006.07357"}, "output": ui.steps[0]["output"]}
     assert "Bobby Yan" in ui.final
+
+
+async def test_starter_questions_find_their_papers(demo):
+    from assistant.prompts import STARTERS
+
+    expected = {"Logging after training": "2006.07357", "Graph convolutions": "1609.02907",
+                "One paper": "2006.07357", "Particle physics": "0704.0001"}  # fmt: skip
+    for label, question in STARTERS:
+        ui = RecordingUI()
+        outcome = await Agent(None).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], question, ui)
+        assert outcome.cards[0].id == expected[label], label
