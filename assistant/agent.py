@@ -83,7 +83,11 @@ class Agent:
                         "role": "assistant",
                         "content": completion.text or None,
                         "tool_calls": [
-                            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+                            {
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments or "{}"},
+                            }
                             for c in completion.tool_calls
                         ],
                     }
@@ -92,7 +96,9 @@ class Agent:
                     calls += 1
                     result = await run_tool(ui, deps, call.name, call.parsed_arguments())
                     cards += [c for c in result.cards if c not in cards]
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]})
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]}
+                    )
         except LLMError as exc:
             log.warning("LLM failure: %s", exc, exc_info=exc.__cause__)
             answer = f"Sorry: {exc}."

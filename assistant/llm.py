@@ -79,14 +79,18 @@ async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict
             )
         except retryable as exc:
             if attempt == RETRIES:
-                raise LLMError(f"the language model is unavailable ({type(exc).__name__}); please try again shortly") from exc
+                raise LLMError(
+                    f"the language model is unavailable ({type(exc).__name__}); please try again shortly"
+                ) from exc
             await asyncio.sleep(min(8.0, 0.5 * 2**attempt) * (0.5 + random.random()))
         except litellm.exceptions.APIError as exc:
             raise LLMError(f"the language model refused the request ({type(exc).__name__})") from exc
     raise AssertionError("unreachable")
 
 
-async def stream_completion(config: LLMConfig, messages: list[dict], tools: list[dict]) -> AsyncIterator[str | Completion]:
+async def stream_completion(
+    config: LLMConfig, messages: list[dict], tools: list[dict]
+) -> AsyncIterator[str | Completion]:
     """Yields text deltas as they arrive, then the whole Completion (text and assembled tool calls)."""
     stream = await _open_stream(config, messages, tools)
     done = Completion()

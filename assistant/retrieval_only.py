@@ -44,4 +44,3 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: "TurnUI") -> "Tu
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
     return TurnOutcome(answer, result.cards, [c.number for c in result.cards], 1)
-

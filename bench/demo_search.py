@@ -34,16 +34,27 @@ def main() -> None:
     catalog, index, embedder = settings.catalog(), settings.index(), settings.embedder()
     papers = [p for p in catalog.iter_papers() if p.abstract]
     rng = random.Random(7)
-    queries = [split_sentences(p.abstract)[0][:300] for p in rng.sample(papers, args.queries) if split_sentences(p.abstract)]
+    queries = [
+        split_sentences(p.abstract)[0][:300] for p in rng.sample(papers, args.queries) if split_sentences(p.abstract)
+    ]
     embedder.query("warm up")
     kinds = {
         "query embedding only": lambda q: embedder.query(q),
         "hybrid search, no filter": lambda q: search(catalog, index, embedder, q, limit=10),
-        "hybrid search, category filter (cs.LG)": lambda q: search(catalog, index, embedder, q, Filters(categories=("cs.LG",)), limit=10),
-        "hybrid search, date filter (2025)": lambda q: search(
-            catalog, index, embedder, q, Filters(published_from=date(2025, 1, 1), published_to=date(2025, 12, 31)), limit=10
+        "hybrid search, category filter (cs.LG)": lambda q: search(
+            catalog, index, embedder, q, Filters(categories=("cs.LG",)), limit=10
         ),
-        "hybrid search + 2 matching sentences per hit": lambda q: search(catalog, index, embedder, q, limit=10, sentences=2),
+        "hybrid search, date filter (2025)": lambda q: search(
+            catalog,
+            index,
+            embedder,
+            q,
+            Filters(published_from=date(2025, 1, 1), published_to=date(2025, 12, 31)),
+            limit=10,
+        ),
+        "hybrid search + 2 matching sentences per hit": lambda q: search(
+            catalog, index, embedder, q, limit=10, sentences=2
+        ),
     }
     print(f"{len(queries)} queries over {index.count()} points ({settings.data_dir})\n")
     print("| what | p50 ms | p95 ms |\n| --- | --- | --- |")

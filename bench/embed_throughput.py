@@ -28,7 +28,9 @@ def main() -> None:
     start = time.perf_counter()
     embedder.documents(texts)
     both_seconds = time.perf_counter() - start
-    print(f"{len(texts)} texts: dense only {len(texts) / dense_seconds:.1f}/s, dense + BM25 {len(texts) / both_seconds:.1f}/s")
+    print(
+        f"{len(texts)} texts: dense only {len(texts) / dense_seconds:.1f}/s, dense + BM25 {len(texts) / both_seconds:.1f}/s"
+    )
 
 
 if __name__ == "__main__":

@@ -71,22 +71,39 @@ def demo_sources(root: Path = DEMO_DIR) -> list[Source]:
     Each file is its own ledger stage, so two files describing one record never undo each other on a rerun.
     """
     openalex = root / "openalex"
-    sources = [Source(f"demo:ror/{p.name}", lambda p=p: _lines(p, parse_ror_lines)) for p in sorted((root / "ror").glob("*.jsonl"))]
-    institution_files = [openalex / "samples" / "institutions_sample.json", *sorted((openalex / "entities").glob("I*.json"))]
+    sources = [
+        Source(f"demo:ror/{p.name}", lambda p=p: _lines(p, parse_ror_lines))
+        for p in sorted((root / "ror").glob("*.jsonl"))
+    ]
+    institution_files = [
+        openalex / "samples" / "institutions_sample.json",
+        *sorted((openalex / "entities").glob("I*.json")),
+    ]
     author_files = [openalex / "samples" / "authors_sample.json", *sorted((openalex / "entities").glob("A*.json"))]
-    sources += [Source(f"demo:openalex/{p.name}", lambda p=p: _json_file(p, parse_institutions)) for p in institution_files if p.exists()]
-    sources += [Source(f"demo:openalex/{p.name}", lambda p=p: _json_file(p, parse_authors)) for p in author_files if p.exists()]
+    sources += [
+        Source(f"demo:openalex/{p.name}", lambda p=p: _json_file(p, parse_institutions))
+        for p in institution_files
+        if p.exists()
+    ]
+    sources += [
+        Source(f"demo:openalex/{p.name}", lambda p=p: _json_file(p, parse_authors)) for p in author_files if p.exists()
+    ]
     # The abs-file snapshot first; the Kaggle head (with parsed author names) refines it.
     snapshots = sorted((root / "arxiv_metadata").glob("*.jsonl"), key=lambda p: "head" in p.name)
     sources += [Source(f"demo:arxiv_metadata/{p.name}", lambda p=p: _lines(p, parse_snapshot_lines)) for p in snapshots]
-    sources += [Source(f"demo:arxiv_api_atom/{p.name}", lambda p=p: _atom(p)) for p in sorted((root / "arxiv_api_atom").glob("*.xml"))]
+    sources += [
+        Source(f"demo:arxiv_api_atom/{p.name}", lambda p=p: _atom(p))
+        for p in sorted((root / "arxiv_api_atom").glob("*.xml"))
+    ]
     sources.append(Source("demo:seed", lambda: _site_records(root)))
     work_files = [
         openalex / "samples" / "works_sample.json",
         *sorted((openalex / "entities").glob("W*.json")),
         *(openalex / "api_cassettes" / name for name in WORK_LISTS),
     ]
-    sources += [Source(f"demo:openalex/{p.name}", lambda p=p: _json_file(p, parse_works)) for p in work_files if p.exists()]
+    sources += [
+        Source(f"demo:openalex/{p.name}", lambda p=p: _json_file(p, parse_works)) for p in work_files if p.exists()
+    ]
     return sources
 
 

@@ -38,6 +38,4 @@ def breadcrumbs(base_url: str, *crumbs: Link) -> dict:
 
 def md_escape(text: str) -> str:
     """Keep untrusted text from forming links, images or HTML when markdown is rendered."""
-    return (
-        text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("<", "&lt;").replace(">", "&gt;")
-    )
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("<", "&lt;").replace(">", "&gt;")

@@ -77,7 +77,11 @@ class PaperPage:
             lines.append(dates)
         if self.categories:
             lines.append(f"**Categories:** {', '.join(self.categories)} (primary {self.categories[0]})")
-        for label, value in (("Venue", self.venue), ("Journal reference", self.journal_ref), ("Comments", self.comments)):
+        for label, value in (
+            ("Venue", self.venue),
+            ("Journal reference", self.journal_ref),
+            ("Comments", self.comments),
+        ):
             if value:
                 lines.append(f"**{label}:** {md_escape(value)}")
         if self.doi:
@@ -93,7 +97,9 @@ class PaperPage:
         lines += ["", "## Links", ""] + [f"- [{link.label}]({link.href})" for link in self.links]
         if self.references:
             lines += ["", f"## References ({self.reference_count})", ""]
-            lines += [f"- [{md_escape(r.label)}]({r.href})" if r.href else f"- {md_escape(r.label)}" for r in self.references]
+            lines += [
+                f"- [{md_escape(r.label)}]({r.href})" if r.href else f"- {md_escape(r.label)}" for r in self.references
+            ]
         return "\n".join(lines) + "\n"
 
 
@@ -102,11 +108,17 @@ def _reference(citation, in_corpus: dict) -> Reference:
         target = in_corpus[citation.cited_id]
         return Reference(target.title, paper_path(target))
     if citation.cited_arxiv_id:
-        return Reference(citation.cited_title or f"arXiv:{citation.cited_arxiv_id}", f"https://arxiv.org/abs/{citation.cited_arxiv_id}")
+        return Reference(
+            citation.cited_title or f"arXiv:{citation.cited_arxiv_id}",
+            f"https://arxiv.org/abs/{citation.cited_arxiv_id}",
+        )
     if citation.cited_doi:
         return Reference(citation.cited_title or f"doi:{citation.cited_doi}", f"https://doi.org/{citation.cited_doi}")
     if citation.cited_openalex_id:
-        return Reference(citation.cited_title or f"OpenAlex {citation.cited_openalex_id}", f"https://openalex.org/{citation.cited_openalex_id}")
+        return Reference(
+            citation.cited_title or f"OpenAlex {citation.cited_openalex_id}",
+            f"https://openalex.org/{citation.cited_openalex_id}",
+        )
     return Reference(citation.cited_title or citation.cited_key, None)
 
 
@@ -114,7 +126,10 @@ def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
     paper = view.paper
     links = []
     if paper.arxiv_id:
-        links += [Link("arXiv abstract", f"https://arxiv.org/abs/{paper.arxiv_id}"), Link("PDF", f"https://arxiv.org/pdf/{paper.arxiv_id}")]
+        links += [
+            Link("arXiv abstract", f"https://arxiv.org/abs/{paper.arxiv_id}"),
+            Link("PDF", f"https://arxiv.org/pdf/{paper.arxiv_id}"),
+        ]
     elif paper.landing_url and paper.landing_url.startswith(("https://", "http://")):
         links.append(Link("Publisher page", paper.landing_url))
     if paper.doi:

@@ -34,7 +34,9 @@ class SearchPage:
     def meta(self, base_url: str) -> PageMeta:
         title = f"Search: {self.query}" if self.query else "Search papers"
         crumbs = breadcrumbs(base_url, Link(SITE_NAME, "/"), Link("Search", self.path))
-        return PageMeta(title=title, description=f"Papers matching {self.query!r}.", path=self.path, json_ld=[crumbs], noindex=True)
+        return PageMeta(
+            title=title, description=f"Papers matching {self.query!r}.", path=self.path, json_ld=[crumbs], noindex=True
+        )
 
     def to_markdown(self) -> str:
         lines = [f"# Search: {md_escape(self.query)}" if self.query else "# Search papers", ""]
@@ -42,7 +44,9 @@ class SearchPage:
             lines += [self.note, ""]
         for row in self.rows:
             head = f"{row.rank}. [{md_escape(row.title)}]({row.path})"
-            details = ", ".join(str(x) for x in (row.authors and md_escape(row.authors), row.year, " ".join(row.categories[:3])) if x)
+            details = ", ".join(
+                str(x) for x in (row.authors and md_escape(row.authors), row.year, " ".join(row.categories[:3])) if x
+            )
             lines.append(f"{head}: {details}" if details else head)
             lines += [f"   > {md_escape(s)}" for s in row.sentences]
         return "\n".join(lines) + "\n"

@@ -59,8 +59,12 @@ def make_router(deps: PagesDeps) -> APIRouter:
 
     @router.get("/", response_class=HTMLResponse, include_in_schema=False)
     def home(request: Request) -> Response:
-        meta = PageMeta(title="Papers, researchers and institutions", description="Search and chat with research papers.", path="/")
-        return HTMLResponse(deps.renderer.html("home.html", meta, counts=deps.catalog.counts()), headers=_page_headers())
+        meta = PageMeta(
+            title="Papers, researchers and institutions", description="Search and chat with research papers.", path="/"
+        )
+        return HTMLResponse(
+            deps.renderer.html("home.html", meta, counts=deps.catalog.counts()), headers=_page_headers()
+        )
 
     @router.get("/papers/{address:path}", include_in_schema=False)
     def paper(request: Request, address: str) -> Response:
@@ -75,7 +79,11 @@ def make_router(deps: PagesDeps) -> APIRouter:
 
     @router.get("/search", include_in_schema=False)
     def search_page(request: Request, q: str = Query("", max_length=2000)) -> Response:
-        result = search(deps.catalog, deps.index, deps.embedder, q, limit=deps.search_limit, sentences=1) if q.strip() else None
+        result = (
+            search(deps.catalog, deps.index, deps.embedder, q, limit=deps.search_limit, sentences=1)
+            if q.strip()
+            else None
+        )
         if result is None:
             from retrieval.search import SearchResult
 

@@ -158,7 +158,9 @@ class Catalog:
 
     def references(self, paper_id: str) -> list[Citation]:
         with self.session() as session:
-            return list(session.exec(select(Citation).where(Citation.citing_id == paper_id).order_by(Citation.id)).all())
+            return list(
+                session.exec(select(Citation).where(Citation.citing_id == paper_id).order_by(Citation.id)).all()
+            )
 
     # --- ledger ---------------------------------------------------------------
     def ledger_hashes(self, stage: str) -> dict[str, str]:

@@ -71,7 +71,9 @@ class Index:
         self.collection = collection
 
     @classmethod
-    def open(cls, collection: str, *, path: Path | None = None, url: str | None = None, api_key: str | None = None) -> "Index":
+    def open(
+        cls, collection: str, *, path: Path | None = None, url: str | None = None, api_key: str | None = None
+    ) -> "Index":
         from qdrant_client import QdrantClient
 
         try:
@@ -152,9 +154,13 @@ class Index:
         if filters.kind:
             must.append(models.FieldCondition(key="kind", match=models.MatchValue(value=filters.kind)))
         if filters.researcher_id is not None:
-            must.append(models.FieldCondition(key="researcher_ids", match=models.MatchValue(value=filters.researcher_id)))
+            must.append(
+                models.FieldCondition(key="researcher_ids", match=models.MatchValue(value=filters.researcher_id))
+            )
         if filters.institution_id is not None:
-            must.append(models.FieldCondition(key="institution_ids", match=models.MatchValue(value=filters.institution_id)))
+            must.append(
+                models.FieldCondition(key="institution_ids", match=models.MatchValue(value=filters.institution_id))
+            )
         if filters.published_from or filters.published_to:
             must.append(
                 models.FieldCondition(

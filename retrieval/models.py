@@ -96,7 +96,9 @@ class Citation(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     citing_id: str = Field(foreign_key="papers.id", index=True)
     cited_key: str = Field(description="openalex:W.., doi:.., or arxiv:..; the cited work may be outside the corpus")
-    cited_id: str | None = Field(default=None, foreign_key="papers.id", description="set when the cited work is in the corpus")
+    cited_id: str | None = Field(
+        default=None, foreign_key="papers.id", description="set when the cited work is in the corpus"
+    )
     cited_openalex_id: str | None = Field(default=None, index=True)
     cited_doi: str | None = None
     cited_arxiv_id: str | None = None

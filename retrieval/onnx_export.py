@@ -95,23 +95,31 @@ def build_graph(weights: dict[str, np.ndarray], config: dict):
     for i in range(config["num_hidden_layers"]):
         p = f"encoder.layer.{i}"
 
-        def heads_of(name: str) -> str:
-            return op("Transpose", [op("Reshape", [linear(x, f"{p}.attention.self.{name}"), split_shape])], perm=[0, 2, 1, 3])
+        def heads_of(x: str, name: str) -> str:
+            return op("Transpose", [op("Reshape", [linear(x, name), split_shape])], perm=[0, 2, 1, 3])
 
-        q, k, v = heads_of("query"), heads_of("key"), heads_of("value")
+        q, k, v = (heads_of(x, f"{p}.attention.self.{n}") for n in ("query", "key", "value"))
         scores = op("Mul", [op("MatMul", [q, op("Transpose", [k], perm=[0, 1, 3, 2])]), scale])
         probs = op("Softmax", [op("Add", [scores, mask])], axis=-1)
         context = op("Reshape", [op("Transpose", [op("MatMul", [probs, v])], perm=[0, 2, 1, 3]), merge_shape])
-        x = layer_norm(op("Add", [linear(context, f"{p}.attention.output.dense"), x]), f"{p}.attention.output.LayerNorm")
+        x = layer_norm(
+            op("Add", [linear(context, f"{p}.attention.output.dense"), x]), f"{p}.attention.output.LayerNorm"
+        )
         inner = linear(x, f"{p}.intermediate.dense")
         # Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2)))
         erf = op("Erf", [op("Mul", [inner, const(np.array(1 / np.sqrt(2), np.float32))])])
-        gelu = op("Mul", [op("Mul", [inner, const(np.array(0.5, np.float32))]), op("Add", [erf, const(np.array(1.0, np.float32))])])
+        gelu = op(
+            "Mul",
+            [op("Mul", [inner, const(np.array(0.5, np.float32))]), op("Add", [erf, const(np.array(1.0, np.float32))])],
+        )
         x = layer_norm(op("Add", [linear(gelu, f"{p}.output.dense"), x]), f"{p}.output.LayerNorm")
 
     nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
     dims = ["batch", "sequence"]
-    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in ("input_ids", "attention_mask", "token_type_ids")]
+    inputs = [
+        helper.make_tensor_value_info(n, TensorProto.INT64, dims)
+        for n in ("input_ids", "attention_mask", "token_type_ids")
+    ]
     output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, hidden])
     graph = helper.make_graph(nodes, "minilm", inputs, [output], initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="scholarloom")

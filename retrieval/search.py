@@ -89,7 +89,7 @@ def search(
         quotes = matching_sentences(embedder, embedded.dense, texts, sentences)
     hits = [
         SearchHit(paper, point.score, rank, point.kind, point.page, quote)
-        for rank, ((point, paper), quote) in enumerate(zip(found, quotes), start=1)
+        for rank, ((point, paper), quote) in enumerate(zip(found, quotes, strict=True), start=1)
     ]
     note = None if hits else "No paper matched; try other words or fewer filters."
     return SearchResult(text, hits, note)

@@ -33,7 +33,9 @@ def _fail(message: str) -> None:
 def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log more.")) -> None:
     # litellm otherwise fetches a model cost map from the internet when it is first imported.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
 
 
 @ingest_app.command("demo")

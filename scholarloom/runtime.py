@@ -62,7 +62,9 @@ class Runtime:
         return account
 
     def tool_deps(self, user: str, sources: SourceBook, scope_paper_id: str | None = None) -> ToolDeps:
-        return ToolDeps(self.catalog, self.index, self.embedder, user=user, sources=sources, scope_paper_id=scope_paper_id)
+        return ToolDeps(
+            self.catalog, self.index, self.embedder, user=user, sources=sources, scope_paper_id=scope_paper_id
+        )
 
 
 _current: Runtime | None = None

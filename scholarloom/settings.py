@@ -19,17 +19,25 @@ DEMO_SECRET_MARKER = "demo-secret-change-me"
 class SearchSettings(BaseModel):
     """How hybrid search behaves."""
 
-    prefetch: int = Field(60, ge=1, le=1000, description="Candidates taken from each of the dense and sparse sides before fusion.")
-    default_limit: int = Field(8, ge=1, le=100, description="Papers returned by a search when the caller does not say how many.")
+    prefetch: int = Field(
+        60, ge=1, le=1000, description="Candidates taken from each of the dense and sparse sides before fusion."
+    )
+    default_limit: int = Field(
+        8, ge=1, le=100, description="Papers returned by a search when the caller does not say how many."
+    )
 
 
 class AgentSettings(BaseModel):
     """Limits on one turn of the agent."""
 
-    max_tool_rounds: int = Field(4, ge=1, le=20, description="Most rounds of tool calls the model may make in one turn before it must answer.")
+    max_tool_rounds: int = Field(
+        4, ge=1, le=20, description="Most rounds of tool calls the model may make in one turn before it must answer."
+    )
     max_tokens: int = Field(1200, ge=64, le=32000, description="Most tokens the model may write in one answer.")
     request_timeout: float = Field(60.0, gt=0, description="Seconds to wait for one LLM request before giving up.")
-    history_messages: int = Field(20, ge=0, le=200, description="Earlier messages of the conversation sent with each turn.")
+    history_messages: int = Field(
+        20, ge=0, le=200, description="Earlier messages of the conversation sent with each turn."
+    )
 
 
 class Settings(BaseSettings):
@@ -37,19 +45,42 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SCHOLARLOOM_", env_nested_delimiter="__", extra="ignore")
 
-    data_dir: Path = Field(Path("data/local"), description="Directory for everything the app writes: database, vector index, models, chat files, logs.")
-    database_url: str | None = Field(None, description="SQLAlchemy URL of the catalog and user database; unset means a SQLite file in the data directory.")
-    qdrant_url: str | None = Field(None, description="URL of a Qdrant server or cluster; unset means the embedded store in the data directory.")
-    qdrant_api_key: SecretStr | None = Field(None, description="API key for the Qdrant server given by qdrant_url, if it needs one.")
+    data_dir: Path = Field(
+        Path("data/local"),
+        description="Directory for everything the app writes: database, vector index, models, chat files, logs.",
+    )
+    database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL of the catalog and user database; unset means a SQLite file in the data directory.",
+    )
+    qdrant_url: str | None = Field(
+        None, description="URL of a Qdrant server or cluster; unset means the embedded store in the data directory."
+    )
+    qdrant_api_key: SecretStr | None = Field(
+        None, description="API key for the Qdrant server given by qdrant_url, if it needs one."
+    )
     collection: str = Field("scholarloom", description="Name of the Qdrant collection holding abstracts and passages.")
-    llm: str | None = Field(None, description="litellm model name, e.g. openai/gpt-4o-mini or ollama_chat/qwen2.5; unset means retrieval-only mode.")
-    llm_api_base: str | None = Field(None, description="Base URL of the LLM provider's API (for Ollama, vLLM or any OpenAI-compatible server).")
-    llm_api_key: SecretStr | None = Field(None, description="API key passed to the LLM provider; providers' own variables (OPENAI_API_KEY...) work too.")
-    auth_secret: SecretStr | None = Field(None, description="Secret that signs session tokens; required outside demo mode.")
-    demo: bool = Field(False, description="Demo mode: allows a generated auth secret; never use it for a public instance.")
+    llm: str | None = Field(
+        None,
+        description="litellm model name, e.g. openai/gpt-4o-mini or ollama_chat/qwen2.5; unset means retrieval-only mode.",
+    )
+    llm_api_base: str | None = Field(
+        None, description="Base URL of the LLM provider's API (for Ollama, vLLM or any OpenAI-compatible server)."
+    )
+    llm_api_key: SecretStr | None = Field(
+        None, description="API key passed to the LLM provider; providers' own variables (OPENAI_API_KEY...) work too."
+    )
+    auth_secret: SecretStr | None = Field(
+        None, description="Secret that signs session tokens; required outside demo mode."
+    )
+    demo: bool = Field(
+        False, description="Demo mode: allows a generated auth secret; never use it for a public instance."
+    )
     host: str = Field("127.0.0.1", description="Address the web server listens on.")
     port: int = Field(8000, ge=1, le=65535, description="Port the web server listens on.")
-    public_url: str | None = Field(None, description="Public base URL of the site, used in canonical links; unset means http://host:port.")
+    public_url: str | None = Field(
+        None, description="Public base URL of the site, used in canonical links; unset means http://host:port."
+    )
     search: SearchSettings = Field(default_factory=SearchSettings, description="Hybrid search settings.")
     agent: AgentSettings = Field(default_factory=AgentSettings, description="Limits on the agent's turns.")
 

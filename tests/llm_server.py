@@ -122,7 +122,11 @@ def _completion(reply: dict, model: str) -> dict:
     message: dict = {"role": "assistant", "content": reply.get("content")}
     if "tool_calls" in reply:
         message["tool_calls"] = [
-            {"id": f"call_{i}", "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+            }
             for i, c in enumerate(reply["tool_calls"])
         ]
     finish = "tool_calls" if "tool_calls" in reply else "stop"

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
-from ingest.parsers.common import attempt, text_or_none
+from ingest.parsers.common import attempt, parse_json_lines, text_or_none
 from ingest.report import Failure
 from retrieval.records import AuthorRecord, PaperRecord, split_arxiv_version
 
@@ -98,17 +97,10 @@ def _atom_entry(entry, raw_id: str, source: str) -> PaperRecord:
 
 # --- Kaggle / OAI snapshot JSON lines -----------------------------------------------------------
 def parse_snapshot_lines(lines: Iterator[str], source: str = "arxiv_snapshot") -> Iterator[PaperRecord | Failure]:
-    """One Kaggle-format arXiv record per line; a line that is not JSON is a failure, not the end."""
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield Failure(source, f"line {number}", f"not JSON: {exc}")
-            continue
-        key = str(raw.get("id")) if isinstance(raw, dict) and raw.get("id") else f"line {number}"
-        yield attempt(source, key, lambda raw=raw: snapshot_record(raw, source))
+    """One Kaggle-format arXiv record per line."""
+    return parse_json_lines(
+        lines, source, lambda raw: raw.get("id") and str(raw["id"]), lambda raw: snapshot_record(raw, source)
+    )
 
 
 def _names_from_parsed(parsed: list) -> list[str]:
@@ -134,8 +126,6 @@ def _version_dates(versions: list) -> tuple[datetime | None, datetime | None, in
 
 
 def snapshot_record(raw: dict, source: str) -> PaperRecord:
-    if not isinstance(raw, dict):
-        raise TypeError("record is not an object")
     arxiv_id = str(raw["id"]).strip()
     if raw.get("authors_parsed"):
         names = _names_from_parsed(raw["authors_parsed"])
@@ -168,7 +158,9 @@ def snapshot_record(raw: dict, source: str) -> PaperRecord:
 
 
 # --- the reference site's record, with arXiv's own dates ----------------------------------------
-def parse_site_record(site: dict, arxiv_record: dict | None = None, source: str = "arxiv_site") -> PaperRecord | Failure:
+def parse_site_record(
+    site: dict, arxiv_record: dict | None = None, source: str = "arxiv_site"
+) -> PaperRecord | Failure:
     """A record as the reference site hands it to its page; arXiv's version dates win over its 'published'."""
     key = str(site.get("arxiv_id", "?")) if isinstance(site, dict) else "?"
 

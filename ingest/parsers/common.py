@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from pydantic import ValidationError
@@ -29,3 +30,21 @@ def text_or_none(value) -> str | None:
         return None
     text = str(value).strip()
     return text or None
+
+
+def parse_json_lines(
+    lines: Iterable[str], source: str, key_of: Callable[[dict], str | None], build: Callable[[dict], T]
+) -> Iterator["T | Failure"]:
+    """One JSON record a line; a line that is not JSON, or not an object, is a failure, not the end of the run."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield Failure(source, f"line {number}", f"not JSON: {exc}")
+            continue
+        if not isinstance(raw, dict):
+            yield Failure(source, f"line {number}", f"malformed record: a JSON {type(raw).__name__}, not an object")
+            continue
+        yield attempt(source, key_of(raw) or f"line {number}", lambda raw=raw: build(raw))

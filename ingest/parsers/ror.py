@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
-from ingest.parsers.common import attempt
+from ingest.parsers.common import parse_json_lines
 from ingest.parsers.openalex import short_id
 from ingest.report import Failure
 from retrieval.records import InstitutionRecord
@@ -14,21 +13,16 @@ SOURCE = "ror"
 
 
 def parse_ror_lines(lines: Iterator[str], source: str = SOURCE) -> Iterator[InstitutionRecord | Failure]:
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield Failure(source, f"line {number}", f"not JSON: {exc}")
-            continue
-        key = short_id(raw.get("id")) if isinstance(raw, dict) else None
-        build = _v2 if isinstance(raw, dict) and "names" in raw else _v1
-        yield attempt(source, key or f"line {number}", lambda raw=raw, build=build: build(raw, source))
+    """ROR records one per line, in schema v2 or v1 (told apart by v2's `names`)."""
+    return parse_json_lines(
+        lines, source, lambda raw: short_id(raw.get("id")), lambda raw: (_v2 if "names" in raw else _v1)(raw, source)
+    )
 
 
 def _relations(raw: dict, kind: str) -> list[str]:
-    return [short_id(r["id"]) for r in raw.get("relationships") or [] if r.get("type", "").lower() == kind and r.get("id")]
+    return [
+        short_id(r["id"]) for r in raw.get("relationships") or [] if r.get("type", "").lower() == kind and r.get("id")
+    ]
 
 
 def _v2(raw: dict, source: str) -> InstitutionRecord:

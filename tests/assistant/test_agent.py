@@ -35,7 +35,9 @@ class RecordingUI:
 
 
 def agent_for(server) -> Agent:
-    return Agent(LLMConfig(model="openai/scripted", api_base=server.api_base, api_key="test-key", timeout=20), max_tool_rounds=3)
+    return Agent(
+        LLMConfig(model="openai/scripted", api_base=server.api_base, api_key="test-key", timeout=20), max_tool_rounds=3
+    )
 
 
 async def test_streamed_tool_call_then_cited_answer(demo, scripted):
@@ -54,7 +56,9 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
     # The answer streamed word by word, then became a message whose [1] links to the paper page.
     assert len(ui.streamed) > 5 and "".join(ui.streamed).startswith("Hindsight logging adds")
     assert f"[[1]]({CANONICAL})" in ui.final
-    assert re.search(r"\*\*Sources\*\*\s+1\. \[Hindsight Logging for Model Training\]\(" + re.escape(CANONICAL), ui.final)
+    assert re.search(
+        r"\*\*Sources\*\*\s+1\. \[Hindsight Logging for Model Training\]\(" + re.escape(CANONICAL), ui.final
+    )
     assert [c.id for c in ui.cards] == ["2006.07357"] and outcome.cited == [1]
     # The model received the tools, then the tool result in the second request.
     first, second = scripted.requests
@@ -103,7 +107,11 @@ async def test_retrieval_only_reads_a_mentioned_paper(demo):
     deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What is 2006.07357 about?", ui)
-    assert ui.steps[0] == {"name": "get_paper", "arguments": {"paper_id": "2006.07357"}, "output": ui.steps[0]["output"]}
+    assert ui.steps[0] == {
+        "name": "get_paper",
+        "arguments": {"paper_id": "2006.07357"},
+        "output": ui.steps[0]["output"],
+    }
     assert "Bobby Yan" in ui.final
 
 

@@ -17,7 +17,9 @@ def test_schemas_are_pinned():
 
 def test_search_papers_numbers_and_cards(demo):
     deps = deps_for(demo)
-    result = call_tool(search_papers, deps, {"query": "replay log statements from checkpoints after training", "limit": 3})
+    result = call_tool(
+        search_papers, deps, {"query": "replay log statements from checkpoints after training", "limit": 3}
+    )
     assert not result.failed
     assert result.output.splitlines()[1].startswith("[1] Hindsight Logging for Model Training")
     assert result.cards[0].id == "2006.07357" and result.cards[0].number == 1

@@ -57,7 +57,7 @@ def test_corrupt_records_are_reported_and_skipped(tmp_path):
         assert settings.catalog().counts()["papers"] == 4  # three good lines and the seed record
         assert summary.counts["failed"] == len(bad)
         reasons = {f.key: f.reason for f in summary.failures}
-        assert "not JSON" in reasons["line 2"]
+        assert "not JSON" in reasons["line 2"] and "not an object" in reasons["line 7"]
         assert "title" in reasons["0704.9001"] and "abstract" in reasons["0704.9004"]
         written = summary.write_failures(tmp_path / "failures.jsonl").read_text().splitlines()
         assert len(written) == len(bad) and all(json.loads(line)["reason"] for line in written)

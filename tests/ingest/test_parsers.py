@@ -47,7 +47,9 @@ def test_site_record_takes_arxiv_dates():
 
 
 def test_openalex_work_recognises_arxiv_and_references():
-    payload = json.loads((DEMO_DIR / "openalex" / "api_cassettes" / "works_filter_openalex_2ids_cursor.json").read_text())
+    payload = json.loads(
+        (DEMO_DIR / "openalex" / "api_cassettes" / "works_filter_openalex_2ids_cursor.json").read_text()
+    )
     records = {r.openalex_id: r for r in parse_works(payload)}
     work = records["W3045921891"]
     assert work.id == work.arxiv_id == "2007.14454"
@@ -56,7 +58,9 @@ def test_openalex_work_recognises_arxiv_and_references():
 
 
 def test_openalex_null_title_is_a_failure():
-    payload = json.loads((DEMO_DIR / "openalex" / "api_cassettes" / "work_W4234567890_paratext_null_title.json").read_text())
+    payload = json.loads(
+        (DEMO_DIR / "openalex" / "api_cassettes" / "work_W4234567890_paratext_null_title.json").read_text()
+    )
     (outcome,) = list(parse_works(payload))
     assert isinstance(outcome, Failure) and outcome.key == "W4234567890" and "title" in outcome.reason
 

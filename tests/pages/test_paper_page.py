@@ -74,7 +74,7 @@ async def test_search_page(client):
     assert soup.select("ol.results a.title")[0]["href"] == CANONICAL
 
 
-HOSTILE = '<img src=x onerror=alert(1)></script><script>alert(2)</script>'
+HOSTILE = "<img src=x onerror=alert(1)></script><script>alert(2)</script>"
 
 
 @pytest.fixture
@@ -84,8 +84,14 @@ async def small_client(tmp_path):
 
     catalog = Catalog(f"sqlite:///{tmp_path / 'x.db'}")
     with catalog.session() as session:
-        session.add(Paper(id="2401.00001", arxiv_id="2401.00001", title=HOSTILE, abstract=HOSTILE, categories=["cs.CR"]))
-        session.add(Paper(id="astro-ph/9901001", arxiv_id="astro-ph/9901001", title="Dark Matter Halos", categories=["astro-ph"]))
+        session.add(
+            Paper(id="2401.00001", arxiv_id="2401.00001", title=HOSTILE, abstract=HOSTILE, categories=["cs.CR"])
+        )
+        session.add(
+            Paper(
+                id="astro-ph/9901001", arxiv_id="astro-ph/9901001", title="Dark Matter Halos", categories=["astro-ph"]
+            )
+        )
         session.commit()
     app = FastAPI()
     app.include_router(make_router(PagesDeps(catalog, None, None, Renderer("http://test"))))

@@ -38,9 +38,15 @@ def _numpy_bert(w: dict, ids: np.ndarray, mask: np.ndarray, heads: int = 12) -> 
         probs = np.exp(scores - scores.max(-1, keepdims=True))
         probs /= probs.sum(-1, keepdims=True)
         context = (probs @ v).transpose(0, 2, 1, 3).reshape(x.shape[0], seq, hidden)
-        x = _layer_norm(lin(context, f"{p}.attention.output.dense") + x, w[f"{p}.attention.output.LayerNorm.weight"], w[f"{p}.attention.output.LayerNorm.bias"])
+        x = _layer_norm(
+            lin(context, f"{p}.attention.output.dense") + x,
+            w[f"{p}.attention.output.LayerNorm.weight"],
+            w[f"{p}.attention.output.LayerNorm.bias"],
+        )
         inner = gelu(lin(x, f"{p}.intermediate.dense"))
-        x = _layer_norm(lin(inner, f"{p}.output.dense") + x, w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"])
+        x = _layer_norm(
+            lin(inner, f"{p}.output.dense") + x, w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"]
+        )
     return x
 
 

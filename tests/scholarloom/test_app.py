@@ -32,7 +32,9 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def server(demo, llm_server):
     port = free_port()
-    settings = Settings(data_dir=demo.data_dir, port=port, demo=True, llm="openai/scripted", llm_api_base=llm_server.api_base)
+    settings = Settings(
+        data_dir=demo.data_dir, port=port, demo=True, llm="openai/scripted", llm_api_base=llm_server.api_base
+    )
     agent = Agent(LLMConfig(model="openai/scripted", api_base=llm_server.api_base, api_key="test-key", timeout=20))
     runtime = Runtime(settings, demo.catalog(), demo.index(), demo.embedder(), agent)
     create_tables(demo.catalog().engine)
@@ -61,7 +63,7 @@ def test_pages_and_chat_share_one_app(server):
     paper = httpx.get(server + "/papers/2006.07357", follow_redirects=True)
     assert paper.status_code == 200 and "Hindsight Logging for Model Training" in paper.text
     chat = httpx.get(server + "/chat/")
-    assert chat.status_code == 200 and "<div id=\"root\">" in chat.text
+    assert chat.status_code == 200 and '<div id="root">' in chat.text
     config = httpx.get(server + "/chat/auth/config").json()
     assert config["requireLogin"] is True and config["passwordAuth"] is True
     missing = httpx.get(server + "/nowhere")
@@ -119,7 +121,9 @@ async def test_chat_turn_over_socketio(server, scripted):
     steps = [d for e, d in events if e in ("new_message", "update_message") and d.get("type") == "tool"]
     assert steps and steps[0]["name"] == "search_papers" and "Hindsight Logging" in steps[-1]["output"]
     # Chainlit sends the first piece with stream_start, the rest as stream_token events.
-    tokens = "".join(d["output"] if e == "stream_start" else d["token"] for e, d in events if e in ("stream_start", "stream_token"))
+    tokens = "".join(
+        d["output"] if e == "stream_start" else d["token"] for e, d in events if e in ("stream_start", "stream_token")
+    )
     assert tokens.startswith("Flor replays log statements")
     final = [d for e, d in events if e == "update_message" and d.get("type") == "assistant_message"][-1]
     assert "[[1]](/papers/2006.07357-hindsight-logging-for-model-training)" in final["output"]

@@ -27,7 +27,11 @@ def test_environment_names(monkeypatch, tmp_path):
         monkeypatch.setenv(key, value)
     s = Settings()
     assert s.data_dir == tmp_path and s.catalog_url == env["SCHOLARLOOM_DATABASE_URL"]
-    assert (s.qdrant_url, s.llm, s.llm_api_base) == ("http://qdrant:6333", "ollama_chat/qwen2.5", "http://127.0.0.1:11434")
+    assert (s.qdrant_url, s.llm, s.llm_api_base) == (
+        "http://qdrant:6333",
+        "ollama_chat/qwen2.5",
+        "http://127.0.0.1:11434",
+    )
     assert (s.host, s.port, s.agent.max_tool_rounds) == ("0.0.0.0", 9000, 2)
     assert s.require_secret() == "s" * 40
 
