@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from urllib.parse import parse_qs, urlsplit
 
 import chainlit as cl
 
 from assistant.prompts import STARTERS
 from assistant.tools import Card, SourceBook, ToolResult
+from pages.addresses import paper_path
+from pages.base import md_escape
 from scholarloom.runtime import client_address, current
 
 STEP_OUTPUT_CHARS = 1_500
@@ -57,10 +60,35 @@ async def starters(user: cl.User | None = None, language: str | None = None) -> 
     return [cl.Starter(label=label, message=message) for label, message in STARTERS]
 
 
+def _paper_in_address(environ: dict) -> str | None:
+    """The paper a chat was opened for: /chat?paper=<id>, as the browser's Referer of the socket shows it."""
+    query = parse_qs(urlsplit(environ.get("HTTP_REFERER", "")).query)
+    return (query.get("paper") or [None])[0]
+
+
+async def _chat_paper() -> str | None:
+    """The catalog id of the paper this chat is about, if any; worked out once per session.
+
+    Both handlers call it: a first message can arrive before on_chat_start has finished.
+    """
+    if cl.user_session.get("paper_checked"):
+        return cl.user_session.get("paper")
+    wanted = _paper_in_address(cl.context.session.environ or {})
+    paper_id = await asyncio.to_thread(current().catalog.resolve_paper_id, wanted) if wanted else None
+    cl.user_session.set("paper", paper_id)
+    cl.user_session.set("paper_checked", True)
+    return paper_id
+
+
 @cl.on_chat_start
 async def on_chat_start() -> None:
-    cl.user_session.set("history", [])
-    cl.user_session.set("sources", SourceBook())
+    paper_id = await _chat_paper()
+    if paper_id:
+        paper = current().catalog.papers([paper_id])[paper_id]
+        title = md_escape(paper.title)
+        await cl.Message(
+            content=f"This chat is about **[{title}]({paper_path(paper)})**. Ask anything about it."
+        ).send()
 
 
 @cl.on_message
@@ -70,7 +98,7 @@ async def on_message(message: cl.Message) -> None:
     keep = runtime.settings.agent.history_messages
     history = (cl.user_session.get("history") or [])[-keep:] if keep else []
     sources = cl.user_session.get("sources") or SourceBook()
-    deps = runtime.tool_deps(user.identifier if user else "anonymous", sources)
+    cl.user_session.set("sources", sources)  # numbers [n] stay the same paper for the whole conversation
+    deps = runtime.tool_deps(user.identifier if user else "anonymous", sources, await _chat_paper())
     await runtime.agent.turn(deps, history, message.content, ChainlitTurnUI())
     cl.user_session.set("history", history)
-    cl.user_session.set("sources", sources)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
@@ -27,7 +28,8 @@ def search_papers(
     """Search the archive's papers by meaning and keywords (hybrid dense + BM25 search over abstracts).
 
     Returns the best papers, each with its citation number [n], page address, authors, year and the
-    sentences that match the query best. Cite papers in the answer by their [n].
+    sentences that match the query best. Cite papers in the answer by their [n]. In a chat about one
+    paper, that paper comes first.
 
     Args:
         query: What to look for: a topic, a method, a claim or a title, in plain words.
@@ -40,15 +42,19 @@ def search_papers(
         categories=(category,) if category else (),
         published_from=published_after,
         published_to=published_before,
-        paper_ids=(deps.scope_paper_id,) if deps.scope_paper_id else (),
     )
     limit = max(1, min(limit, deps.max_results))
+    hits = []
+    if deps.scope_paper_id:  # the paper this chat is about first, then the rest of the archive
+        scoped = replace(filters, paper_ids=(deps.scope_paper_id,))
+        hits += search(deps.catalog, deps.index, deps.embedder, query, scoped, limit=1, sentences=2).hits
     result = search(deps.catalog, deps.index, deps.embedder, query, filters, limit=limit, sentences=2)
-    if not result.hits:
+    hits += [h for h in result.hits if h.paper.id != deps.scope_paper_id][: limit - len(hits)]
+    if not hits:
         return ToolResult(result.note or "No paper matched.")
-    authors = deps.catalog.author_names([h.paper.id for h in result.hits])
+    authors = deps.catalog.author_names([h.paper.id for h in hits])
     lines, cards = [f"Papers matching {md_escape(result.query)!r}:"], []
-    for hit in result.hits:
+    for hit in hits:
         n = deps.sources.number(hit.paper)
         year = hit.paper.published.year if hit.paper.published else None
         byline = _byline(authors.get(hit.paper.id, []), year)

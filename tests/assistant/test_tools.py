@@ -30,9 +30,10 @@ def test_search_papers_numbers_and_cards(demo):
     assert again.output.startswith("Paper [1]:") and "Bobby Yan" in again.output
 
 
-def test_search_in_one_paper_only(demo):
-    result = call_tool(search_papers, deps_for(demo, scope_paper_id="0704.0001"), {"query": "photons"})
-    assert [c.id for c in result.cards] == ["0704.0001"]
+def test_chat_about_one_paper_puts_it_first(demo):
+    result = call_tool(search_papers, deps_for(demo, scope_paper_id="0704.0001"), {"query": "graph neural networks"})
+    ids = [c.id for c in result.cards]
+    assert ids[0] == "0704.0001" and len(ids) == 5 and len(set(ids)) == 5
 
 
 def test_unknown_paper_is_a_readable_error(demo):

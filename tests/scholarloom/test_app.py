@@ -80,51 +80,90 @@ def test_password_sign_in(server):
     assert cookie.startswith("access_token=") and "HttpOnly" in cookie
 
 
+class ChatClient:
+    """A signed-in Chainlit session over socket.io, recording every event the browser would receive."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.events: list[tuple[str, object]] = []
+        self.turn_done = asyncio.Event()
+        self.sio = socketio.AsyncClient()
+
+        @self.sio.on("*")
+        async def record(event, data):
+            self.events.append((event, data))
+            if event == "update_message" and data.get("name") == "on_message":  # the turn's run step ended
+                self.turn_done.set()
+
+    async def connect(self, referer: str | None = None) -> None:
+        async with httpx.AsyncClient(base_url=self.server) as http:
+            login = await http.post("/chat/login", data={"username": "alice", "password": PASSWORD})
+        headers = {"Cookie": f"access_token={login.cookies['access_token']}"}
+        if referer:
+            headers["Referer"] = referer
+        await self.sio.connect(
+            self.server,
+            socketio_path="/chat/ws/socket.io",
+            headers=headers,
+            auth={"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": "", "userEnv": "{}"},
+            transports=["websocket"],
+        )
+        await self.sio.emit("connection_successful")
+
+    async def ask(self, question: str) -> None:
+        self.turn_done.clear()
+        message = {
+            "id": str(uuid.uuid4()),
+            "threadId": "",
+            "name": "alice",
+            "type": "user_message",
+            "output": question,
+            "createdAt": datetime.now(timezone.utc).isoformat(),
+        }
+        await self.sio.emit("client_message", {"message": message, "fileReferences": None})
+        await asyncio.wait_for(self.turn_done.wait(), timeout=60)
+
+    def messages(self, kind: str) -> list[dict]:
+        """The last state of each message of a type (assistant_message, tool...), in order of creation."""
+        latest: dict[str, dict] = {}
+        for event, data in self.events:
+            if event in ("new_message", "update_message") and data.get("type") == kind:
+                latest[data["id"]] = data
+        return list(latest.values())
+
+
 async def test_chat_turn_over_socketio(server, scripted):
     scripted.enqueue(
         tool_call("search_papers", query="replay log statements from checkpoints after training"),
         text("Flor replays log statements from checkpoints [1]."),
     )
-    async with httpx.AsyncClient(base_url=server) as http:
-        login = await http.post("/chat/login", data={"username": "alice", "password": PASSWORD})
-    token = login.cookies["access_token"]
-    events: list[tuple[str, object]] = []
-    done = asyncio.Event()
-    client = socketio.AsyncClient()
+    chat = ChatClient(server)
+    await chat.connect()
+    await chat.ask("How do I add logging after training?")
+    await chat.sio.disconnect()
 
-    @client.on("*")
-    async def record(event, data):
-        events.append((event, data))
-        if event == "update_message" and data.get("name") == "on_message":  # the turn's run step ended
-            done.set()
-
-    await client.connect(
-        server,
-        socketio_path="/chat/ws/socket.io",
-        headers={"Cookie": f"access_token={token}"},
-        auth={"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": "", "userEnv": "{}"},
-        transports=["websocket"],
-    )
-    await client.emit("connection_successful")
-    message = {
-        "id": str(uuid.uuid4()),
-        "threadId": "",
-        "name": "alice",
-        "type": "user_message",
-        "output": "How do I add logging after training?",
-        "createdAt": datetime.now(timezone.utc).isoformat(),
-    }
-    await client.emit("client_message", {"message": message, "fileReferences": None})
-    await asyncio.wait_for(done.wait(), timeout=60)
-    await client.disconnect()
-
-    steps = [d for e, d in events if e in ("new_message", "update_message") and d.get("type") == "tool"]
-    assert steps and steps[0]["name"] == "search_papers" and "Hindsight Logging" in steps[-1]["output"]
+    (step,) = chat.messages("tool")
+    assert step["name"] == "search_papers" and "Hindsight Logging" in step["output"]
     # Chainlit sends the first piece with stream_start, the rest as stream_token events.
-    tokens = "".join(
-        d["output"] if e == "stream_start" else d["token"] for e, d in events if e in ("stream_start", "stream_token")
+    streamed = "".join(
+        d["output"] if e == "stream_start" else d["token"]
+        for e, d in chat.events
+        if e in ("stream_start", "stream_token")
     )
-    assert tokens.startswith("Flor replays log statements")
-    final = [d for e, d in events if e == "update_message" and d.get("type") == "assistant_message"][-1]
-    assert "[[1]](/papers/2006.07357-hindsight-logging-for-model-training)" in final["output"]
-    assert "**Sources**" in final["output"]
+    assert streamed.startswith("Flor replays log statements")
+    final = chat.messages("assistant_message")[-1]["output"]
+    assert "[[1]](/papers/2006.07357-hindsight-logging-for-model-training)" in final and "**Sources**" in final
+
+
+async def test_chat_about_one_paper(server, scripted):
+    scripted.enqueue(tool_call("search_papers", query="overhead of checkpointing"), text("About 7% [1]."))
+    chat = ChatClient(server)
+    await chat.connect(referer=server + "/chat/?paper=2006.07357")
+    await chat.ask("What overhead does it have?")
+    await chat.sio.disconnect()
+
+    intro = chat.messages("assistant_message")[0]["output"]
+    assert intro.startswith("This chat is about **[Hindsight Logging for Model Training]")
+    (step,) = chat.messages("tool")
+    assert step["output"].splitlines()[1].startswith("[1] Hindsight Logging for Model Training")
+    assert "id 2006.07357" in scripted.requests[0]["messages"][0]["content"]
