@@ -76,6 +76,7 @@ async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict
                 api_key=config.api_key,
                 timeout=config.timeout,
                 max_tokens=config.max_tokens,
+                max_retries=0,  # retries are ours (bounded, with jitter), not the SDK's on top of them
             )
         except retryable as exc:
             if attempt == RETRIES:
@@ -83,7 +84,7 @@ async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict
                     f"the language model is unavailable ({type(exc).__name__}); please try again shortly"
                 ) from exc
             await asyncio.sleep(min(8.0, 0.5 * 2**attempt) * (0.5 + random.random()))
-        except litellm.exceptions.APIError as exc:
+        except Exception as exc:  # authentication, bad request, unknown model...: retrying will not help
             raise LLMError(f"the language model refused the request ({type(exc).__name__})") from exc
     raise AssertionError("unreachable")
 

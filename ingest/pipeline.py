@@ -8,8 +8,6 @@ import logging
 from collections.abc import Iterable
 from itertools import islice
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
@@ -86,7 +84,7 @@ def load_records(
                     for record in records:
                         _write(session, record)
                     Catalog.mark(session, stage, key, digest)
-            except (SQLAlchemyError, ValueError) as exc:
+            except Exception as exc:  # one bad record is reported and skipped; the run goes on
                 log.warning("record %s of %s not stored", key, stage, exc_info=True)
                 summary.fail(Failure(stage, key, f"could not be stored: {type(exc).__name__}: {str(exc)[:300]}"))
                 continue

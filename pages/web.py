@@ -8,14 +8,14 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from pages.addresses import split_paper_address
-from pages.base import PageMeta
+from pages.base import PageMeta, md_escape
 from pages.paper import paper_page
 from pages.render import PAGE_CSP, Renderer
 from pages.search_page import build_search_page
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
 from retrieval.index import Index
-from retrieval.search import search
+from retrieval.search import SearchResult, search
 
 MARKDOWN = "text/markdown; charset=utf-8"
 
@@ -47,7 +47,10 @@ def respond(request: Request, deps: PagesDeps, page, template: str, status: int 
 
 def not_found(request: Request, deps: PagesDeps, message: str) -> Response:
     if wants_markdown(request):
-        text = f"# Not found\n\n{message}\n\nThe paper may not be harvested yet. Addresses: /papers/<arXiv id>, /search?q=..., /chat\n"
+        text = (
+            f"# Not found\n\n{md_escape(message)}\n\nThe paper may not be harvested yet. "
+            "Addresses: /papers/<arXiv id>, /search?q=..., /chat\n"
+        )
         return PlainTextResponse(text, status_code=404, media_type=MARKDOWN, headers=_page_headers())
     meta = PageMeta(title="Not found", description=message, path=request.url.path, noindex=True)
     html = deps.renderer.html("not_found.html", meta, message=message)
@@ -79,15 +82,10 @@ def make_router(deps: PagesDeps) -> APIRouter:
 
     @router.get("/search", include_in_schema=False)
     def search_page(request: Request, q: str = Query("", max_length=2000)) -> Response:
-        result = (
-            search(deps.catalog, deps.index, deps.embedder, q, limit=deps.search_limit, sentences=1)
-            if q.strip()
-            else None
-        )
-        if result is None:
-            from retrieval.search import SearchResult
-
-            result = SearchResult("", [], None)
+        if q.strip():
+            result = search(deps.catalog, deps.index, deps.embedder, q, limit=deps.search_limit, sentences=1)
+        else:  # the bare search page
+            result = SearchResult("", [])
         authors = deps.catalog.author_names([h.paper.id for h in result.hits])
         page = build_search_page(result, authors)
         return respond(request, deps, page, "search.html", query=page.query)

@@ -41,12 +41,11 @@ class ChainlitTurnUI:
         await self.message.stream_token(text)
 
     async def finish(self, answer: str, cards: list[Card]) -> None:
-        if self.message is None:
-            self.message = cl.Message(content=answer)
-            await self.message.send()
-        else:
-            self.message.content = answer
-            await self.message.update()
+        # The final text replaces what was streamed (citations linked, stray links dropped); send() also
+        # ends the stream and creates the step where a data layer persists it.
+        self.message = self.message or cl.Message(content="")
+        self.message.content = answer
+        await self.message.send()
 
 
 @cl.password_auth_callback

@@ -124,3 +124,12 @@ async def test_starter_questions_find_their_papers(demo):
         ui = RecordingUI()
         outcome = await Agent(None).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], question, ui)
         assert outcome.cards[0].id == expected[label], label
+
+
+async def test_provider_error_after_retries_gives_a_clear_message(demo, scripted):
+    # Nothing scripted: the stand-in answers 500 to every request, as a failing provider would.
+    agent = agent_for(scripted)
+    ui = RecordingUI()
+    outcome = await agent.turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], "anything", ui)
+    assert outcome.error and ui.final.startswith("Sorry: the language model")
+    assert len(scripted.requests) == 3  # the first try and two bounded retries

@@ -64,6 +64,8 @@ def test_pages_and_chat_share_one_app(server):
     assert paper.status_code == 200 and "Hindsight Logging for Model Training" in paper.text
     chat = httpx.get(server + "/chat/")
     assert chat.status_code == 200 and '<div id="root">' in chat.text
+    logo = httpx.get(server + "/chat/logo", params={"theme": "dark"})
+    assert logo.headers["content-type"].startswith("image/svg") and b"ScholarLoom" in logo.content
     config = httpx.get(server + "/chat/auth/config").json()
     assert config["requireLogin"] is True and config["passwordAuth"] is True
     missing = httpx.get(server + "/nowhere")
