@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from assistant.citations import link_citations, sources_footer
+from assistant.citations import StreamGuard, link_citations, sources_footer
 from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
 from assistant.prompts import system_prompt
 from assistant.retrieval_only import answer_without_llm
@@ -71,11 +71,12 @@ class Agent:
                 # On the last round no tools are offered, so the model has to answer.
                 tools = self.schemas if round_number < self.max_tool_rounds else []
                 completion = Completion()
+                guard = StreamGuard()
                 async for item in stream_completion(self.llm, messages, tools):
                     if isinstance(item, Completion):
                         completion = item
-                    else:
-                        await ui.stream(item)
+                    elif shown := guard.feed(item):
+                        await ui.stream(shown)
                 if not completion.tool_calls:
                     break
                 messages.append(

@@ -1,0 +1,56 @@
+"""The scholarloom command as a user runs it."""
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from auth.accounts import authenticate
+from ingest.demo import DEMO_DIR
+from scholarloom.cli import app
+from scholarloom.settings import Settings
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHOLARLOOM_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+def test_users_add_from_stdin(data_dir):
+    result = runner.invoke(app, ["users", "add", "alice", "--password-stdin"], input="correct horse battery\n")
+    assert result.exit_code == 0 and "user alice is ready" in result.output
+    settings = Settings(data_dir=data_dir)
+    assert authenticate(settings.catalog().engine, "alice", "correct horse battery")
+    again = runner.invoke(app, ["users", "add", "alice", "--password-stdin"], input="another long one\n")
+    assert again.exit_code == 1 and "already exists" in again.output
+    short = runner.invoke(app, ["users", "add", "bob", "--password-stdin"], input="short\n")
+    assert short.exit_code == 1 and "8 to 1024 characters" in short.output
+    settings.close()
+
+
+def test_serve_refuses_without_a_secret(data_dir):
+    result = runner.invoke(app, ["serve", "--port", "8765"])
+    assert result.exit_code == 1 and "SCHOLARLOOM_AUTH_SECRET" in result.output
+
+
+def test_ingest_demo_reports_and_reruns(data_dir, tmp_path):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_DIR / "seed", corpus / "seed")
+    shutil.copytree(DEMO_DIR / "arxiv_records", corpus / "arxiv_records")
+    (corpus / "arxiv_metadata").mkdir()
+    lines = (DEMO_DIR / "arxiv_metadata" / "arxiv-abs-0704.0001-0704.1001.jsonl").read_text().splitlines()[:2]
+    (corpus / "arxiv_metadata" / "part.jsonl").write_text("\n".join([lines[0], "{broken", lines[1]]) + "\n")
+
+    first = runner.invoke(app, ["ingest", "demo", "--source", str(corpus)])
+    assert first.exit_code == 0, first.output
+    assert "demo corpus: added 3, updated 0, unchanged 0, skipped 0, failed 1, indexed 3" in first.output
+    assert "papers 3" in first.output and "index points 3" in first.output
+    failures = [json.loads(line) for line in (data_dir / "ingest-failures.jsonl").read_text().splitlines()]
+    assert failures == [{"source": "arxiv_snapshot", "key": "line 2", "reason": failures[0]["reason"]}]
+
+    second = runner.invoke(app, ["ingest", "demo", "--source", str(corpus)])
+    assert "added 0, updated 0, unchanged 3, skipped 0, failed 1, indexed 0" in second.output
