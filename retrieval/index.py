@@ -66,9 +66,10 @@ def _as_utc(value: date, end: bool) -> datetime:
 
 
 class Index:
-    def __init__(self, client, collection: str) -> None:
+    def __init__(self, client, collection: str, local: bool = False) -> None:
         self.client = client
         self.collection = collection
+        self.local = local  # embedded qdrant-client store: brute force, payload indexes do nothing
 
     @classmethod
     def open(
@@ -85,7 +86,7 @@ class Index:
                 client = QdrantClient(path=str(path))
         except Exception as exc:  # a second process holding the embedded store's lock lands here
             raise IndexUnavailable(f"cannot open the vector index ({url or path}): {exc}") from exc
-        index = cls(client, collection)
+        index = cls(client, collection, local=not url)
         index.ensure_collection()
         return index
 
@@ -102,6 +103,8 @@ class Index:
             vectors_config={DENSE: models.VectorParams(size=DENSE_DIM, distance=models.Distance.COSINE)},
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
         )
+        if self.local:
+            return
         for name, schema in (
             ("paper_id", models.PayloadSchemaType.KEYWORD),
             ("kind", models.PayloadSchemaType.KEYWORD),

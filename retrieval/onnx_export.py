@@ -7,6 +7,8 @@ state as output (fastembed then mean-pools and normalises).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 import struct
@@ -23,7 +25,8 @@ _DTYPES = {"F32": np.float32, "I64": np.int64}
 
 def model_zip() -> Path:
     try:
-        import all_minilm_l6_v2  # the weights package, installed with --no-deps
+        with contextlib.redirect_stdout(io.StringIO()):  # the package prints a greeting on import
+            import all_minilm_l6_v2  # the weights package, installed with --no-deps
     except ImportError as exc:  # pragma: no cover - install problem, explained to the user
         raise RuntimeError(
             "The embedding weights are missing: install them with "

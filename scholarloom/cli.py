@@ -53,9 +53,12 @@ def ingest_demo(
         index = settings.index()
     except IndexUnavailable as exc:
         _fail(f"{exc}\nIs `scholarloom serve` running? The embedded index can only be open in one process.")
+    root = source or DEMO_DIR
+    if not root.is_dir():
+        _fail(f"no demo corpus at {root}")
     columns = (TextColumn("{task.description:<44}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=False) as progress:
-        summary = load_demo(settings.catalog(), index, settings.embedder(), source or DEMO_DIR, progress)
+        summary = load_demo(settings.catalog(), index, settings.embedder(), root, progress)
     failures = summary.write_failures(settings.data_dir / "ingest-failures.jsonl")
     typer.echo(f"demo corpus: {summary.line()}")
     if summary.failures:

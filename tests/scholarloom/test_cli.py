@@ -54,3 +54,8 @@ def test_ingest_demo_reports_and_reruns(data_dir, tmp_path):
 
     second = runner.invoke(app, ["ingest", "demo", "--source", str(corpus)])
     assert "added 0, updated 0, unchanged 3, skipped 0, failed 1, indexed 0" in second.output
+
+
+def test_ingest_demo_with_a_missing_folder_says_so(data_dir, tmp_path):
+    result = runner.invoke(app, ["ingest", "demo", "--source", str(tmp_path / "nowhere")])
+    assert result.exit_code == 1 and "no demo corpus at" in result.output
