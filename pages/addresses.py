@@ -25,6 +25,12 @@ def paper_path(paper: Paper) -> str:
     return "/papers/" + quote(paper.id, safe="/:") + (f"-{slug}" if slug else "")
 
 
+def external(base: str, identifier: str) -> str:
+    """A scholarly site's address for an identifier from the data, which may hold anything: percent-encoded
+    so it stays one URL (no spaces, brackets or parentheses to break out of a markdown link)."""
+    return base + quote(identifier, safe="/:.;-_~")
+
+
 def split_paper_address(address: str) -> tuple[str, str | None, str] | None:
     """'2006.07357v2-hindsight' -> ('2006.07357', 'v2', '-hindsight'); None when no id is recognised."""
     match = _ID_AT_START.match(address)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from pages.addresses import paper_path
+from urllib.parse import quote
+
+from pages.addresses import external, paper_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
 from retrieval.catalog import Catalog, PaperView
 
@@ -61,7 +63,7 @@ class PaperPage:
         if self.published:
             article["datePublished"] = self.published.date().isoformat()
         if self.doi:
-            article["identifier"] = f"https://doi.org/{self.doi}"
+            article["identifier"] = external("https://doi.org/", self.doi)
         crumbs = breadcrumbs(base_url, Link(SITE_NAME, "/"), Link("Papers", "/search"), Link(self.title, self.path))
         return PageMeta(title=self.title, description=description, path=self.path, json_ld=[article, crumbs])
 
@@ -85,7 +87,7 @@ class PaperPage:
             if value:
                 lines.append(f"**{label}:** {md_escape(value)}")
         if self.doi:
-            lines.append(f"**DOI:** {self.doi}")
+            lines.append(f"**DOI:** {md_escape(self.doi)}")
         if self.cited_by_count is not None:
             lines.append(f"**Cited by:** {self.cited_by_count}")
         lines.append(f"**Page:** {self.path}")
@@ -110,14 +112,16 @@ def _reference(citation, in_corpus: dict) -> Reference:
     if citation.cited_arxiv_id:
         return Reference(
             citation.cited_title or f"arXiv:{citation.cited_arxiv_id}",
-            f"https://arxiv.org/abs/{citation.cited_arxiv_id}",
+            external("https://arxiv.org/abs/", citation.cited_arxiv_id),
         )
     if citation.cited_doi:
-        return Reference(citation.cited_title or f"doi:{citation.cited_doi}", f"https://doi.org/{citation.cited_doi}")
+        return Reference(
+            citation.cited_title or f"doi:{citation.cited_doi}", external("https://doi.org/", citation.cited_doi)
+        )
     if citation.cited_openalex_id:
         return Reference(
             citation.cited_title or f"OpenAlex {citation.cited_openalex_id}",
-            f"https://openalex.org/{citation.cited_openalex_id}",
+            external("https://openalex.org/", citation.cited_openalex_id),
         )
     return Reference(citation.cited_title or citation.cited_key, None)
 
@@ -127,15 +131,15 @@ def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
     links = []
     if paper.arxiv_id:
         links += [
-            Link("arXiv abstract", f"https://arxiv.org/abs/{paper.arxiv_id}"),
-            Link("PDF", f"https://arxiv.org/pdf/{paper.arxiv_id}"),
+            Link("arXiv abstract", external("https://arxiv.org/abs/", paper.arxiv_id)),
+            Link("PDF", external("https://arxiv.org/pdf/", paper.arxiv_id)),
         ]
     elif paper.landing_url and paper.landing_url.startswith(("https://", "http://")):
-        links.append(Link("Publisher page", paper.landing_url))
+        links.append(Link("Publisher page", quote(paper.landing_url, safe=":/?&=#%+,;~@!$*'")))
     if paper.doi:
-        links.append(Link("DOI", f"https://doi.org/{paper.doi}"))
+        links.append(Link("DOI", external("https://doi.org/", paper.doi)))
     if paper.openalex_id:
-        links.append(Link("OpenAlex", f"https://openalex.org/{paper.openalex_id}"))
+        links.append(Link("OpenAlex", external("https://openalex.org/", paper.openalex_id)))
     citations = catalog.references(paper.id)
     shown = citations[:MAX_REFERENCES_SHOWN]
     in_corpus = catalog.papers([c.cited_id for c in shown if c.cited_id])

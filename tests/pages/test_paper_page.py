@@ -1,6 +1,7 @@
 """The paper page through the ASGI app: canonical addresses, HTML parsed for real, markdown for agents."""
 
 import json
+import re
 
 import httpx
 import pytest
@@ -85,7 +86,14 @@ async def small_client(tmp_path):
     catalog = Catalog(f"sqlite:///{tmp_path / 'x.db'}")
     with catalog.session() as session:
         session.add(
-            Paper(id="2401.00001", arxiv_id="2401.00001", title=HOSTILE, abstract=HOSTILE, categories=["cs.CR"])
+            Paper(
+                id="2401.00001",
+                arxiv_id="2401.00001",
+                title=HOSTILE,
+                abstract=HOSTILE,
+                categories=["cs.CR"],
+                doi="10.1/x) [evil](https://evil.example",
+            )
         )
         session.add(
             Paper(
@@ -116,3 +124,7 @@ async def test_hostile_title_renders_as_text(small_client):
     assert all(s.get("type") == "application/ld+json" for s in soup.find_all("script"))
     assert soup.h1.get_text() == HOSTILE
     assert "<img" not in markdown.text and "&lt;img" in markdown.text
+    # A hostile DOI stays inside its own link, in the markdown and in the HTML.
+    assert not re.search(r"(?<!\\)\]\(https://evil", markdown.text)  # only escaped brackets before it
+    assert "- [DOI](https://doi.org/10.1/x%29%20%5Bevil%5D%28https://evil.example)" in markdown.text
+    assert all(not a["href"].startswith("https://evil") for a in soup.find_all("a"))
