@@ -31,6 +31,7 @@ class PaperPage:
     categories: list[str]
     published: datetime | None
     updated: datetime | None
+    year: int | None
     version: int | None
     links: list[Link]
     doi: str | None
@@ -42,6 +43,11 @@ class PaperPage:
     topics: list[str]
     references: list[Reference]
     reference_count: int
+
+    @property
+    def date_label(self) -> str:
+        """arXiv dates are submissions; other sources give a publication date."""
+        return "Submitted" if self.arxiv_id else "Published"
 
     @property
     def chat_path(self) -> str:
@@ -60,8 +66,8 @@ class PaperPage:
             "url": base_url + self.path,
             "about": self.categories,
         }
-        if self.published:
-            article["datePublished"] = self.published.date().isoformat()
+        if self.published or self.year:
+            article["datePublished"] = self.published.date().isoformat() if self.published else str(self.year)
         if self.doi:
             article["identifier"] = external("https://doi.org/", self.doi)
         crumbs = breadcrumbs(base_url, Link(SITE_NAME, "/"), Link("Papers", "/search"), Link(self.title, self.path))
@@ -73,10 +79,12 @@ class PaperPage:
         if self.arxiv_id:
             lines.append(f"**arXiv:** {self.arxiv_id}" + (f" (v{self.version})" if self.version else ""))
         if self.published:
-            dates = f"**Submitted:** {self.published.date().isoformat()}"
+            dates = f"**{self.date_label}:** {self.published.date().isoformat()}"
             if self.updated and self.updated.date() != self.published.date():
                 dates += f" · **Last revised:** {self.updated.date().isoformat()}"
             lines.append(dates)
+        elif self.year:
+            lines.append(f"**Published:** {self.year}")
         if self.categories:
             lines.append(f"**Categories:** {', '.join(self.categories)} (primary {self.categories[0]})")
         for label, value in (
@@ -134,7 +142,11 @@ def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
             Link("arXiv abstract", external("https://arxiv.org/abs/", paper.arxiv_id)),
             Link("PDF", external("https://arxiv.org/pdf/", paper.arxiv_id)),
         ]
-    elif paper.landing_url and paper.landing_url.startswith(("https://", "http://")):
+    elif (
+        paper.landing_url
+        and paper.landing_url.startswith(("https://", "http://"))
+        and "doi.org/" not in paper.landing_url
+    ):
         links.append(Link("Publisher page", quote(paper.landing_url, safe=":/?&=#%+,;~@!$*'")))
     if paper.doi:
         links.append(Link("DOI", external("https://doi.org/", paper.doi)))
@@ -153,6 +165,7 @@ def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
         categories=list(paper.categories),
         published=paper.published,
         updated=paper.updated,
+        year=paper.year,
         version=paper.version,
         links=links,
         doi=paper.doi,

@@ -62,7 +62,7 @@ def build_search_page(result: SearchResult, authors: dict[str, list[str]]) -> Se
                 title=hit.paper.title,
                 path=paper_path(hit.paper),
                 authors=", ".join(names[:4]) + (" et al." if len(names) > 4 else ""),
-                year=hit.paper.published.year if hit.paper.published else None,
+                year=hit.paper.year,
                 categories=list(hit.paper.categories),
                 sentences=hit.sentences,
             )

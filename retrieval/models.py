@@ -25,6 +25,7 @@ class Paper(SQLModel, table=True):
     primary_category: str | None = Field(default=None, index=True)
     published: datetime | None = Field(default=None, index=True)
     updated: datetime | None = None
+    year: int | None = Field(default=None, index=True, description="publication year, also when no exact date is known")
     version: int | None = None
     landing_url: str | None = None
     pdf_url: str | None = None

@@ -89,6 +89,7 @@ class PaperRecord(_Record):
     primary_category: str | None = None
     published: datetime | None = None
     updated: datetime | None = None
+    year: int | None = Field(None, ge=1000, le=3000, description="publication year; from published when that is known")
     version: int | None = None
     landing_url: str | None = None
     pdf_url: str | None = None
@@ -111,6 +112,8 @@ class PaperRecord(_Record):
         return list(dict.fromkeys(c.strip() for c in value if c and c.strip()))
 
     def model_post_init(self, _context) -> None:
+        if self.year is None and self.published:
+            self.year = self.published.year
         if self.primary_category is None and self.categories:
             self.primary_category = self.categories[0]
         if self.primary_category and self.primary_category in self.categories:

@@ -11,7 +11,7 @@ from retrieval.models import Authorship, Citation, Institution, Paper, Researche
 from retrieval.records import AuthorRecord, InstitutionRecord, PaperRecord, ResearcherRecord
 
 _MERGED_SCALARS = (
-    "arxiv_id", "openalex_id", "doi", "title", "abstract", "primary_category", "published", "updated",
+    "arxiv_id", "openalex_id", "doi", "title", "abstract", "primary_category", "published", "updated", "year",
     "version", "landing_url", "pdf_url", "journal_ref", "comments", "license", "venue", "cited_by_count",
 )  # fmt: skip
 

@@ -56,8 +56,7 @@ def search_papers(
     lines, cards = [f"Papers matching {md_escape(result.query)!r}:"], []
     for hit in hits:
         n = deps.sources.number(hit.paper)
-        year = hit.paper.published.year if hit.paper.published else None
-        byline = _byline(authors.get(hit.paper.id, []), year)
+        byline = _byline(authors.get(hit.paper.id, []), hit.paper.year)
         path = deps.sources.entries[hit.paper.id][2]
         lines.append(f"[{n}] {md_escape(hit.paper.title)} ({byline}); id {hit.paper.id}; page {path}")
         lines += [f"    matching: {md_escape(s)}" for s in hit.sentences]
@@ -77,6 +76,6 @@ def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
     paper = deps.catalog.papers([page.id])[page.id]
     n = deps.sources.number(paper)
-    byline = _byline(page.authors, page.published.year if page.published else None)
+    byline = _byline(page.authors, page.year)
     card = Card("paper", page.id, page.title, page.path, byline, n)
     return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card])

@@ -114,6 +114,7 @@ def work_record(work: dict, source: str = SOURCE) -> PaperRecord:
         abstract=abstract_from_index(work.get("abstract_inverted_index")),
         authors=authors,
         published=_published(work),
+        year=work.get("publication_year"),
         landing_url=location.get("landing_page_url"),
         pdf_url=location.get("pdf_url"),
         venue=((location.get("source") or {}).get("display_name")),

@@ -84,3 +84,9 @@ def test_openalex_institution_entity():
     payload = json.loads((DEMO_DIR / "openalex" / "entities" / "I27837315.json").read_text())
     (inst,) = list(parse_institutions(payload))
     assert inst.ror_id == "00jmfr291" and inst.openalex_id == "I27837315" and inst.city == "Ann Arbor"
+
+
+def test_openalex_sample_work_keeps_its_year():
+    payload = json.loads((DEMO_DIR / "openalex" / "samples" / "works_sample.json").read_text())
+    first = next(parse_works(payload))
+    assert first.published is None and first.year == 2021  # the sample carries a year, not a date

@@ -128,3 +128,15 @@ async def test_hostile_title_renders_as_text(small_client):
     assert not re.search(r"(?<!\\)\]\(https://evil", markdown.text)  # only escaped brackets before it
     assert "- [DOI](https://doi.org/10.1/x%29%20%5Bevil%5D%28https://evil.example)" in markdown.text
     assert all(not a["href"].startswith("https://evil") for a in soup.find_all("a"))
+
+
+async def test_openalex_paper_page(client):
+    response = await client.get("/papers/openalex:W3140854437", follow_redirects=True)
+    assert response.status_code == 200
+    assert str(response.url).endswith(
+        "/papers/openalex:W3140854437-review-of-deep-learning-concepts-cnn-architectures-challenges"
+    )
+    soup = BeautifulSoup(response.text, "html.parser")
+    assert soup.select_one(".dates").get_text(" ", strip=True).startswith("Published 2021")
+    assert soup.select_one('a[href="https://doi.org/10.1186/s40537-021-00444-8"]').get_text() == "DOI"
+    assert soup.select("ol.refs li"), "its OpenAlex references are listed"
