@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-
 from urllib.parse import quote
 
 from pages.addresses import external, paper_path

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import event, func
 from sqlalchemy.engine import Engine
@@ -12,10 +13,6 @@ from sqlmodel import Session, SQLModel, create_engine, select
 
 from retrieval.models import Authorship, Citation, Institution, LedgerEntry, Paper, Researcher, utcnow
 from retrieval.records import is_arxiv_id, split_arxiv_version
-
-
-class CatalogUnavailable(RuntimeError):
-    """The catalog database cannot be reached."""
 
 
 @dataclass(frozen=True)
@@ -55,8 +52,6 @@ class Catalog:
 
     def __init__(self, url: str) -> None:
         if url.startswith("sqlite:///"):
-            from pathlib import Path
-
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         self.url = url
         self.engine = make_engine(url)

@@ -16,17 +16,6 @@ if TYPE_CHECKING:  # pragma: no cover
 DEMO_SECRET_MARKER = "demo-secret-change-me"
 
 
-class SearchSettings(BaseModel):
-    """How hybrid search behaves."""
-
-    prefetch: int = Field(
-        60, ge=1, le=1000, description="Candidates taken from each of the dense and sparse sides before fusion."
-    )
-    default_limit: int = Field(
-        8, ge=1, le=100, description="Papers returned by a search when the caller does not say how many."
-    )
-
-
 class AgentSettings(BaseModel):
     """Limits on one turn of the agent."""
 
@@ -81,7 +70,6 @@ class Settings(BaseSettings):
     public_url: str | None = Field(
         None, description="Public base URL of the site, used in canonical links; unset means http://host:port."
     )
-    search: SearchSettings = Field(default_factory=SearchSettings, description="Hybrid search settings.")
     agent: AgentSettings = Field(default_factory=AgentSettings, description="Limits on the agent's turns.")
 
     _built: dict = PrivateAttr(default_factory=dict)

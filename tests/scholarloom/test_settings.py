@@ -2,11 +2,11 @@
 
 import pytest
 
-from scholarloom.settings import AgentSettings, SearchSettings, Settings
+from scholarloom.settings import AgentSettings, Settings
 
 
 def test_every_setting_is_documented():
-    for model in (Settings, SearchSettings, AgentSettings):
+    for model in (Settings, AgentSettings):
         for name, field in model.model_fields.items():
             assert field.description, f"{model.__name__}.{name} has no description"
 
