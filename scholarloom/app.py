@@ -32,6 +32,7 @@ def prepare_chainlit_root(settings: Settings) -> Path:
     (root / ".chainlit" / "config.toml").write_text(config)
     if WELCOME.exists():
         shutil.copyfile(WELCOME, root / "chainlit.md")
+        shutil.copyfile(WELCOME, root / "chainlit_en-US.md")  # what English browsers ask for first
     shutil.copytree(PACKAGE_DIR / "chainlit" / "public", root / "public", dirs_exist_ok=True)  # our logos
     return root
 

@@ -80,6 +80,9 @@ def test_password_sign_in(server):
     assert right.status_code == 200
     cookie = right.headers["set-cookie"]
     assert cookie.startswith("access_token=") and "HttpOnly" in cookie
+    settings = httpx.get(server + "/chat/project/settings", params={"language": "en-US"}, cookies=right.cookies).json()
+    assert settings["markdown"].startswith("# Welcome to ScholarLoom")
+    assert [s["label"] for s in settings["starters"]][:2] == ["Logging after training", "Graph convolutions"]
 
 
 class ChatClient:
