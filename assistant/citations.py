@@ -6,7 +6,7 @@ import re
 
 # [label](url "title"): the url may hold one level of balanced parentheses, as markdown allows.
 _LINK = re.compile(r"(!?)\[([^\]]*)\]\(((?:[^()\s]|\([^()\s]*\))*)[^)]*\)")
-_CITE = re.compile(r"\[(\d{1,3})\](?!\()")
+_CITE = re.compile(r"\[(\d{1,3})(?:,?\s*(pp?\.\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?))?\](?!\()")  # [2] or [2, p. 7]
 _ALLOWED = re.compile(r"^(/(papers|researchers|institutions|search)\b|https://(arxiv\.org|doi\.org|openalex\.org)/)")
 
 
@@ -24,7 +24,7 @@ def _safe_links(text: str) -> str:
 
 
 def link_citations(answer: str, sources: dict[int, tuple[str, str]]) -> tuple[str, list[int]]:
-    """The answer with [n] linked to its paper page, and the numbers it cited, in order of first use."""
+    """The answer with [n] (or [n, p. 7]) linked to its paper page, and the numbers it cited, in first-use order."""
     cited: list[int] = []
 
     def link(match: re.Match) -> str:
@@ -33,7 +33,8 @@ def link_citations(answer: str, sources: dict[int, tuple[str, str]]) -> tuple[st
             return match.group(0)
         if n not in cited:
             cited.append(n)
-        return f"[[{n}]]({sources[n][1]})"
+        page = f", {match.group(2)}" if match.group(2) else ""
+        return f"[[{n}{page}]]({sources[n][1]})"
 
     text = _CITE.sub(link, _safe_links(answer))
     return text, cited

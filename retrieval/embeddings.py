@@ -10,6 +10,7 @@ import numpy as np
 
 DENSE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DENSE_DIM = 384
+DENSE_MAX_TOKENS = 256  # the encoder reads this many word pieces, [CLS] and [SEP] included, then stops
 SPARSE_MODEL = "Qdrant/bm25"
 BM25_AVG_LEN = 120.0  # mean abstract length in tokens after stop words, measured on the demo corpus
 _STOPWORDS = Path(__file__).parent / "data" / "stopwords_en.txt"
@@ -50,6 +51,7 @@ class Embedder:
         self._lock = threading.Lock()
         self._dense = None
         self._sparse = None
+        self._tokenizer = None
 
     def _load(self):
         with self._lock:
@@ -64,6 +66,21 @@ class Embedder:
                 self._dense = TextEmbedding(DENSE_MODEL, specific_model_path=str(dense_dir), threads=self.threads)
         return self._dense, self._sparse
 
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """How many word pieces the dense model sees in each text (without its two special tokens)."""
+        with self._lock:
+            if self._tokenizer is None:
+                from tokenizers import Tokenizer
+
+                dense_dir, _ = prepare_models(self.models_dir)
+                tokenizer = Tokenizer.from_file(str(dense_dir / "tokenizer.json"))
+                tokenizer.no_truncation()
+                tokenizer.no_padding()
+                self._tokenizer = tokenizer
+        if not texts:
+            return []
+        return [len(e.ids) - 2 for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
+
     def dense(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         dense, _ = self._load()
         if not texts:
@@ -75,14 +92,14 @@ class Embedder:
         result[order] = vectors
         return result
 
-    def documents(self, texts: list[str], batch_size: int = 32) -> list[Embedded]:
+    def sparse(self, texts: list[str]) -> list[SparseVector]:
         _, sparse = self._load()
+        return [SparseVector(s.indices.tolist(), s.values.tolist()) for s in sparse.embed(texts, batch_size=256)]
+
+    def documents(self, texts: list[str], batch_size: int = 32) -> list[Embedded]:
         dense_vectors = self.dense(texts, batch_size=batch_size)
-        sparse_vectors = list(sparse.embed(texts, batch_size=256))
-        return [
-            Embedded(d, SparseVector(s.indices.tolist(), s.values.tolist()))
-            for d, s in zip(dense_vectors, sparse_vectors, strict=True)
-        ]
+        sparse_vectors = self.sparse(texts)
+        return [Embedded(d, s) for d, s in zip(dense_vectors, sparse_vectors, strict=True)]
 
     def query(self, text: str) -> Embedded:
         dense, sparse = self._load()

@@ -1,21 +1,40 @@
-"""The vector index: one Qdrant collection of abstracts and passages with dense and sparse vectors."""
+"""The vector index: abstracts, their windows and full-text passages, searched by meaning and by keywords.
+
+Each paper has one `abstract` point (title + abstract: a dense vector of its first 256 tokens and a BM25
+vector of all of it) and, when the abstract is longer than the encoder reads, `window` points (dense only)
+covering the rest. PDF text becomes `passage` points (dense + BM25) that keep their page and section.
+Dense and BM25 candidates are fetched apart and fused here (not in the store), so the embedded engine and
+a Qdrant server rank alike; `retrieval.fusion` holds the rule and its parameters, chosen on SciFact train.
+"""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
-from datetime import date, datetime, time, timezone
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 
-from retrieval.embeddings import DENSE_DIM, Embedded
+from retrieval.embeddings import Embedded
+from retrieval.fusion import FusionParams, fuse, group_max
+from retrieval.store import (
+    DENSE,
+    SPARSE,
+    ClientStore,
+    EdgeStore,
+    Filters,
+    IndexUnavailable,
+    PointHit,
+    StoredPoint,
+    VectorQuery,
+    VectorStore,
+)
 
-DENSE = "dense"
-SPARSE = "bm25"
+__all__ = ["Filters", "Index", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "point_id"]
+
+ABSTRACT_KINDS = ("abstract", "window")
+DENSE_POINTS_PER_PAPER = 5
+PASSAGE_KINDS = ("passage",)
 _NAMESPACE = uuid.UUID("6f1f5d1e-8f7c-4a4e-9d0a-5c1a2b3c4d5e")
-
-
-class IndexUnavailable(RuntimeError):
-    """The vector store cannot be reached or opened."""
 
 
 def point_id(paper_id: str, kind: str, number: int = 0) -> str:
@@ -26,184 +45,128 @@ def point_id(paper_id: str, kind: str, number: int = 0) -> str:
 @dataclass(frozen=True)
 class IndexPoint:
     paper_id: str
-    kind: str  # "abstract" or "passage"
+    kind: str  # "abstract", "window" or "passage"
     number: int
-    text: str
-    vectors: Embedded
+    vectors: Embedded  # a window carries no BM25 vector (its words are in the abstract point's)
+    text: str = ""
     categories: list[str] = field(default_factory=list)
     published: datetime | None = None
     researcher_ids: list[int] = field(default_factory=list)
     institution_ids: list[int] = field(default_factory=list)
     page: int | None = None
+    section: str | None = None
+    span: tuple[int, int] | None = None  # a window's slice of the abstract's sentences
+
+    def stored(self) -> StoredPoint:
+        sparse = self.vectors.sparse if self.kind != "window" else None
+        payload = {
+            "paper_id": self.paper_id,
+            "kind": self.kind,
+            "number": self.number,
+            "categories": self.categories,
+            "published": self.published.isoformat() if self.published else None,
+            "researcher_ids": self.researcher_ids,
+            "institution_ids": self.institution_ids,
+        }
+        if self.text:
+            payload["text"] = self.text
+        if self.page is not None:
+            payload["page"] = self.page
+        if self.section:
+            payload["section"] = self.section
+        if self.span:
+            payload["span"] = list(self.span)
+        return StoredPoint(point_id(self.paper_id, self.kind, self.number), self.vectors.dense, sparse, payload)
 
 
 @dataclass(frozen=True)
-class Filters:
-    """Restrictions every search may carry."""
-
-    categories: tuple[str, ...] = ()
-    published_from: date | None = None
-    published_to: date | None = None
-    paper_ids: tuple[str, ...] = ()
-    researcher_id: int | None = None
-    institution_id: int | None = None
-    kind: str | None = None
-
-
-@dataclass(frozen=True)
-class PointHit:
+class PaperScore:
     paper_id: str
-    kind: str
-    number: int
-    text: str
-    page: int | None
     score: float
-
-
-def _as_utc(value: date, end: bool) -> datetime:
-    moment = time.max if end else time.min
-    return datetime.combine(value, moment, tzinfo=timezone.utc)
+    dense: PointHit | None  # the paper's best dense point: a window tells which sentences matched
+    sparse: PointHit | None
 
 
 class Index:
-    def __init__(self, client, collection: str, local: bool = False) -> None:
-        self.client = client
-        self.collection = collection
-        self.local = local  # embedded qdrant-client store: brute force, payload indexes do nothing
+    def __init__(self, store: VectorStore, params: FusionParams | None = None) -> None:
+        self.store = store
+        self.params = params or FusionParams()
 
     @classmethod
     def open(
         cls, collection: str, *, path: Path | None = None, url: str | None = None, api_key: str | None = None
     ) -> "Index":
-        from qdrant_client import QdrantClient
-
-        try:
-            if url:
-                client = QdrantClient(url=url, api_key=api_key, timeout=10)
-            else:
-                assert path is not None
-                path.mkdir(parents=True, exist_ok=True)
-                client = QdrantClient(path=str(path))
-        except Exception as exc:  # a second process holding the embedded store's lock lands here
-            raise IndexUnavailable(f"cannot open the vector index ({url or path}): {exc}") from exc
-        index = cls(client, collection, local=not url)
-        index.ensure_collection()
-        return index
+        """The embedded engine in `path`, or a Qdrant server/cluster when `url` is given."""
+        if url:
+            return cls(ClientStore.connect(url, collection, api_key))
+        assert path is not None
+        return cls(EdgeStore(path / "edge" / collection))
 
     def close(self) -> None:
-        self.client.close()
+        self.store.close()
 
-    def ensure_collection(self) -> None:
-        from qdrant_client import models
+    def count(self, filters: Filters | None = None) -> int:
+        return self.store.count(filters)
 
-        if self.client.collection_exists(self.collection):
-            return
-        self.client.create_collection(
-            self.collection,
-            vectors_config={DENSE: models.VectorParams(size=DENSE_DIM, distance=models.Distance.COSINE)},
-            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-        )
-        if self.local:
-            return
-        for name, schema in (
-            ("paper_id", models.PayloadSchemaType.KEYWORD),
-            ("kind", models.PayloadSchemaType.KEYWORD),
-            ("categories", models.PayloadSchemaType.KEYWORD),
-            ("published", models.PayloadSchemaType.DATETIME),
-            ("researcher_ids", models.PayloadSchemaType.INTEGER),
-            ("institution_ids", models.PayloadSchemaType.INTEGER),
-        ):
-            self.client.create_payload_index(self.collection, name, field_schema=schema)
+    def optimize(self) -> None:
+        self.store.optimize()
 
-    def count(self) -> int:
-        return self.client.count(self.collection, exact=True).count
+    def replace(self, paper_ids: list[str], points: list[IndexPoint], kinds: tuple[str, ...]) -> None:
+        """Write these papers' points of these kinds, dropping any they had before (a shorter text leaves none)."""
+        self.store.delete_papers(paper_ids, kinds)
+        self.store.upsert([p.stored() for p in points])
 
     def upsert(self, points: list[IndexPoint]) -> None:
-        from qdrant_client import models
+        self.store.upsert([p.stored() for p in points])
 
-        if not points:
-            return
-        structs = [
-            models.PointStruct(
-                id=point_id(p.paper_id, p.kind, p.number),
-                vector={
-                    DENSE: p.vectors.dense.tolist(),
-                    SPARSE: models.SparseVector(indices=p.vectors.sparse.indices, values=p.vectors.sparse.values),
-                },
-                payload={
-                    "paper_id": p.paper_id,
-                    "kind": p.kind,
-                    "number": p.number,
-                    "text": p.text,
-                    "page": p.page,
-                    "categories": p.categories,
-                    "published": p.published.isoformat() if p.published else None,
-                    "researcher_ids": p.researcher_ids,
-                    "institution_ids": p.institution_ids,
-                },
-            )
-            for p in points
-        ]
-        self.client.upsert(self.collection, points=structs, wait=True)
+    def _candidates(
+        self, query: Embedded, filters: Filters, depth: int, sides: tuple[str, ...], dense_depth: int | None = None
+    ) -> tuple[list[PointHit], list[PointHit]]:
+        queries = []
+        if DENSE in sides:
+            queries.append(VectorQuery(DENSE, query.dense, dense_depth or depth, filters))
+        if SPARSE in sides and query.sparse.indices:
+            queries.append(VectorQuery(SPARSE, query.sparse, depth, filters))
+        answers = iter(self.store.search(queries) if queries else [])
+        dense = next(answers) if DENSE in sides else []
+        sparse = next(answers, [])
+        return dense, sparse
 
-    def _filter(self, filters: Filters):
-        from qdrant_client import models
+    def papers(
+        self, query: Embedded, filters: Filters = Filters(), limit: int = 10, sides: tuple[str, ...] = (DENSE, SPARSE)
+    ) -> list[PaperScore]:
+        """Papers by fused abstract scores (each side's best point per paper), best first, ties by id.
 
-        must = []
-        if filters.categories:
-            must.append(models.FieldCondition(key="categories", match=models.MatchAny(any=list(filters.categories))))
-        if filters.paper_ids:
-            must.append(models.FieldCondition(key="paper_id", match=models.MatchAny(any=list(filters.paper_ids))))
-        if filters.kind:
-            must.append(models.FieldCondition(key="kind", match=models.MatchValue(value=filters.kind)))
-        if filters.researcher_id is not None:
-            must.append(
-                models.FieldCondition(key="researcher_ids", match=models.MatchValue(value=filters.researcher_id))
-            )
-        if filters.institution_id is not None:
-            must.append(
-                models.FieldCondition(key="institution_ids", match=models.MatchValue(value=filters.institution_id))
-            )
-        if filters.published_from or filters.published_to:
-            must.append(
-                models.FieldCondition(
-                    key="published",
-                    range=models.DatetimeRange(
-                        gte=_as_utc(filters.published_from, end=False) if filters.published_from else None,
-                        lte=_as_utc(filters.published_to, end=True) if filters.published_to else None,
-                    ),
-                )
-            )
-        return models.Filter(must=must) if must else None
+        `sides` picks dense, BM25 or both (the benchmark compares the three)."""
+        filters = Filters(**{**filters.__dict__, "kinds": filters.kinds or ABSTRACT_KINDS})
+        depth = max(self.params.candidates, limit)
+        # A paper has several dense points (its abstract and its windows: 4.6 on arXiv abstracts), so the
+        # dense side fetches more points to reach about as many papers as the BM25 side.
+        dense, sparse = self._candidates(query, filters, depth, sides, dense_depth=depth * DENSE_POINTS_PER_PAPER)
+        dense_best, sparse_best = group_max(dense), group_max(sparse)
+        fused = fuse(
+            {k: h.score for k, h in dense_best.items()},
+            {k: h.score for k, h in sparse_best.items()},
+            self.params,
+        )
+        ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        return [PaperScore(pid, score, dense_best.get(pid), sparse_best.get(pid)) for pid, score in ranked]
 
-    def hybrid(self, query: Embedded, filters: Filters, limit: int, prefetch: int) -> list[PointHit]:
-        """Dense and BM25 candidates fused by reciprocal rank; ties broken by paper id."""
-        from qdrant_client import models
+    def passages(self, query: Embedded, filters: Filters = Filters(), limit: int = 10) -> list[PointHit]:
+        """Full-text passages by fused score, best first (each with its page and section when known)."""
+        filters = Filters(**{**filters.__dict__, "kinds": PASSAGE_KINDS})
+        depth = max(self.params.candidates, limit)
+        dense, sparse = self._candidates(query, filters, depth, (DENSE, SPARSE))
+        key = lambda h: (h.paper_id, h.number)  # noqa: E731
+        by_key = {key(h): h for h in [*sparse, *dense]}
+        fused = fuse(
+            {key(h): h.score for h in dense},
+            {key(h): h.score for h in sparse},
+            self.params,
+        )
+        ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        return [_rescored(by_key[k], score) for k, score in ranked]
 
-        query_filter = self._filter(filters)
-        prefetches = [models.Prefetch(query=query.dense.tolist(), using=DENSE, limit=prefetch, filter=query_filter)]
-        if query.sparse.indices:
-            sparse = models.SparseVector(indices=query.sparse.indices, values=query.sparse.values)
-            prefetches.append(models.Prefetch(query=sparse, using=SPARSE, limit=prefetch, filter=query_filter))
-        try:
-            response = self.client.query_points(
-                self.collection,
-                prefetch=prefetches,
-                query=models.FusionQuery(fusion=models.Fusion.RRF),
-                limit=limit,
-                with_payload=True,
-            )
-        except Exception as exc:
-            raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
-        hits = [
-            PointHit(
-                paper_id=p.payload["paper_id"],
-                kind=p.payload["kind"],
-                number=p.payload.get("number", 0),
-                text=p.payload.get("text", ""),
-                page=p.payload.get("page"),
-                score=p.score,
-            )
-            for p in response.points
-        ]
-        return sorted(hits, key=lambda h: (-h.score, h.paper_id, h.number))
+
+def _rescored(hit: PointHit, score: float) -> PointHit:
+    return replace(hit, score=score)

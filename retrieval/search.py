@@ -1,4 +1,4 @@
-"""The one search function every caller uses: tools, pages, API and benchmarks."""
+"""The search functions every caller uses: tools, pages, API and benchmarks."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
 from retrieval.index import Filters, Index
 from retrieval.models import Paper
+from retrieval.passages import split_sentences
 
 MAX_QUERY_CHARS = 1_000
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
+MAX_LIMIT = 100
+EMPTY_QUERY = "The query is empty: ask about a topic, a method or a paper title."
 
 
 @dataclass(frozen=True)
@@ -34,19 +36,33 @@ class SearchResult:
     note: str | None = None
 
 
+@dataclass(frozen=True)
+class PassageHit:
+    paper: Paper
+    score: float
+    rank: int
+    number: int
+    page: int | None
+    section: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class PassageResult:
+    query: str
+    hits: list[PassageHit]
+    note: str | None = None
+
+
 def clean_query(text: str) -> str:
     """Drop control characters, collapse spaces and cap the length, so odd input never reaches the models."""
     kept = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in text or "")
     return re.sub(r"\s+", " ", kept).strip()[:MAX_QUERY_CHARS]
 
 
-def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) > 20]
-
-
 def matching_sentences(embedder: Embedder, query_vector: np.ndarray, texts: list[str], k: int = 2) -> list[list[str]]:
     """For each text, its k sentences closest to the query, in their original order (one embedding batch)."""
-    split = [split_sentences(text) for text in texts]
+    split = [split_sentences(text, min_chars=21) for text in texts]
     flat = [s for sentences in split if len(sentences) > k for s in sentences]
     scores = iter(embedder.dense(flat) @ query_vector if flat else [])
     chosen = []
@@ -66,30 +82,73 @@ def search(
     query: str,
     filters: Filters = Filters(),
     limit: int = 8,
-    prefetch: int = 60,
     sentences: int = 0,
 ) -> SearchResult:
-    """Hybrid search grouped to papers, best first; with sentences > 0, the sentences that match best."""
+    """Hybrid search over titles and abstracts, one hit per paper, best first; with sentences > 0, the
+    sentences of each abstract that match the query best."""
     text = clean_query(query)
     if not text:
-        return SearchResult(text, [], note="The query is empty: ask about a topic, a method or a paper title.")
-    limit = max(1, min(limit, 100))
+        return SearchResult(text, [], note=EMPTY_QUERY)
+    limit = max(1, min(limit, MAX_LIMIT))
     embedded = embedder.query(text)
-    points = index.hybrid(embedded, filters, limit=limit * 4, prefetch=max(prefetch, limit * 4))
-    best: dict[str, object] = {}
-    for point in points:
-        best.setdefault(point.paper_id, point)
-    chosen = list(best.values())[:limit]
-    papers = catalog.papers([p.paper_id for p in chosen])
-    found = [(point, papers[point.paper_id]) for point in chosen if point.paper_id in papers]
+    scored = index.papers(embedded, filters, limit=limit)
+    papers = catalog.papers([s.paper_id for s in scored])
     # (a point whose paper is missing means the index is out of step with the catalog, the truth: skip it)
-    quotes = [[] for _ in found]
+    found = [(s, papers[s.paper_id]) for s in scored if s.paper_id in papers]
+    quotes: list[list[str]] = [[] for _ in found]
     if sentences:
-        texts = [point.text if point.kind == "passage" else paper.abstract for point, paper in found]
-        quotes = matching_sentences(embedder, embedded.dense, texts, sentences)
+        # A window that scored the paper already says which sentences matched; the others are found by
+        # embedding their sentences (short abstracts, one batch).
+        rest = []
+        for i, (s, paper) in enumerate(found):
+            if s.dense is not None and s.dense.kind == "window" and s.dense.span:
+                start, end = s.dense.span
+                quotes[i] = split_sentences(paper.abstract)[start:end][:sentences]
+            if not quotes[i]:
+                rest.append(i)
+        picked = matching_sentences(embedder, embedded.dense, [found[i][1].abstract for i in rest], sentences)
+        for i, chosen in zip(rest, picked, strict=True):
+            quotes[i] = chosen
     hits = [
-        SearchHit(paper, point.score, rank, point.kind, point.page, quote)
-        for rank, ((point, paper), quote) in enumerate(zip(found, quotes, strict=True), start=1)
+        SearchHit(paper, s.score, rank, "abstract", None, quote)
+        for rank, ((s, paper), quote) in enumerate(zip(found, quotes, strict=True), start=1)
     ]
     note = None if hits else "No paper matched; try other words or fewer filters."
     return SearchResult(text, hits, note)
+
+
+def search_passages(
+    catalog: Catalog,
+    index: Index,
+    embedder: Embedder,
+    query: str,
+    filters: Filters = Filters(),
+    limit: int = 8,
+    per_paper: int | None = None,
+) -> PassageResult:
+    """Hybrid search over full-text passages, best first, each with its page (and section when known).
+
+    With `per_paper`, at most that many passages of one paper are kept, so the hits group into papers."""
+    text = clean_query(query)
+    if not text:
+        return PassageResult(text, [], note=EMPTY_QUERY)
+    limit = max(1, min(limit, MAX_LIMIT))
+    # grouping needs the whole fused candidate list, or one long paper fills every slot
+    points = index.passages(embedder.query(text), filters, limit=2 * index.params.candidates if per_paper else limit)
+    if per_paper:
+        kept, seen = [], {}
+        for point in points:
+            seen[point.paper_id] = seen.get(point.paper_id, 0) + 1
+            if seen[point.paper_id] <= per_paper:
+                kept.append(point)
+        points = kept[:limit]
+    papers = catalog.papers(list(dict.fromkeys(p.paper_id for p in points)))
+    hits = [
+        PassageHit(papers[p.paper_id], p.score, rank, p.number, p.page, p.section, p.text)
+        for rank, p in enumerate((p for p in points if p.paper_id in papers), start=1)
+    ]
+    if hits:
+        return PassageResult(text, hits)
+    if not index.count(Filters(**{**filters.__dict__, "kinds": ("passage",)})):
+        return PassageResult(text, [], note="No full text is indexed for these papers yet.")
+    return PassageResult(text, [], note="No passage matched; try other words.")

@@ -13,7 +13,9 @@ app = typer.Typer(help="ScholarLoom: chat with research papers.", no_args_is_hel
 ingest_app = typer.Typer(help="Fill the catalog and the index.", no_args_is_help=True)
 users_app = typer.Typer(help="Manage user accounts.", no_args_is_help=True)
 models_app = typer.Typer(help="Prepare the embedding models (offline).", no_args_is_help=True)
+bench_app = typer.Typer(help="Measure retrieval quality.", no_args_is_help=True)
 app.add_typer(ingest_app, name="ingest")
+app.add_typer(bench_app, name="bench")
 app.add_typer(users_app, name="users")
 app.add_typer(models_app, name="models")
 
@@ -43,10 +45,8 @@ def ingest_demo(
     source: Path = typer.Option(None, help="Folder of the demo corpus (default: the bundled data/demo)."),
 ) -> None:
     """Load the bundled demo corpus into the catalog and the index (idempotent)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
     from ingest.demo import DEMO_DIR, load_demo
-    from retrieval.index import IndexUnavailable
+    from retrieval.index import Filters, IndexUnavailable
 
     settings = _settings()
     try:
@@ -56,15 +56,59 @@ def ingest_demo(
     root = source or DEMO_DIR
     if not root.is_dir():
         _fail(f"no demo corpus at {root}")
-    columns = (TextColumn("{task.description:<44}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, transient=False) as progress:
+    with _progress() as progress:
         summary = load_demo(settings.catalog(), index, settings.embedder(), root, progress)
     failures = summary.write_failures(settings.data_dir / "ingest-failures.jsonl")
     typer.echo(f"demo corpus: {summary.line()}")
     if summary.failures:
         typer.echo(f"{len(summary.failures)} records were skipped; reasons in {failures}")
     counts = settings.catalog().counts()
-    typer.echo("catalog: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + f"; index points {index.count()}")
+    kinds = {kind: index.count(Filters(kinds=(kind,))) for kind in ("abstract", "window", "passage")}
+    typer.echo(
+        "catalog: "
+        + ", ".join(f"{k} {v}" for k, v in counts.items())
+        + f"; index points {sum(kinds.values())} ({kinds['abstract']} abstracts, {kinds['window']} windows, "
+        + f"{kinds['passage']} passages)"
+    )
+    settings.close()
+
+
+@ingest_app.command("pdfs")
+def ingest_pdfs(
+    paths: list[Path] = typer.Argument(..., help="PDF files, or folders of them, named <arXiv id>.pdf."),
+    timeout: float = typer.Option(60.0, help="Seconds one PDF may take to parse before its worker is stopped."),
+    memory_mb: int = typer.Option(1024, help="Memory limit of the PDF worker process, in MB."),
+) -> None:
+    """Index the full text of local PDFs beside their papers' abstracts (page-numbered passages)."""
+    from ingest.pdf_worker import PdfLimits
+    from ingest.pdfs import ingest_pdf_files, pdf_files
+    from ingest.report import Summary
+    from retrieval.index import IndexUnavailable
+
+    settings = _settings()
+    try:
+        index = settings.index()
+    except IndexUnavailable as exc:
+        _fail(f"{exc}\nIs `scholarloom serve` running? The embedded index can only be open in one process.")
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        _fail(f"no such file or folder: {missing[0]}")
+    files = pdf_files(paths)
+    summary = Summary()
+    with _progress() as progress:
+        ingest_pdf_files(
+            settings.catalog(),
+            index,
+            settings.embedder(),
+            files,
+            summary,
+            progress,
+            PdfLimits(memory_mb=memory_mb, seconds=timeout),
+        )
+    failures = summary.write_failures(settings.data_dir / "ingest-failures.jsonl")
+    typer.echo(f"PDFs: {summary.line()}, passages {summary.counts.get('passages', 0)}")
+    if summary.failures:
+        typer.echo(f"{len(summary.failures)} files were skipped; reasons in {failures}")
     settings.close()
 
 
@@ -123,6 +167,56 @@ def models_prepare() -> None:
 
     dense, sparse = prepare_models(_settings().models_dir)
     typer.echo(f"dense model: {dense}\nBM25: {sparse}")
+
+
+def _progress():
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("{task.description:<44}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    return Progress(*columns, transient=False)
+
+
+@bench_app.command("retrieval")
+def bench_retrieval(
+    beir_dir: Path = typer.Argument(..., help="A BEIR data set folder: corpus.jsonl, queries.jsonl, qrels/*.tsv."),
+    split: list[str] = typer.Option(["test"], "--split", help="Which qrels to score (repeatable): test, train."),
+    work_dir: Path = typer.Option(
+        None, help="Where to keep the benchmark's catalog and index (reused when run again; default: data dir)."
+    ),
+    method: str = typer.Option("max", help="Score fusion: max, minmax or rrf."),
+    dense_weight: float = typer.Option(None, help="Weight of the dense side in the hybrid (default: the product's)."),
+    window_tokens: int = typer.Option(None, help="Dense window size for abstracts (default: the product's)."),
+    window_overlap: bool = typer.Option(None, "--window-overlap/--no-window-overlap", help="Half-overlapping windows."),
+) -> None:
+    """nDCG@10, Recall@100 and MRR@10 for BM25, dense and hybrid search on a BEIR data set (e.g. SciFact)."""
+    from ingest.pipeline import Windowing
+    from retrieval.fusion import FusionParams
+    from scholarloom.benchmarks import retrieval_benchmark
+
+    settings = _settings()
+    if not (beir_dir / "corpus.jsonl").is_file():
+        _fail(f"no corpus.jsonl in {beir_dir}")
+    defaults = FusionParams()
+    params = FusionParams(method=method, dense_weight=defaults.dense_weight if dense_weight is None else dense_weight)
+    windowing = Windowing()
+    windowing = Windowing(
+        tokens=window_tokens or windowing.tokens,
+        overlap=windowing.overlap if window_overlap is None else window_overlap,
+    )
+    work = work_dir or settings.data_dir / "bench" / beir_dir.name
+    with _progress() as progress:
+        try:
+            results = retrieval_benchmark(beir_dir, work, settings.models_dir, split, params, progress, windowing)
+        except ValueError as exc:
+            _fail(str(exc))
+    typer.echo(
+        f"fusion: {params.method}, dense weight {params.dense_weight}, candidates {params.candidates}; "
+        f"windows: {windowing.tokens} tokens, {'half-overlapping' if windowing.overlap else 'no overlap'}"
+    )
+    for name, rows in results.items():
+        typer.echo(f"\n{beir_dir.name} {name} ({work})\n{'':8} nDCG@10  Recall@100  MRR@10")
+        for mode, s in rows.items():
+            typer.echo(f"{mode:8} {s.ndcg10:7.4f}  {s.recall100:10.4f}  {s.mrr10:6.4f}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,6 +19,8 @@ from scholarloom.settings import Settings  # noqa: E402
 from tests.llm_server import ScriptedLLM  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
+PDFS = FIXTURES / "pdfs"
+S2ORC, LONGEVAL = "1911.02782", "2301.13298"  # the arXiv ids of the two fixture PDFs (ACL Anthology copies)
 REPO = Path(__file__).resolve().parent.parent
 _real_connect = socket.socket.connect
 
@@ -57,6 +59,52 @@ def demo_load(tmp_path_factory):
 @pytest.fixture(scope="session")
 def demo(demo_load) -> Settings:
     return demo_load[0]
+
+
+def _fulltext_paper(arxiv_id, title, names):
+    from datetime import datetime, timezone
+
+    from retrieval.records import AuthorRecord, PaperRecord
+
+    return PaperRecord(
+        id=arxiv_id,
+        arxiv_id=arxiv_id,
+        title=title,
+        abstract="",
+        categories=["cs.CL"],
+        authors=[AuthorRecord(name=n) for n in names],
+        source="test",
+        published=datetime(2020, 1, 1, tzinfo=timezone.utc),
+    )
+
+
+@pytest.fixture(scope="session")
+def fulltext(tmp_path_factory):
+    """A fresh instance holding the two papers' metadata and, from their PDFs, their full text."""
+    import shutil
+
+    from ingest.pdfs import ingest_pdf_files
+    from ingest.pipeline import index_papers, load_records
+    from ingest.report import Summary
+
+    root = tmp_path_factory.mktemp("fulltext")
+    files = root / "pdfs"
+    files.mkdir()
+    shutil.copy(PDFS / "2020.acl-main.447.pdf", files / f"{S2ORC}v2.pdf")
+    shutil.copy(PDFS / "2023.eacl-main.121.pdf", files / f"{LONGEVAL}.pdf")
+    (files / "9999.99999.pdf").write_bytes(b"%PDF-1.7 not really")  # no such paper: reported, skipped
+    settings = Settings(data_dir=root / "data")
+    catalog, index, embedder = settings.catalog(), settings.index(), settings.embedder()
+    records = [
+        _fulltext_paper(S2ORC, "S2ORC: The Semantic Scholar Open Research Corpus", ["Kyle Lo", "Lucy Lu Wang"]),
+        _fulltext_paper(LONGEVAL, "LongEval: Guidelines for Human Evaluation of Faithfulness", ["Kalpesh Krishna"]),
+    ]
+    summary = Summary()
+    load_records(catalog, "test", records, summary)
+    index_papers(catalog, index, embedder, summary)
+    ingest_pdf_files(catalog, index, embedder, sorted(files.glob("*.pdf")), summary)
+    yield settings, summary, files
+    settings.close()
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
 from pages.base import md_escape
 from pages.paper import paper_page
 from retrieval.index import Filters
-from retrieval.search import search
+from retrieval.search import search, search_passages
 
 
 def _byline(names: list[str], year: int | None) -> str:
@@ -79,3 +79,47 @@ def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
     byline = _byline(page.authors, page.year)
     card = Card("paper", page.id, page.title, page.path, byline, n)
     return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card])
+
+
+def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, limit: int = 5) -> ToolResult:
+    """Search inside papers' full text (passages of their PDFs), for details an abstract does not give.
+
+    Returns passages with their paper's citation number [n], page number and section. Cite them as
+    [n] with the page, e.g. "[2, p. 7]". In a chat about one paper, that paper's passages come first.
+    Only papers whose PDF has been ingested have full text.
+
+    Args:
+        query: What to look for, in plain words: a method detail, a number, a definition, a result.
+        paper_id: Only this paper's full text (its id as search results give it).
+        limit: How many passages to return, 1 to 10.
+    """
+    limit = max(1, min(limit, deps.max_results))
+    filters = Filters()
+    if paper_id:
+        resolved = deps.catalog.resolve_paper_id(paper_id)
+        if resolved is None:
+            raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
+        filters = Filters(paper_ids=(resolved,))
+    hits = []
+    if deps.scope_paper_id and not paper_id:
+        scoped = Filters(paper_ids=(deps.scope_paper_id,))
+        hits += search_passages(deps.catalog, deps.index, deps.embedder, query, scoped, limit=limit).hits[:3]
+    result = search_passages(deps.catalog, deps.index, deps.embedder, query, filters, limit=limit, per_paper=3)
+    seen = {(h.paper.id, h.number) for h in hits}
+    hits += [h for h in result.hits if (h.paper.id, h.number) not in seen][: max(0, limit - len(hits))]
+    if not hits:
+        return ToolResult(result.note or "No passage matched.")
+    lines, cards = [f"Full-text passages matching {md_escape(result.query)!r}:"], {}
+    for hit in hits:
+        n = deps.sources.number(hit.paper)
+        path = deps.sources.entries[hit.paper.id][2]
+        where = f"p. {hit.page}" + (f", section {md_escape(hit.section)!r}" if hit.section else "")
+        text = hit.text if len(hit.text) <= 700 else hit.text[:700].rsplit(" ", 1)[0] + " …"
+        lines.append(f"[{n}, {where}] {md_escape(hit.paper.title)}; page {path}\n    {md_escape(text)}")
+        quote = f"p. {hit.page}: {text[:300]}"
+        if hit.paper.id in cards:
+            card = cards[hit.paper.id]
+            cards[hit.paper.id] = replace(card, quotes=card.quotes + (quote,))
+        else:
+            cards[hit.paper.id] = Card("paper", hit.paper.id, hit.paper.title, path, "", n, (quote,))
+    return ToolResult("\n".join(lines), list(cards.values()))

@@ -62,7 +62,11 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
     assert [c.id for c in ui.cards] == ["2006.07357"] and outcome.cited == [1]
     # The model received the tools, then the tool result in the second request.
     first, second = scripted.requests
-    assert first["stream"] is True and {t["function"]["name"] for t in first["tools"]} == {"search_papers", "get_paper"}
+    assert first["stream"] is True and {t["function"]["name"] for t in first["tools"]} == {
+        "search_papers",
+        "search_fulltext",
+        "get_paper",
+    }
     tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
     assert "2006.07357" in tool_messages[0]["content"]
     assert history[-1] == {"role": "assistant", "content": outcome.answer}

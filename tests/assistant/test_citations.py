@@ -12,6 +12,13 @@ def test_numbers_become_links_and_a_footer():
     assert "1. [Hindsight Logging for Model Training](/papers/2006.07357-" in sources_footer(cited, SOURCES)
 
 
+def test_page_citations_link_to_the_paper_and_keep_the_page():
+    text, cited = link_citations("Logs are replayed [1, p. 7] and [1,pp. 3-4]; not [1, page 7].", SOURCES)
+    path = SOURCES[1][1]
+    assert text == f"Logs are replayed [[1, p. 7]]({path}) and [[1, pp. 3-4]]({path}); not [1, page 7]."
+    assert cited == [1]
+
+
 def test_foreign_links_and_images_are_dropped():
     text, _ = link_citations("[ok](/papers/2006.07357) [bad](javascript:alert(1)) ![x](https://evil.example/p.png)", {})
     assert text == "[ok](/papers/2006.07357) bad x"

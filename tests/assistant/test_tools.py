@@ -49,7 +49,7 @@ def test_invalid_arguments_are_a_readable_error(demo):
 
 def test_broken_store_reports_unavailable(demo):
     class BrokenIndex:
-        def hybrid(self, *args, **kwargs):
+        def papers(self, *args, **kwargs):
             raise RuntimeError("disk on fire")
 
     deps = ToolDeps(demo.catalog(), BrokenIndex(), demo.embedder(), sources=SourceBook())

@@ -4,6 +4,7 @@ import json
 import shutil
 
 from ingest.demo import DEMO_DIR, load_demo
+from retrieval.index import Filters
 from scholarloom.settings import Settings
 
 
@@ -11,7 +12,9 @@ def test_demo_loads_every_source(demo_load):
     settings, summary = demo_load
     counts = settings.catalog().counts()
     assert counts["papers"] > 1700 and counts["institutions"] > 2500 and counts["citations"] > 10000
-    assert settings.index().count() == counts["papers"]
+    index = settings.index()
+    assert index.count(Filters(kinds=("abstract",))) == counts["papers"]  # one abstract point per paper
+    assert index.count(Filters(kinds=("window",))) > counts["papers"]  # most abstracts are longer than a window
     # The two real malformed OpenAlex works (a null and an empty title) are reported, not loaded.
     assert {f.key for f in summary.failures} == {"W4234567890", "W2963341956"}
 
@@ -32,7 +35,7 @@ def test_second_run_changes_nothing(demo):
     assert summary.counts["added"] == summary.counts["updated"] == summary.counts["indexed"] == 0
     assert summary.counts["unchanged"] > 5000
     assert demo.catalog().counts() == before
-    assert demo.index().count() == before["papers"]
+    assert demo.index().count(Filters(kinds=("abstract",))) == before["papers"]
 
 
 def test_corrupt_records_are_reported_and_skipped(tmp_path):

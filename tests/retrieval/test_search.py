@@ -18,6 +18,13 @@ def test_hindsight_logging_first(demo):
     assert result.hits[0].sentences and "logging" in result.hits[0].sentences[0].lower()
 
 
+def test_matching_sentences_come_from_the_abstract(demo):
+    result = run(demo, "graph convolutional networks for semi-supervised classification", limit=5, sentences=2)
+    for hit in result.hits:
+        assert 1 <= len(hit.sentences) <= 2
+        assert all(sentence in hit.paper.abstract for sentence in hit.sentences)
+
+
 def test_category_filter_returns_only_that_category(demo):
     result = run(demo, "neural networks", filters=Filters(categories=("hep-ph",)), limit=10)
     assert result.hits
@@ -30,6 +37,38 @@ def test_date_filter(demo):
     assert result.hits
     for hit in result.hits:
         assert date(2007, 4, 1) <= hit.paper.published.date() <= date(2007, 4, 30)
+
+
+def _busiest(demo, column):
+    """The researcher (or institution) with the most papers in the demo corpus, and those papers."""
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from retrieval.models import Authorship
+
+    with demo.catalog().session() as session:
+        top = session.exec(
+            select(column, func.count(func.distinct(Authorship.paper_id)))
+            .where(column.is_not(None))
+            .group_by(column)
+            .order_by(func.count(func.distinct(Authorship.paper_id)).desc())
+        ).first()
+        papers = set(session.exec(select(Authorship.paper_id).where(column == top[0])).all())
+    return top[0], papers
+
+
+@pytest.mark.parametrize("kind", ["researcher", "institution"])
+def test_people_filters_return_only_their_papers(demo, kind):
+    from retrieval.models import Authorship
+
+    column = Authorship.researcher_id if kind == "researcher" else Authorship.institution_id
+    entity, theirs = _busiest(demo, column)
+    assert len(theirs) >= 2
+    filters = Filters(researcher_id=entity) if kind == "researcher" else Filters(institution_id=entity)
+    result = run(demo, "results", filters=filters, limit=20)
+    found = {h.paper.id for h in result.hits}
+    assert found and found <= theirs
+    assert found == theirs or len(found) == 20
 
 
 def test_this_paper_only(demo):

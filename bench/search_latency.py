@@ -1,0 +1,260 @@
+"""Hybrid search latency, load time and memory of the vector store at 10k and 100k points.
+
+    .venv/bin/python bench/search_latency.py --data-dir data/local            # every configuration, one table
+    .venv/bin/python bench/search_latency.py --data-dir data/local --store edge --size 100000   # some of them
+
+The scale corpus is SYNTHETIC, made from the real demo abstracts (run `make demo` or `scholarloom ingest demo`
+first): each synthetic paper joins the first half of one real abstract to the second half of another. Its
+BM25 vector is computed from that recombined text by the real sparse model; its dense vector is the
+normalised mixture of the two real abstracts' MiniLM vectors (embedding 100k texts here would take over an
+hour, so dense embedding is timed apart, on real text). Categories come from the first abstract; dates,
+researchers and institutions are drawn at random. Queries are real sentences from the demo abstracts, and
+every timed query includes embedding the query (dense + BM25) and the fused hybrid search of `Index.papers`.
+Each configuration is built in one process and queried in a fresh one, so the query-time memory is
+that of a serving process (models + store), not of the builder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from retrieval.embeddings import Embedded  # noqa: E402
+from retrieval.index import Filters, Index, IndexPoint  # noqa: E402
+from retrieval.passages import split_sentences  # noqa: E402
+from retrieval.store import ClientStore, EdgeStore  # noqa: E402
+from scholarloom.settings import Settings  # noqa: E402
+
+
+def _memory_mb() -> tuple[float, float]:
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def _base(settings: Settings, cache: Path):
+    """The demo papers' texts, categories and dense vectors (embedded once, cached)."""
+    papers = [p for p in settings.catalog().iter_papers() if p.abstract]
+    if not papers:
+        raise SystemExit(f"no papers in {settings.data_dir}: run `scholarloom ingest demo` first")
+    texts = [f"{p.title}. {p.abstract}" for p in papers]
+    embedder = settings.embedder()
+    if cache.exists() and np.load(cache).shape[0] == len(texts):
+        vectors, seconds = np.load(cache), None
+    else:
+        started = time.perf_counter()
+        vectors = embedder.dense(texts)
+        seconds = time.perf_counter() - started
+        np.save(cache, vectors)
+    return papers, texts, vectors, seconds
+
+
+def _synthetic(papers, texts, vectors, size: int, embedder, seed: int = 7):
+    rng = random.Random(seed)
+    np_rng = np.random.default_rng(seed)
+    sentences = [split_sentences(t) for t in texts]
+    start_day = date(2007, 1, 1)
+    points = []
+    batch_texts, batch_meta = [], []
+
+    def flush():
+        sparse = embedder.sparse(batch_texts)
+        for (i, a, b, mix), s in zip(batch_meta, sparse, strict=True):
+            dense = mix * vectors[a] + (1 - mix) * vectors[b]
+            dense = (dense / np.linalg.norm(dense)).astype(np.float32)
+            day = start_day + timedelta(days=int(np_rng.integers(0, 365 * 19)))
+            points.append(
+                IndexPoint(
+                    paper_id=f"syn{i:06d}",
+                    kind="abstract",
+                    number=0,
+                    vectors=Embedded(dense, s),
+                    categories=papers[a].categories,
+                    published=datetime(day.year, day.month, day.day, tzinfo=timezone.utc),
+                    researcher_ids=[int(x) for x in np_rng.zipf(1.6, size=3) % 20_000],
+                    institution_ids=[int(np_rng.integers(0, 2_000))],
+                )
+            )
+        batch_texts.clear()
+        batch_meta.clear()
+
+    for i in range(size):
+        a, b = rng.randrange(len(texts)), rng.randrange(len(texts))
+        first, second = sentences[a], sentences[b]
+        text = " ".join(first[: max(1, len(first) // 2)] + second[len(second) // 2 :])
+        batch_texts.append(text)
+        batch_meta.append((i, a, b, rng.uniform(0.5, 0.8)))
+        if len(batch_texts) == 1000:
+            flush()
+    if batch_texts:
+        flush()
+    return points
+
+
+def _percentiles(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def _open_store(store: str, work: Path):
+    if store == "edge":
+        return EdgeStore(work / "edge")
+    from qdrant_client import QdrantClient
+
+    return ClientStore(QdrantClient(path=str(work / "client")), "bench", local=True)
+
+
+def build(args) -> dict:
+    """Phase 1: make the synthetic points and write them to a fresh store."""
+    import shutil
+
+    settings = Settings(data_dir=args.data_dir)
+    work = args.work / f"{args.store}-{args.size}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    papers, texts, vectors, embed_seconds = _base(settings, args.work / "base-dense.npy")
+    started = time.perf_counter()
+    points = _synthetic(papers, texts, vectors, args.size, settings.embedder())
+    synth_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    index = Index(_open_store(args.store, work))
+    for chunk in range(0, len(points), 512):
+        index.upsert(points[chunk : chunk + 512])
+    upsert_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    index.optimize()
+    optimize_seconds = time.perf_counter() - started
+    index.close()
+    return {
+        "base_papers": len(papers),
+        "base_embed_per_s": len(texts) / embed_seconds if embed_seconds else None,
+        "synthesis_s": synth_seconds,
+        "upsert_s": upsert_seconds,
+        "optimize_s": optimize_seconds,
+        "build_peak_rss_mb": _memory_mb()[1],
+    }
+
+
+def query(args) -> dict:
+    """Phase 2, in a fresh process: reopen the store and time real queries; memory is this process's."""
+    settings = Settings(data_dir=args.data_dir)
+    work = args.work / f"{args.store}-{args.size}"
+    papers = [p for p in settings.catalog().iter_papers() if p.abstract]
+    texts = [f"{p.title}. {p.abstract}" for p in papers]
+    embedder = settings.embedder()
+    embedder.query("warm up")  # models loaded before the store, so the store's own memory shows apart
+    rss_models, _ = _memory_mb()
+    started = time.perf_counter()
+    index = Index(_open_store(args.store, work))
+    reopen_seconds = time.perf_counter() - started
+    assert index.count() == args.size, index.count()
+    rng = random.Random(11)
+    queries = []
+    while len(queries) < args.queries:
+        candidates = [s for s in split_sentences(rng.choice(texts)) if 40 <= len(s) <= 300]
+        if candidates:
+            queries.append(rng.choice(candidates))
+    counts: dict[str, int] = {}
+    for p in papers:
+        for c in p.categories[:1]:
+            counts[c] = counts.get(c, 0) + 1
+    common = max(counts, key=counts.get)
+    filters = {
+        "no filter": Filters(),
+        f"category {common} ({counts[common] / len(papers):.0%} of points)": Filters(categories=(common,)),
+        "one year (about 5%)": Filters(published_from=date(2015, 1, 1), published_to=date(2015, 12, 31)),
+        "one researcher (about 0.3%)": Filters(researcher_id=50),
+        "this paper only": Filters(paper_ids=("syn000042",)),
+    }
+    for flt in filters.values():
+        index.papers(embedder.query(queries[0]), flt, limit=10)
+    embed_times = []
+    for q in queries:
+        t = time.perf_counter()
+        embedder.query(q)
+        embed_times.append((time.perf_counter() - t) * 1000)
+    rows = {"query embedding alone": _percentiles(embed_times)}
+    for name, flt in filters.items():
+        times = []
+        for q in queries:
+            t = time.perf_counter()
+            index.papers(embedder.query(q), flt, limit=10)
+            times.append((time.perf_counter() - t) * 1000)
+        rows[name] = _percentiles(times)
+    rss, peak = _memory_mb()
+    index.close()
+    return {
+        "store": args.store,
+        "size": args.size,
+        "queries": args.queries,
+        "reopen_s": reopen_seconds,
+        "rss_models_mb": rss_models,
+        "rss_mb": rss,
+        "peak_rss_mb": peak,
+        "latency_ms": rows,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "data" / "local", help="a data dir with the demo")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/scholarloom-latency"))
+    parser.add_argument("--store", choices=["edge", "client"])
+    parser.add_argument("--size", type=int)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--phase", choices=["build", "query"], help="one phase of one configuration")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (used by the all-runs mode)")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    if args.store and args.size and args.phase:
+        result = build(args) if args.phase == "build" else query(args)
+        print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+        return
+    configs = [("edge", 10_000, args.queries), ("client", 10_000, args.queries), ("edge", 100_000, args.queries)]
+    configs.append(("client", 100_000, min(args.queries, 30)))  # about a second a query: fewer of them
+    if args.store:
+        configs = [c for c in configs if c[0] == args.store]
+    if args.size:
+        configs = [c for c in configs if c[1] == args.size]
+    results = []
+    for store, size, queries in configs:
+        result = {}
+        for phase in ("build", "query"):
+            command = [sys.executable, __file__, "--data-dir", str(args.data_dir), "--work", str(args.work)]
+            command += ["--store", store, "--size", str(size), "--queries", str(queries), "--json", "--phase", phase]
+            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+            result.update(json.loads(out.strip().splitlines()[-1]))
+        results.append(result)
+        print(f"done: {store} {size}", file=sys.stderr)
+    print(f"synthetic scale corpus from {results[0]['base_papers']} real demo abstracts; ms p50/p95 per query\n")
+    header = "| | " + " | ".join(f"{r['store']} {r['size'] // 1000}k" for r in results) + " |"
+    print(header + "\n" + "|---" * (len(results) + 1) + "|")
+    for name in results[0]["latency_ms"]:
+        cells = [f"{r['latency_ms'][name][0]:.1f} / {r['latency_ms'][name][1]:.1f}" for r in results]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    for label, key, fmt in (
+        ("queries timed", "queries", "{}"),
+        ("upsert (s)", "upsert_s", "{:.1f}"),
+        ("build index / optimize (s)", "optimize_s", "{:.1f}"),
+        ("peak RSS while building (MB)", "build_peak_rss_mb", "{:.0f}"),
+        ("reopen (s)", "reopen_s", "{:.2f}"),
+        ("RSS with models, before the store (MB)", "rss_models_mb", "{:.0f}"),
+        ("RSS after the queries (MB)", "rss_mb", "{:.0f}"),
+        ("peak RSS while querying (MB)", "peak_rss_mb", "{:.0f}"),
+    ):
+        print(f"| {label} | " + " | ".join(fmt.format(r[key]) for r in results) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""From a PDF's text per page to passages that keep their page number and section.
+
+pypdf gives one string per page with the layout's line breaks: words hyphenated across lines, ligatures,
+running heads and page numbers. We mend those, find section headings ("1 Introduction", "2.3 Data",
+"Abstract", "References"...), and cut each page's text into sentence windows the dense model reads whole.
+Windows never cross a page, so every passage has exactly one page; the reference list is not a passage
+(its entries become citation edges, elsewhere).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from retrieval.passages import sentence_windows, split_sentences
+
+PASSAGE_TOKENS = 200
+_NAMED = (
+    "abstract",
+    "introduction",
+    "background",
+    "related work",
+    "method",
+    "methods",
+    "methodology",
+    "approach",
+    "experiments",
+    "experimental setup",
+    "results",
+    "evaluation",
+    "discussion",
+    "analysis",
+    "conclusion",
+    "conclusions",
+    "limitations",
+    "ethics statement",
+    "ethical considerations",
+    "acknowledgments",
+    "acknowledgements",
+    "references",
+    "bibliography",
+    "appendix",
+    "appendices",
+)
+_NUMBERED = re.compile(r"^(?:(?:\d{1,2}(?:\.\d{1,2}){0,3})|[A-H](?:\.\d{1,2}){0,3}|[IVX]{1,4}\.)\s+([A-Z][^\n]{1,70})$")
+_PAGE_NUMBER = re.compile(r"^\s*(?:page\s*)?\d{1,5}\s*(?:of\s*\d{1,5})?\s*$", re.IGNORECASE)
+_HYPHEN_BREAK = re.compile(r"(\w)-\n(?=[a-z])")
+_REFERENCE_SECTIONS = {"references", "bibliography"}
+
+
+@dataclass(frozen=True)
+class Passage:
+    number: int
+    page: int  # 1-based, as a reader counts
+    section: str | None
+    text: str
+
+
+def _normal(text: str) -> str:
+    # NFKC turns ligatures (ﬁ, ﬂ) into letters; the soft hyphen and zero-width characters go.
+    text = unicodedata.normalize("NFKC", text)
+    return re.sub("[\u00ad\u200b\u200c\u200d\ufeff]", "", text)
+
+
+def heading_of(line: str) -> str | None:
+    """The section name when the line is a heading, else None."""
+    line = line.strip()
+    if not line or len(line) > 80 or line.endswith((".", ",", ";", ":")) and not line.lower().startswith("appendix"):
+        return None
+    bare = re.sub(r"^(?:\d{1,2}(?:\.\d{1,2}){0,3}|[A-H](?:\.\d{1,2}){0,3}|[IVX]{1,4}\.)\s+", "", line)
+    if bare.lower().rstrip(":") in _NAMED:
+        return bare.rstrip(":")
+    match = _NUMBERED.match(line)
+    if match and not re.search(r"\d{3,}|[=<>%]|\bet al\b", match.group(1)) and len(match.group(1).split()) <= 8:
+        return match.group(1).strip()
+    return None
+
+
+@dataclass(frozen=True)
+class _Block:
+    page: int
+    section: str | None
+    text: str
+
+
+def _blocks(pages: list[str]) -> list[_Block]:
+    """Runs of text with one page and one section, in reading order; page numbers and references dropped."""
+    blocks: list[_Block] = []
+    section: str | None = None
+    for number, raw in enumerate(pages, start=1):
+        text = _HYPHEN_BREAK.sub(r"\1", _normal(raw or ""))
+        lines: list[str] = []
+        for line in text.split("\n"):
+            heading = heading_of(line)
+            if heading:
+                if lines:
+                    blocks.append(_Block(number, section, " ".join(lines)))
+                    lines = []
+                section = heading
+                continue
+            if _PAGE_NUMBER.match(line) or (section or "").lower() in _REFERENCE_SECTIONS:
+                continue
+            lines.append(line.strip())
+        if lines:
+            blocks.append(_Block(number, section, " ".join(lines)))
+    return [b for b in blocks if b.text.strip()]
+
+
+def passages(
+    pages: list[str], count_tokens: Callable[[list[str]], list[int]], budget: int = PASSAGE_TOKENS
+) -> list[Passage]:
+    """The paper's body as passages of at most `budget` tokens (a long sentence may exceed it alone)."""
+    found: list[Passage] = []
+    for block in _blocks(pages):
+        sentences = split_sentences(re.sub(r"\s+", " ", block.text), min_chars=1)
+        if not sentences:
+            continue
+        lengths = count_tokens(sentences)
+        for start, end in sentence_windows(lengths, budget, overlap=False):
+            text = " ".join(sentences[start:end]).strip()
+            if len(text) >= 40:  # a caption fragment or a stray line is not worth a point
+                found.append(Passage(len(found), block.page, block.section, text))
+    return found

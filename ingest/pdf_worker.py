@@ -1,0 +1,146 @@
+"""PDF text extraction in a separate process with a memory limit and a timeout.
+
+pypdf caps single filters but has no budget for a whole document: a decompression bomb, a reference loop
+or a pathological content stream can take gigabytes or minutes. So one long-lived child process does the
+parsing under `RLIMIT_AS`; the parent waits at most `seconds` for each PDF, and kills and restarts the
+child when it overruns or dies. A failure is reported for that PDF and the run goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class PdfError(RuntimeError):
+    """This PDF could not be read; the message says why."""
+
+
+@dataclass(frozen=True)
+class PdfLimits:
+    memory_mb: int = 1024
+    seconds: float = 60.0
+    max_pages: int = 400
+    max_bytes: int = 50 * 1024 * 1024
+
+
+def _read_frame(stream) -> bytes | None:
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    size = int.from_bytes(head, "big")
+    body = stream.read(size)
+    return body if len(body) == size else None
+
+
+def _write_frame(stream, body: bytes) -> None:
+    stream.write(len(body).to_bytes(8, "big") + body)
+    stream.flush()
+
+
+def serve(memory_mb: int, max_pages: int) -> None:  # runs in the child: `python -m ingest.pdf_worker`
+    import io
+    import resource
+
+    cap = memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    from pypdf import PdfReader
+
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but frames on the real stdout
+    while (data := _read_frame(source)) is not None:
+        try:
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted:
+                raise PdfError("the PDF is encrypted")
+            count = len(reader.pages)
+            if count > max_pages:
+                raise PdfError(f"the PDF has {count} pages, more than the limit of {max_pages}")
+            answer = {"ok": [page.extract_text() or "" for page in reader.pages]}
+        except MemoryError:
+            answer = {"error": f"the PDF needed more than {memory_mb} MB to parse"}
+        except Exception as exc:  # pypdf raises many types on broken files; all of them mean "unreadable"
+            answer = {"error": f"unreadable PDF: {type(exc).__name__}: {str(exc)[:200]}"}
+        try:
+            _write_frame(sink, json.dumps(answer).encode())
+        except MemoryError:
+            _write_frame(sink, json.dumps({"error": f"the PDF's text needed more than {memory_mb} MB"}).encode())
+
+
+class PdfWorker:
+    """One child process that turns PDF bytes into a list of page texts; restarted after a failure.
+
+    The child is a plain `python -m ingest.pdf_worker` subprocess (not multiprocessing), so it works the
+    same under the CLI, the web server or a test runner, whatever `__main__` is.
+    """
+
+    def __init__(self, limits: PdfLimits = PdfLimits()) -> None:
+        self.limits = limits
+        self._process: subprocess.Popen | None = None
+
+    def _start(self) -> None:
+        root = str(Path(__file__).resolve().parent.parent)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+        command = [sys.executable, "-m", "ingest.pdf_worker", str(self.limits.memory_mb), str(self.limits.max_pages)]
+        self._process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(5)
+            for stream in (self._process.stdin, self._process.stdout):
+                stream.close()
+        self._process = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def extract(self, data: bytes) -> list[str]:
+        """The text of each page, in order; raises PdfError when the PDF is too big, broken or too costly."""
+        if len(data) > self.limits.max_bytes:
+            raise PdfError(f"the PDF is {len(data)} bytes, more than the limit of {self.limits.max_bytes}")
+        if not data.lstrip()[:5].startswith(b"%PDF"):
+            raise PdfError("not a PDF (no %PDF header)")
+        if self._process is None or self._process.poll() is not None:
+            self._stop()
+            self._start()
+        process = self._process
+        try:
+            _write_frame(process.stdin, data)
+            ready, _, _ = select.select([process.stdout], [], [], self.limits.seconds)
+            if not ready:
+                self._stop()
+                raise PdfError(f"parsing took longer than {self.limits.seconds:g} s; the worker was stopped")
+            body = _read_frame(process.stdout)
+        except (BrokenPipeError, ConnectionResetError, OSError) as exc:
+            self._stop()
+            raise PdfError(f"the PDF worker died while parsing ({type(exc).__name__}); it was restarted") from exc
+        if body is None:
+            code = process.poll()
+            self._stop()
+            raise PdfError(f"the PDF worker died while parsing (exit {code}); it was restarted")
+        answer = json.loads(body)
+        if "error" in answer:
+            raise PdfError(answer["error"])
+        return answer["ok"]
+
+    def close(self) -> None:
+        self._stop()
+
+    def __enter__(self) -> "PdfWorker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]), int(sys.argv[2]))

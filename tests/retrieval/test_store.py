@@ -1,0 +1,141 @@
+"""Both vector stores behind one interface: same answers, filters honoured, persistence and one owner."""
+
+from datetime import date, datetime, timezone
+
+import numpy as np
+import pytest
+
+from retrieval.embeddings import Embedded, SparseVector
+from retrieval.index import Filters, Index, IndexPoint, IndexUnavailable
+from retrieval.store import DENSE, SPARSE, ClientStore, EdgeStore, VectorQuery
+
+RNG = np.random.default_rng(7)
+N = 120
+
+
+def _unit(v):
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def _points():
+    points = []
+    for i in range(N):
+        terms = sorted({int(t) for t in RNG.integers(1, 60, size=6)})
+        vectors = Embedded(_unit(RNG.normal(size=384)), SparseVector(terms, [1.0 + (t % 3) for t in terms]))
+        points.append(
+            IndexPoint(
+                paper_id=f"p{i:03d}",
+                kind="abstract",
+                number=0,
+                vectors=vectors,
+                categories=["cs.LG" if i % 3 == 0 else "hep-ph", "stat.ML"] if i % 2 else ["cs.CL"],
+                published=datetime(2020 + i % 5, 1 + i % 12, 1, tzinfo=timezone.utc),
+                researcher_ids=[i % 7, 100 + i % 11],
+                institution_ids=[i % 4],
+            )
+        )
+        if i % 10 == 0:  # some papers have windows (dense only)
+            window = Embedded(_unit(RNG.normal(size=384)), SparseVector([], []))
+            points.append(
+                IndexPoint(
+                    f"p{i:03d}", "window", 1, window, categories=points[-1].categories, published=points[-1].published
+                )
+            )
+    return points
+
+
+POINTS = _points()
+BY_PAPER = {p.paper_id: p for p in POINTS if p.kind == "abstract"}
+
+
+@pytest.fixture(params=["edge", "client-local"])
+def index(request, tmp_path):
+    if request.param == "edge":
+        store = EdgeStore(tmp_path / "edge")
+    else:
+        from qdrant_client import QdrantClient
+
+        store = ClientStore(QdrantClient(location=":memory:"), "test", local=True)
+    index = Index(store)
+    index.upsert(POINTS)
+    yield index
+    index.close()
+
+
+def _query(seed=1):
+    rng = np.random.default_rng(seed)
+    return Embedded(_unit(rng.normal(size=384)), SparseVector([3, 17, 42], [1.0, 1.0, 1.0]))
+
+
+def test_both_stores_rank_alike(tmp_path):
+    from qdrant_client import QdrantClient
+
+    edge = Index(EdgeStore(tmp_path / "edge"))
+    client = Index(ClientStore(QdrantClient(location=":memory:"), "test", local=True))
+    for index in (edge, client):
+        index.upsert(POINTS)
+    for seed in range(5):
+        query = _query(seed)
+        a = edge.papers(query, limit=20)
+        b = client.papers(query, limit=20)
+        assert [s.paper_id for s in a] == [s.paper_id for s in b]
+        assert [s.score for s in a] == pytest.approx([s.score for s in b], abs=1e-4)  # float32 vs float64
+    edge.close()
+    client.close()
+
+
+def test_count_and_exact_dense_order(index):
+    assert index.count() == len(POINTS)
+    assert index.count(Filters(kinds=("window",))) == N // 10
+    query = _query()
+    hits = index.store.search([VectorQuery(DENSE, query.dense, 5)])[0]
+    expected = sorted(POINTS, key=lambda p: -float(p.vectors.dense @ query.dense))[:5]
+    assert [(h.paper_id, h.kind) for h in hits] == [(p.paper_id, p.kind) for p in expected]
+
+
+@pytest.mark.parametrize(
+    "filters,check",
+    [
+        (Filters(categories=("cs.LG",)), lambda p: "cs.LG" in p.categories),
+        (Filters(categories=("cs.CL", "cs.LG")), lambda p: {"cs.CL", "cs.LG"} & set(p.categories)),
+        (Filters(published_from=date(2022, 1, 1), published_to=date(2022, 12, 31)), lambda p: p.published.year == 2022),
+        (Filters(published_from=date(2023, 6, 1)), lambda p: p.published.date() >= date(2023, 6, 1)),
+        (Filters(researcher_id=3), lambda p: 3 in p.researcher_ids),
+        (Filters(institution_id=2), lambda p: 2 in p.institution_ids),
+        (Filters(paper_ids=("p010", "p011")), lambda p: p.paper_id in ("p010", "p011")),
+        (Filters(categories=("cs.LG",), researcher_id=3), lambda p: "cs.LG" in p.categories and 3 in p.researcher_ids),
+    ],
+)
+def test_filters_return_only_matching_papers(index, filters, check):
+    expected = {pid for pid, p in BY_PAPER.items() if check(p)}
+    assert expected  # the filter selects something, so an empty answer would fail
+    found = {s.paper_id for s in index.papers(_query(), filters, limit=100)}
+    assert found and found <= expected
+    # every matching paper is reachable: dense candidates cover the whole filtered set at this size
+    assert found == expected
+
+
+def test_replace_drops_stale_windows(index):
+    index.replace(
+        ["p010"], [p for p in POINTS if p.paper_id == "p010" and p.kind == "abstract"], ("abstract", "window")
+    )
+    assert index.count(Filters(paper_ids=("p010",))) == 1
+    assert index.count() == len(POINTS) - 1
+
+
+def test_query_of_stop_words_only_uses_dense(index):
+    query = Embedded(_query().dense, SparseVector([], []))
+    assert len(index.papers(query, limit=10)) == 10
+
+
+def test_edge_store_persists_and_has_one_owner(tmp_path):
+    store = EdgeStore(tmp_path / "edge")
+    Index(store).upsert(POINTS[:10])
+    with pytest.raises(IndexUnavailable, match="another ScholarLoom process"):
+        EdgeStore(tmp_path / "edge")
+    store.optimize()
+    store.close()
+    reopened = EdgeStore(tmp_path / "edge")
+    assert reopened.count() == 10
+    assert reopened.search([VectorQuery(SPARSE, _query().sparse, 3)])
+    reopened.close()
