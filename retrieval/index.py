@@ -138,7 +138,7 @@ class Index:
         """Papers by fused abstract scores (each side's best point per paper), best first, ties by id.
 
         `sides` picks dense, BM25 or both (the benchmark compares the three)."""
-        filters = Filters(**{**filters.__dict__, "kinds": filters.kinds or ABSTRACT_KINDS})
+        filters = replace(filters, kinds=filters.kinds or ABSTRACT_KINDS)
         depth = max(self.params.candidates, limit)
         # A paper has several dense points (its abstract and its windows: 4.6 on arXiv abstracts), so the
         # dense side fetches more points to reach about as many papers as the BM25 side.
@@ -154,7 +154,7 @@ class Index:
 
     def passages(self, query: Embedded, filters: Filters = Filters(), limit: int = 10) -> list[PointHit]:
         """Full-text passages by fused score, best first (each with its page and section when known)."""
-        filters = Filters(**{**filters.__dict__, "kinds": PASSAGE_KINDS})
+        filters = replace(filters, kinds=PASSAGE_KINDS)
         depth = max(self.params.candidates, limit)
         dense, sparse = self._candidates(query, filters, depth, (DENSE, SPARSE))
         key = lambda h: (h.paper_id, h.number)  # noqa: E731

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
-from retrieval.index import Filters, Index
+from retrieval.index import PASSAGE_KINDS, Filters, Index
 from retrieval.models import Paper
 from retrieval.passages import split_sentences
 
@@ -149,6 +149,6 @@ def search_passages(
     ]
     if hits:
         return PassageResult(text, hits)
-    if not index.count(Filters(**{**filters.__dict__, "kinds": ("passage",)})):
+    if not index.count(replace(filters, kinds=PASSAGE_KINDS)):
         return PassageResult(text, [], note="No full text is indexed for these papers yet.")
     return PassageResult(text, [], note="No passage matched; try other words.")

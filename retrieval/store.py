@@ -48,6 +48,7 @@ class Filters:
     kinds: tuple[str, ...] = ()
 
     def is_empty(self) -> bool:
+        """No restriction on which papers: `kinds` only says which points of a paper to search."""
         return self == Filters(kinds=self.kinds)
 
 
@@ -228,7 +229,10 @@ class EdgeStore:
         return [[_hit(p.payload, p.score) for p in answer] for answer in answers]
 
     def count(self, filters: Filters | None = None) -> int:
-        return self.shard.count(self.q.CountRequest(exact=True, filter=self._filter(filters or Filters())))
+        try:
+            return self.shard.count(self.q.CountRequest(exact=True, filter=self._filter(filters or Filters())))
+        except Exception as exc:
+            raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
 
     def optimize(self) -> None:
         """Build the HNSW graph and merge segments (blocks; seconds at 10k points, about half a minute at 100k)."""
@@ -320,7 +324,10 @@ class ClientStore:
     def delete_papers(self, paper_ids: list[str], kinds: tuple[str, ...]) -> None:
         if paper_ids:
             selector = self.m.FilterSelector(filter=self._filter(Filters(paper_ids=tuple(paper_ids), kinds=kinds)))
-            self.client.delete(self.collection, points_selector=selector, wait=True)
+            try:
+                self.client.delete(self.collection, points_selector=selector, wait=True)
+            except Exception as exc:
+                raise IndexUnavailable(f"the vector index refused a write: {exc}") from exc
 
     def search(self, queries: list[VectorQuery]) -> list[list[PointHit]]:
         m = self.m
@@ -347,7 +354,11 @@ class ClientStore:
         return [[_hit(p.payload, p.score) for p in answer.points] for answer in answers]
 
     def count(self, filters: Filters | None = None) -> int:
-        return self.client.count(self.collection, count_filter=self._filter(filters or Filters()), exact=True).count
+        try:
+            flt = self._filter(filters or Filters())
+            return self.client.count(self.collection, count_filter=flt, exact=True).count
+        except Exception as exc:
+            raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
 
     def optimize(self) -> None:
         """A server indexes by itself."""
