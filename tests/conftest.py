@@ -47,7 +47,7 @@ def no_network():
 
 @pytest.fixture(scope="session")
 def demo_load(tmp_path_factory):
-    """The whole demo corpus loaded once into a fresh data directory (about 90 s): (settings, summary)."""
+    """The whole demo corpus loaded once into a fresh data directory (about 3 minutes): (settings, summary)."""
     from ingest.demo import load_demo
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("demo-data"))
