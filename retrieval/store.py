@@ -87,6 +87,24 @@ def _as_utc(value: date, end: bool) -> str:
     return datetime.combine(value, moment, tzinfo=timezone.utc).isoformat()
 
 
+def conditions(filters: Filters) -> list[tuple]:
+    """The filter as store-neutral conditions: ("any", key, values), ("value", key, value) or
+    ("range", key, from, to) on ISO datetimes; each store spells them in its own API."""
+    found: list[tuple] = []
+    for key, values in (("categories", filters.categories), ("paper_id", filters.paper_ids), ("kind", filters.kinds)):
+        if values:
+            found.append(("any", key, list(values)))
+    if filters.researcher_id is not None:
+        found.append(("value", "researcher_ids", filters.researcher_id))
+    if filters.institution_id is not None:
+        found.append(("value", "institution_ids", filters.institution_id))
+    if filters.published_from or filters.published_to:
+        gte = _as_utc(filters.published_from, end=False) if filters.published_from else None
+        lte = _as_utc(filters.published_to, end=True) if filters.published_to else None
+        found.append(("range", "published", gte, lte))
+    return found
+
+
 def _hit(payload: dict, score: float) -> PointHit:
     return PointHit(
         paper_id=payload["paper_id"],
@@ -153,20 +171,13 @@ class EdgeStore:
     def _filter(self, filters: Filters):
         q = self.q
         must = []
-        if filters.categories:
-            must.append(q.FieldCondition(key="categories", match=q.MatchAny(any=list(filters.categories))))
-        if filters.paper_ids:
-            must.append(q.FieldCondition(key="paper_id", match=q.MatchAny(any=list(filters.paper_ids))))
-        if filters.kinds:
-            must.append(q.FieldCondition(key="kind", match=q.MatchAny(any=list(filters.kinds))))
-        if filters.researcher_id is not None:
-            must.append(q.FieldCondition(key="researcher_ids", match=q.MatchValue(filters.researcher_id)))
-        if filters.institution_id is not None:
-            must.append(q.FieldCondition(key="institution_ids", match=q.MatchValue(filters.institution_id)))
-        if filters.published_from or filters.published_to:
-            gte = _as_utc(filters.published_from, end=False) if filters.published_from else None
-            lte = _as_utc(filters.published_to, end=True) if filters.published_to else None
-            must.append(q.FieldCondition(key="published", range=q.RangeDateTime(gte=gte, lte=lte)))
+        for kind, key, *value in conditions(filters):
+            if kind == "any":
+                must.append(q.FieldCondition(key=key, match=q.MatchAny(any=value[0])))
+            elif kind == "value":
+                must.append(q.FieldCondition(key=key, match=q.MatchValue(value[0])))
+            else:
+                must.append(q.FieldCondition(key=key, range=q.RangeDateTime(gte=value[0], lte=value[1])))
         return q.Filter(must=must) if must else None
 
     def _params(self, filters: Filters):
@@ -289,20 +300,13 @@ class ClientStore:
     def _filter(self, filters: Filters):
         m = self.m
         must = []
-        if filters.categories:
-            must.append(m.FieldCondition(key="categories", match=m.MatchAny(any=list(filters.categories))))
-        if filters.paper_ids:
-            must.append(m.FieldCondition(key="paper_id", match=m.MatchAny(any=list(filters.paper_ids))))
-        if filters.kinds:
-            must.append(m.FieldCondition(key="kind", match=m.MatchAny(any=list(filters.kinds))))
-        if filters.researcher_id is not None:
-            must.append(m.FieldCondition(key="researcher_ids", match=m.MatchValue(value=filters.researcher_id)))
-        if filters.institution_id is not None:
-            must.append(m.FieldCondition(key="institution_ids", match=m.MatchValue(value=filters.institution_id)))
-        if filters.published_from or filters.published_to:
-            gte = _as_utc(filters.published_from, end=False) if filters.published_from else None
-            lte = _as_utc(filters.published_to, end=True) if filters.published_to else None
-            must.append(m.FieldCondition(key="published", range=m.DatetimeRange(gte=gte, lte=lte)))
+        for kind, key, *value in conditions(filters):
+            if kind == "any":
+                must.append(m.FieldCondition(key=key, match=m.MatchAny(any=value[0])))
+            elif kind == "value":
+                must.append(m.FieldCondition(key=key, match=m.MatchValue(value=value[0])))
+            else:
+                must.append(m.FieldCondition(key=key, range=m.DatetimeRange(gte=value[0], lte=value[1])))
         return m.Filter(must=must) if must else None
 
     def upsert(self, points: list[StoredPoint]) -> None:

@@ -31,6 +31,23 @@ def _fail(message: str) -> None:
     raise typer.Exit(1)
 
 
+def _open_index(settings):
+    from retrieval.index import IndexUnavailable
+
+    try:
+        return settings.index()
+    except IndexUnavailable as exc:
+        _fail(f"{exc}\nIs `scholarloom serve` running? The embedded index can only be open in one process.")
+
+
+def _report(settings, summary, line: str, things: str) -> None:
+    """The run's closing line; skipped items go to the failures file the user can read."""
+    failures = summary.write_failures(settings.data_dir / "ingest-failures.jsonl")
+    typer.echo(line)
+    if summary.failures:
+        typer.echo(f"{len(summary.failures)} {things} were skipped; reasons in {failures}")
+
+
 @app.callback()
 def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log more.")) -> None:
     # litellm otherwise fetches a model cost map from the internet when it is first imported.
@@ -46,22 +63,16 @@ def ingest_demo(
 ) -> None:
     """Load the bundled demo corpus into the catalog and the index (idempotent)."""
     from ingest.demo import DEMO_DIR, load_demo
-    from retrieval.index import Filters, IndexUnavailable
+    from retrieval.index import Filters
 
     settings = _settings()
-    try:
-        index = settings.index()
-    except IndexUnavailable as exc:
-        _fail(f"{exc}\nIs `scholarloom serve` running? The embedded index can only be open in one process.")
+    index = _open_index(settings)
     root = source or DEMO_DIR
     if not root.is_dir():
         _fail(f"no demo corpus at {root}")
     with _progress() as progress:
         summary = load_demo(settings.catalog(), index, settings.embedder(), root, progress)
-    failures = summary.write_failures(settings.data_dir / "ingest-failures.jsonl")
-    typer.echo(f"demo corpus: {summary.line()}")
-    if summary.failures:
-        typer.echo(f"{len(summary.failures)} records were skipped; reasons in {failures}")
+    _report(settings, summary, f"demo corpus: {summary.line()}", "records")
     counts = settings.catalog().counts()
     kinds = {kind: index.count(Filters(kinds=(kind,))) for kind in ("abstract", "window", "passage")}
     typer.echo(
@@ -83,13 +94,9 @@ def ingest_pdfs(
     from ingest.pdf_worker import PdfLimits
     from ingest.pdfs import ingest_pdf_files, pdf_files
     from ingest.report import Summary
-    from retrieval.index import IndexUnavailable
 
     settings = _settings()
-    try:
-        index = settings.index()
-    except IndexUnavailable as exc:
-        _fail(f"{exc}\nIs `scholarloom serve` running? The embedded index can only be open in one process.")
+    index = _open_index(settings)
     missing = [p for p in paths if not p.exists()]
     if missing:
         _fail(f"no such file or folder: {missing[0]}")
@@ -105,10 +112,7 @@ def ingest_pdfs(
             progress,
             PdfLimits(memory_mb=memory_mb, seconds=timeout),
         )
-    failures = summary.write_failures(settings.data_dir / "ingest-failures.jsonl")
-    typer.echo(f"PDFs: {summary.line()}, passages {summary.counts.get('passages', 0)}")
-    if summary.failures:
-        typer.echo(f"{len(summary.failures)} files were skipped; reasons in {failures}")
+    _report(settings, summary, f"PDFs: {summary.line()}, passages {summary.counts.get('passages', 0)}", "files")
     settings.close()
 
 
