@@ -120,3 +120,38 @@ async def stream_completion(
     for number, call in enumerate(done.tool_calls):
         call.id = call.id or f"call_{number}"
     yield done
+
+
+def complete(config: LLMConfig, messages: list[dict], json_object: bool = False) -> str:
+    """One whole (not streamed) answer, with the same bounded retries as the chat; for batch jobs."""
+    import time
+
+    litellm = _litellm()
+    retryable = (
+        litellm.RateLimitError,
+        litellm.APIConnectionError,
+        litellm.Timeout,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+    )
+    extra = {"response_format": {"type": "json_object"}} if json_object else {}
+    for attempt in range(RETRIES + 1):
+        try:
+            response = litellm.completion(
+                model=config.model,
+                messages=messages,
+                api_base=config.api_base,
+                api_key=config.api_key,
+                timeout=config.timeout,
+                max_tokens=config.max_tokens,
+                max_retries=0,
+                **extra,
+            )
+            return response.choices[0].message.content or ""
+        except retryable as exc:
+            if attempt == RETRIES:
+                raise LLMError(f"the language model is unavailable ({type(exc).__name__})") from exc
+            time.sleep(min(8.0, 0.5 * 2**attempt) * (0.5 + random.random()))
+        except Exception as exc:
+            raise LLMError(f"the language model refused the request ({type(exc).__name__}: {str(exc)[:200]})") from exc
+    raise AssertionError("unreachable")

@@ -123,3 +123,45 @@ def passages(
             if len(text) >= 40:  # a caption fragment or a stray line is not worth a point
                 found.append(Passage(len(found), block.page, block.section, text))
     return found
+
+
+# --- the reference list -----------------------------------------------------------------------
+_ARXIV_REF = re.compile(
+    # arXiv:2006.14799, arXiv preprint arXiv:2006.14799, arXiv, abs/1609.08144, arxiv.org/abs/hep-th/9901001v2
+    r"arxiv(?:\.org/(?:abs|pdf)/|[\s,:]*(?:preprint)?[\s,:]*(?:arxiv)?[\s,:]*(?:abs/)?)"
+    r"(\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?",
+    re.IGNORECASE,
+)
+_DOI_REF = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)")
+_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
+
+
+def reference_text(pages: list[str]) -> str:
+    """The text under a References/Bibliography heading, up to the next other heading (an appendix).
+    A line ending in a hyphen joins the next one with the hyphen kept, so a DOI broken there stays whole."""
+    inside = False
+    kept: list[str] = []
+    for raw in pages:
+        for line in _normal(raw or "").split("\n"):
+            heading = heading_of(line)
+            if heading:
+                inside = heading.lower() in _REFERENCE_SECTIONS
+                continue
+            if inside and not _PAGE_NUMBER.match(line):
+                kept.append(line.strip())
+    text = ""
+    for line in kept:
+        text += line if text.endswith(("-", "/")) else (" " + line if text else line)
+    return text
+
+
+def cited_identifiers(text: str) -> list[tuple[str, str]]:
+    """('arxiv', id) and ('doi', doi) pairs found in a reference list, in order, once each."""
+    found: dict[tuple[str, str], None] = {}
+    for match in _ARXIV_REF.finditer(text):
+        found[("arxiv", match.group(1))] = None
+    for match in _DOI_REF.finditer(text):
+        doi = match.group(1).rstrip(".,;:)]}").lower()
+        arxiv = _ARXIV_DOI.match(doi)
+        found[("arxiv", arxiv.group(1)) if arxiv else ("doi", doi)] = None
+    return list(found)

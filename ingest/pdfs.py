@@ -2,7 +2,8 @@
 
 A file is matched to its paper by its name: `<arXiv id>.pdf` (a version suffix is ignored; old-style ids
 write the slash as `_`, e.g. `hep-th_9901001v2.pdf`), or `<paper id>.pdf` for any id the catalog holds.
-The ledger stage `fulltext` keeps each file's SHA-256, so a rerun skips files that did not change.
+The ledger stage `fulltext` keeps each file's SHA-256, so a rerun skips files that did not change; `fulltext:failed`
+remembers PDFs that could not be fetched or parsed, so reruns do not try them again unless asked.
 """
 
 from __future__ import annotations
@@ -10,13 +11,19 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from sqlmodel import select
+
+from ingest.fulltext import cited_identifiers, reference_text
+from ingest.http import FetchError, FetchRefused, PoliteClient
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
-from ingest.pipeline import NullProgress, index_fulltext
+from ingest.pipeline import NullProgress, finish_catalog, index_fulltext
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
 from retrieval.index import Index
+from retrieval.models import Paper
 from retrieval.records import split_arxiv_version
+from retrieval.upsert import add_citation
 
 STAGE = "fulltext"
 
@@ -32,6 +39,50 @@ def pdf_files(paths: list[Path]) -> list[Path]:
     for path in paths:
         found += sorted(path.glob("*.pdf")) if path.is_dir() else [path]
     return found
+
+
+FAILED = "fulltext:failed"
+
+
+def store_fulltext(
+    catalog: Catalog,
+    index: Index,
+    embedder: Embedder,
+    worker: PdfWorker,
+    paper: Paper,
+    data: bytes,
+    summary: Summary,
+    people: dict,
+    seen: dict[str, str],
+    origin: str,
+) -> bool:
+    """Parse one PDF in the worker, index its passages, and add the arXiv ids and DOIs of its reference list as
+    citation edges; the ledger records the file's SHA-256 with the edges. False when the PDF failed."""
+    digest = hashlib.sha256(data).hexdigest()
+    if seen.get(paper.id) == digest:
+        summary.add("unchanged")
+        return True
+    try:
+        pages = worker.extract(data)
+    except PdfError as exc:
+        summary.fail(Failure(STAGE, origin, str(exc)))
+        with catalog.session() as session:
+            Catalog.mark(session, FAILED, paper.id, str(exc)[:200])
+            session.commit()
+        return False
+    count = index_fulltext(catalog, index, embedder, paper, pages, people)
+    cited = cited_identifiers(reference_text(pages))
+    with catalog.session() as session:
+        for kind, value in cited:
+            add_citation(
+                session, paper.id, arxiv_id=value if kind == "arxiv" else None, doi=value if kind == "doi" else None
+            )
+        Catalog.mark(session, STAGE, paper.id, digest)
+        session.commit()
+    summary.add("updated" if paper.id in seen else "added")
+    summary.add("passages", count)
+    summary.add("references", len(cited))
+    return True
 
 
 def ingest_pdf_files(
@@ -61,18 +112,48 @@ def ingest_pdf_files(
             except OSError as exc:
                 summary.fail(Failure(STAGE, str(path), f"cannot read the file: {exc}"))
                 continue
-            digest = hashlib.sha256(data).hexdigest()
-            if seen.get(paper.id) == digest:
-                summary.add("unchanged")
-                continue
+            store_fulltext(catalog, index, embedder, worker, paper, data, summary, people, seen, str(path))
+    finish_catalog(catalog)
+
+
+def arxiv_pdf_url(arxiv_id: str) -> str:
+    """Built from the id, never taken from a record: PDFs come from arxiv.org only."""
+    return f"https://arxiv.org/pdf/{arxiv_id}"
+
+
+def download_pdfs(
+    catalog: Catalog,
+    index: Index,
+    embedder: Embedder,
+    client: PoliteClient,
+    summary: Summary,
+    progress=None,
+    limits: PdfLimits = PdfLimits(),
+    limit: int | None = None,
+    retry_failed: bool = False,
+) -> None:
+    """Fetch from arxiv.org the PDFs of papers that have no full text yet, and index them."""
+    progress = progress or NullProgress()
+    seen = catalog.ledger_hashes(STAGE)
+    failed = {} if retry_failed else catalog.ledger_hashes(FAILED)
+    with catalog.session() as session:
+        rows = session.exec(select(Paper).where(Paper.arxiv_id.is_not(None)).order_by(Paper.published.desc())).all()
+    todo = [p for p in rows if p.id not in seen and p.id not in failed][:limit]
+    task = progress.add_task("PDFs: download + parse + index", total=len(todo))
+    people = catalog.paper_people()
+    with PdfWorker(limits) as worker:
+        for paper in todo:
+            progress.advance(task)
+            url = arxiv_pdf_url(paper.arxiv_id)
             try:
-                pages = worker.extract(data)
-            except PdfError as exc:
-                summary.fail(Failure(STAGE, str(path), str(exc)))
+                data = client.get(url).content
+            except FetchError as exc:
+                summary.fail(Failure(STAGE, url, str(exc)))
+                refused = isinstance(exc, FetchRefused)  # e.g. a redirect off arxiv.org
+                if refused or (exc.status is not None and exc.status < 500 and exc.status != 429):
+                    with catalog.session() as session:  # a 404 will not mend itself; a 503 may
+                        Catalog.mark(session, FAILED, paper.id, str(exc)[:200])
+                        session.commit()
                 continue
-            count = index_fulltext(catalog, index, embedder, paper, pages, people)
-            with catalog.session() as session:
-                Catalog.mark(session, STAGE, paper.id, digest)
-                session.commit()
-            summary.add("updated" if paper.id in seen else "added")
-            summary.add("passages", count)
+            store_fulltext(catalog, index, embedder, worker, paper, data, summary, people, seen, url)
+    finish_catalog(catalog)

@@ -17,7 +17,7 @@ from retrieval.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index, IndexPoint
 from retrieval.models import Paper
 from retrieval.passages import chunk_spans
 from retrieval.records import InstitutionRecord, PaperRecord, ResearcherRecord
-from retrieval.upsert import link_citations, upsert_institution, upsert_paper, upsert_researcher
+from retrieval.upsert import link_citations, refine_researchers, upsert_institution, upsert_paper, upsert_researcher
 
 log = logging.getLogger(__name__)
 Record = PaperRecord | InstitutionRecord | ResearcherRecord
@@ -49,6 +49,9 @@ class NullProgress:
     def advance(self, task: int, advance: float = 1) -> None:
         pass
 
+    def update(self, task: int, **fields) -> None:
+        pass
+
 
 def record_key(record: Record) -> str:
     if isinstance(record, PaperRecord):
@@ -73,11 +76,13 @@ def load_records(
     outcomes: list[Record | Failure],
     summary: Summary,
     progress=None,
+    cursors: dict[str, dict | None] | None = None,
 ) -> None:
     """Write records not seen before (or changed) and mark them in the ledger in the same commit.
 
     Records sharing a key within one stage are written together, in order, under one combined digest,
-    so a rerun finds them unchanged.
+    so a rerun finds them unchanged. `cursors` (harvest positions, see `Catalog.save_cursor`) are saved in
+    the last commit, so a harvest never moves past a page whose records are not stored.
     """
     progress = progress or NullProgress()
     task = progress.add_task(stage, total=len(outcomes))
@@ -110,13 +115,17 @@ def load_records(
             written += 1
             if written % COMMIT_EVERY == 0:
                 session.commit()
+        for name, state in (cursors or {}).items():
+            Catalog.save_cursor(session, name, state)
         session.commit()
 
 
 def finish_catalog(catalog: Catalog) -> int:
-    """Cross-record work after loading: citation edges pointed at papers now in the corpus."""
+    """Cross-record work after loading: citation edges pointed at papers now in the corpus, name-only
+    authorships relinked to identified researchers where the evidence allows. Returns edges changed."""
     with catalog.session() as session:
         changed = link_citations(session)
+        refine_researchers(session)
         session.commit()
     return changed
 
@@ -142,16 +151,16 @@ def abstract_windows(
     return [(f"{head} {' '.join(sentences[a:b])}", (a, b)) for a, b in spans]
 
 
-def _index_digest(paper: Paper, people: tuple[list[int], list[int]], windowing: Windowing) -> str:
-    payload = [
-        INDEX_FORMAT,
-        [windowing.tokens, windowing.overlap],
-        _index_text(paper),
-        paper.categories,
-        paper.published.isoformat() if paper.published else None,
-        people,
-    ]
+def _digest(payload) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _index_digest(paper: Paper, people: tuple[list[int], list[int]], windowing: Windowing) -> str:
+    """'<what is embedded>:<what is filtered on>': when only the second half changes, the paper's points get
+    new payload fields and keep their vectors."""
+    text = _digest([INDEX_FORMAT, [windowing.tokens, windowing.overlap], _index_text(paper)])
+    fields = _digest([paper.categories, paper.published.isoformat() if paper.published else None, people])
+    return f"{text}:{fields}"
 
 
 def _batches(items: Iterable, size: int):
@@ -177,11 +186,19 @@ def index_papers(
     progress = progress or NullProgress()
     seen = catalog.ledger_hashes("index")
     people = catalog.paper_people()
-    todo = []
+    todo, relabel = [], []
     for paper in catalog.iter_papers():
         digest = _index_digest(paper, people.get(paper.id, ([], [])), windowing)
-        if seen.get(paper.id) != digest:
+        before = seen.get(paper.id)
+        if before == digest:
+            continue
+        if before and before.split(":")[0] == digest.split(":")[0]:
+            relabel.append((paper, digest))
+        else:
             todo.append((paper, digest))
+    if relabel:
+        _relabel(catalog, index, relabel, people, summary, progress)
+    with_passages = set(catalog.ledger_hashes("fulltext"))
     todo.sort(key=lambda item: len(_index_text(item[0])))  # similar lengths batch together: less padding
     task = progress.add_task("embed + index", total=len(todo))
     for chunk in _batches(todo, INDEX_BATCH):
@@ -205,6 +222,10 @@ def index_papers(
                     IndexPoint(paper_id=paper.id, kind="window", number=number, vectors=window, span=span, **common)
                 )
         index.replace([p.id for p, _ in chunk], points, kinds=ABSTRACT_KINDS)
+        for paper, _ in chunk:  # full-text passages carry the paper's filter fields too
+            if paper.id in with_passages:
+                researchers, institutions = people.get(paper.id, ([], []))
+                index.set_paper_fields(paper.id, paper.categories, paper.published, researchers, institutions)
         with catalog.session() as session:
             for paper, digest in chunk:
                 Catalog.mark(session, "index", paper.id, digest)
@@ -213,6 +234,21 @@ def index_papers(
         progress.advance(task, len(chunk))
     if todo and optimize:
         index.optimize()
+
+
+def _relabel(catalog: Catalog, index: Index, papers: list, people, summary: Summary, progress) -> None:
+    """New filter fields (categories, date, researchers, institutions) for papers whose text did not change."""
+    task = progress.add_task("index: update filter fields", total=len(papers))
+    for chunk in _batches(papers, INDEX_BATCH):
+        for paper, _ in chunk:
+            researchers, institutions = people.get(paper.id, ([], []))
+            index.set_paper_fields(paper.id, paper.categories, paper.published, researchers, institutions)
+        with catalog.session() as session:
+            for paper, digest in chunk:
+                Catalog.mark(session, "index", paper.id, digest)
+            session.commit()
+        summary.add("relabelled", len(chunk))
+        progress.advance(task, len(chunk))
 
 
 def index_fulltext(

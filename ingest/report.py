@@ -39,4 +39,5 @@ class Summary:
 
     def line(self) -> str:
         order = ("added", "updated", "unchanged", "skipped", "failed", "indexed")
-        return ", ".join(f"{name} {self.counts.get(name, 0)}" for name in order)
+        extra = sorted(name for name in self.counts if name not in order)
+        return ", ".join(f"{name} {self.counts.get(name, 0)}" for name in (*order, *extra))

@@ -40,6 +40,9 @@ class PaperPage:
     cited_by_count: int | None
     summary: str | None
     topics: list[str]
+    paper_type: str | None
+    research_field: str | None
+    novelty: str | None
     references: list[Reference]
     reference_count: int
 
@@ -99,10 +102,17 @@ class PaperPage:
             lines.append(f"**Cited by:** {self.cited_by_count}")
         lines.append(f"**Page:** {self.path}")
         lines += ["", "## Abstract", "", md_escape(self.abstract) or "_No abstract available._"]
-        if self.summary:
-            lines += ["", "## Summary", "", md_escape(self.summary)]
-        if self.topics:
-            lines += ["", f"**Topics:** {md_escape(', '.join(self.topics))}"]
+        if self.summary or self.topics:
+            lines += ["", "## Summary (written by an LLM from the abstract)", ""]
+            lines += [md_escape(self.summary)] if self.summary else []
+            for label, value in (
+                ("Topics", ", ".join(self.topics)),
+                ("Type", self.paper_type),
+                ("Field", self.research_field),
+                ("What is new", self.novelty),
+            ):
+                if value:
+                    lines += ["", f"**{label}:** {md_escape(value)}"]
         lines += ["", "## Links", ""] + [f"- [{link.label}]({link.href})" for link in self.links]
         if self.references:
             lines += ["", f"## References ({self.reference_count})", ""]
@@ -174,6 +184,9 @@ def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
         cited_by_count=paper.cited_by_count,
         summary=paper.summary,
         topics=list(paper.topics),
+        paper_type=paper.paper_type,
+        research_field=paper.research_field,
+        novelty=paper.novelty,
         references=[_reference(c, in_corpus) for c in shown],
         reference_count=len(citations),
     )

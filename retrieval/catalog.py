@@ -11,7 +11,16 @@ from sqlalchemy import event, func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, create_engine, select
 
-from retrieval.models import Authorship, Citation, Institution, LedgerEntry, Paper, Researcher, utcnow
+from retrieval.models import (
+    Authorship,
+    Citation,
+    HarvestCursor,
+    Institution,
+    LedgerEntry,
+    Paper,
+    Researcher,
+    utcnow,
+)
 from retrieval.records import is_arxiv_id, split_arxiv_version
 
 
@@ -47,6 +56,26 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
+def add_missing_columns(engine: Engine) -> list[str]:
+    """Add columns that later versions introduced to tables an older version created (nullable ones only;
+    the catalog has no other migrations yet). Returns what was added."""
+    from sqlalchemy import inspect, text
+
+    added = []
+    inspector = inspect(engine)
+    for table in SQLModel.metadata.sorted_tables:
+        if not inspector.has_table(table.name):
+            continue
+        present = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in present and column.nullable:
+                kind = column.type.compile(dialect=engine.dialect)
+                with engine.begin() as connection:
+                    connection.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}'))
+                added.append(f"{table.name}.{column.name}")
+    return added
+
+
 class Catalog:
     """Papers, researchers, institutions, authorships, citations and the ingest ledger."""
 
@@ -56,6 +85,7 @@ class Catalog:
         self.url = url
         self.engine = make_engine(url)
         SQLModel.metadata.create_all(self.engine)
+        add_missing_columns(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -173,3 +203,23 @@ class Catalog:
             entry.content_hash = content_hash
             entry.at = utcnow()
             session.add(entry)
+
+    # --- harvest cursors ------------------------------------------------------
+    def cursor(self, name: str) -> dict | None:
+        with self.session() as session:
+            row = session.get(HarvestCursor, name)
+            return dict(row.state) if row else None
+
+    @staticmethod
+    def save_cursor(session: Session, name: str, state: dict | None) -> None:
+        """Record (or, with None, forget) where a harvest stands, inside the caller's transaction."""
+        row = session.get(HarvestCursor, name)
+        if state is None:
+            if row is not None:
+                session.delete(row)
+            return
+        if row is None:
+            row = HarvestCursor(name=name, state=state)
+        row.state = dict(state)
+        row.at = utcnow()
+        session.add(row)

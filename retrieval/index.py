@@ -116,6 +116,18 @@ class Index:
         self.store.delete_papers(paper_ids, kinds)
         self.store.upsert([p.stored() for p in points])
 
+    def set_paper_fields(
+        self, paper_id: str, categories: list[str], published, researcher_ids: list[int], institution_ids: list[int]
+    ) -> None:
+        """Update the filter fields of all a paper's points (abstract, windows, passages) without re-embedding."""
+        payload = {
+            "categories": categories,
+            "published": published.isoformat() if published else None,
+            "researcher_ids": researcher_ids,
+            "institution_ids": institution_ids,
+        }
+        self.store.set_paper_payload(paper_id, payload)
+
     def upsert(self, points: list[IndexPoint]) -> None:
         self.store.upsert([p.stored() for p in points])
 

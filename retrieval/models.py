@@ -39,6 +39,8 @@ class Paper(SQLModel, table=True):
     topics: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     paper_type: str | None = None
     research_field: str | None = None
+    novelty: str | None = None
+    significance_score: int | None = Field(default=None, description="1-10, the LLM's estimate")
     analysed: bool = False
     all_authors_matched: bool = False
     sources: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
@@ -50,6 +52,7 @@ class Researcher(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     identity_key: str = Field(unique=True, index=True, description="openalex:A.., orcid:.., or name:<normalised name>")
     name: str
+    name_key: str | None = Field(default=None, index=True, description="normalised name, for matching by name")
     openalex_id: str | None = Field(default=None, index=True)
     orcid: str | None = Field(default=None, index=True)
     s2_id: str | None = Field(default=None, index=True)
@@ -84,7 +87,9 @@ class Authorship(SQLModel, table=True):
     position: int = Field(description="0-based order in the author list")
     raw_name: str
     researcher_id: int | None = Field(default=None, foreign_key="researchers.id", index=True)
-    match_method: str | None = Field(default=None, description="openalex, orcid or name")
+    match_method: str | None = Field(
+        default=None, description="openalex, orcid, s2, name+coauthors, name+affiliation, name or name?"
+    )
     match_confidence: float | None = None
     raw_affiliation: str | None = None
     institution_id: int | None = Field(default=None, foreign_key="institutions.id", index=True)
@@ -114,4 +119,15 @@ class LedgerEntry(SQLModel, table=True):
     stage: str = Field(primary_key=True, description="e.g. catalog:arxiv_atom, index")
     key: str = Field(primary_key=True, description="the record's key within the stage")
     content_hash: str
+    at: datetime = Field(default_factory=utcnow)
+
+
+class HarvestCursor(SQLModel, table=True):
+    """Where a paged harvest stands (an offset, a resumption token, a cursor, a last datestamp), committed
+    together with the records of the page it follows, so an interrupted run resumes at the right page."""
+
+    __tablename__ = "harvest_cursors"
+
+    name: str = Field(primary_key=True, max_length=300, description="e.g. arxiv_api:<query hash>, oai_last:cs")
+    state: dict = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     at: datetime = Field(default_factory=utcnow)

@@ -121,6 +121,7 @@ def _hit(payload: dict, score: float) -> PointHit:
 class VectorStore(Protocol):
     def upsert(self, points: list[StoredPoint]) -> None: ...
     def delete_papers(self, paper_ids: list[str], kinds: tuple[str, ...]) -> None: ...
+    def set_paper_payload(self, paper_id: str, payload: dict) -> None: ...
     def search(self, queries: list[VectorQuery]) -> list[list[PointHit]]: ...
     def count(self, filters: Filters | None = None) -> int: ...
     def optimize(self) -> None: ...
@@ -207,6 +208,11 @@ class EdgeStore:
         if paper_ids:
             condition = self._filter(Filters(paper_ids=tuple(paper_ids), kinds=kinds))
             self._update(self.q.UpdateOperation.delete_points_by_filter(condition))
+
+    def set_paper_payload(self, paper_id: str, payload: dict) -> None:
+        """Overwrite some payload keys on every point of a paper (all kinds), vectors untouched."""
+        condition = self._filter(Filters(paper_ids=(paper_id,)))
+        self._update(self.q.UpdateOperation.set_payload_by_filter(condition, payload))
 
     def _update(self, operation) -> None:
         self._points = None
@@ -332,6 +338,13 @@ class ClientStore:
                 self.client.delete(self.collection, points_selector=selector, wait=True)
             except Exception as exc:
                 raise IndexUnavailable(f"the vector index refused a write: {exc}") from exc
+
+    def set_paper_payload(self, paper_id: str, payload: dict) -> None:
+        selector = self.m.FilterSelector(filter=self._filter(Filters(paper_ids=(paper_id,))))
+        try:
+            self.client.set_payload(self.collection, payload=payload, points=selector, wait=True)
+        except Exception as exc:
+            raise IndexUnavailable(f"the vector index refused a write: {exc}") from exc
 
     def search(self, queries: list[VectorQuery]) -> list[list[PointHit]]:
         m = self.m

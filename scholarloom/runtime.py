@@ -7,7 +7,6 @@ import logging
 from dataclasses import dataclass, field
 
 from assistant.agent import Agent
-from assistant.llm import LLMConfig
 from assistant.tools import SourceBook, ToolDeps
 from auth.accounts import authenticate, create_tables
 from auth.models import Account
@@ -35,17 +34,7 @@ class Runtime:
     def build(cls, settings: Settings) -> "Runtime":
         catalog = settings.catalog()
         create_tables(catalog.engine)
-        llm = None
-        if settings.llm:
-            api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-            llm = LLMConfig(
-                model=settings.llm,
-                api_base=settings.llm_api_base,
-                api_key=api_key,
-                timeout=settings.agent.request_timeout,
-                max_tokens=settings.agent.max_tokens,
-            )
-        agent = Agent(llm, max_tool_rounds=settings.agent.max_tool_rounds)
+        agent = Agent(settings.llm_config(), max_tool_rounds=settings.agent.max_tool_rounds)
         return cls(settings, catalog, settings.index(), settings.embedder(), agent)
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:

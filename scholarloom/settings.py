@@ -29,6 +29,41 @@ class AgentSettings(BaseModel):
     )
 
 
+class SourceSettings(BaseModel):
+    """The services the harvesters talk to (SCHOLARLOOM_SOURCES__*). Only these hosts and arxiv.org are fetched."""
+
+    contact_email: str | None = Field(
+        None,
+        description="An address the services may write to about our traffic: sent in the User-Agent and as "
+        "OpenAlex's mailto (its polite pool).",
+    )
+    arxiv_api_url: str = Field("https://export.arxiv.org/api/query", description="arXiv API query endpoint (Atom).")
+    arxiv_oai_url: str = Field("https://oaipmh.arxiv.org/oai", description="arXiv OAI-PMH endpoint.")
+    arxiv_interval: float = Field(
+        3.0, ge=0, description="Seconds between two requests to arXiv (its terms ask for one every 3 seconds)."
+    )
+    openalex_url: str = Field("https://api.openalex.org", description="OpenAlex API base URL.")
+    openalex_api_key: SecretStr | None = Field(None, description="OpenAlex API key (premium), if you have one.")
+    openalex_interval: float = Field(0.2, ge=0, description="Seconds between two OpenAlex requests.")
+    s2_url: str = Field("https://api.semanticscholar.org", description="Semantic Scholar API base URL.")
+    s2_api_key: SecretStr | None = Field(None, description="Semantic Scholar API key (sent as x-api-key).")
+    s2_interval: float = Field(
+        1.0, ge=0, description="Seconds between two Semantic Scholar requests (1 request/s with a key)."
+    )
+    pdf_max_bytes: int = Field(50_000_000, ge=1, description="Largest PDF downloaded, in bytes.")
+    private_hosts: list[str] = Field(
+        default_factory=list,
+        description="host:port pairs of configured endpoints that may resolve to private addresses (a mirror on "
+        "your own network, or a test server on 127.0.0.1); every other private address is refused.",
+    )
+
+    def hosts(self) -> list[str]:
+        from urllib.parse import urlsplit
+
+        configured = [self.arxiv_api_url, self.arxiv_oai_url, self.openalex_url, self.s2_url]
+        return sorted({"arxiv.org", "export.arxiv.org", *(urlsplit(u).hostname or "" for u in configured)} - {""})
+
+
 class Settings(BaseSettings):
     """Everything ScholarLoom reads from its environment."""
 
@@ -71,6 +106,9 @@ class Settings(BaseSettings):
         None, description="Public base URL of the site, used in canonical links; unset means http://host:port."
     )
     agent: AgentSettings = Field(default_factory=AgentSettings, description="Limits on the agent's turns.")
+    sources: SourceSettings = Field(
+        default_factory=lambda: SourceSettings(), description="Where and how politely the harvesters fetch."
+    )
 
     _built: dict = PrivateAttr(default_factory=dict)
 
@@ -131,6 +169,49 @@ class Settings(BaseSettings):
         api_key = self.qdrant_api_key.get_secret_value() if self.qdrant_api_key else None
         return self._once(
             "index", lambda: Index.open(self.collection, path=self.index_dir, url=self.qdrant_url, api_key=api_key)
+        )
+
+    def llm_config(self):
+        """The LLM to call, or None in retrieval-only mode."""
+        if not self.llm:
+            return None
+        from assistant.llm import LLMConfig
+
+        return LLMConfig(
+            model=self.llm,
+            api_base=self.llm_api_base,
+            api_key=self.llm_api_key.get_secret_value() if self.llm_api_key else None,
+            timeout=self.agent.request_timeout,
+            max_tokens=self.agent.max_tokens,
+        )
+
+    def fetcher(self, transport=None):
+        """The polite HTTP client of the harvesters: only arxiv.org and the configured API hosts."""
+        from importlib.metadata import PackageNotFoundError, version
+        from urllib.parse import urlsplit
+
+        from ingest.http import PoliteClient, Politeness
+
+        try:
+            release = version("scholarloom")
+        except PackageNotFoundError:  # running from a source tree that was not installed
+            release = "dev"
+
+        src = self.sources
+        contact = f"; mailto:{src.contact_email}" if src.contact_email else ""
+        arxiv = Politeness(interval=src.arxiv_interval, max_bytes=src.pdf_max_bytes, timeout=60.0)
+        rules = {"arxiv.org": arxiv}
+        for url, interval in ((src.arxiv_api_url, src.arxiv_interval), (src.arxiv_oai_url, src.arxiv_interval),
+                              (src.openalex_url, src.openalex_interval), (src.s2_url, src.s2_interval)):  # fmt: skip
+            host = urlsplit(url).hostname or ""
+            if host and not host.endswith("arxiv.org"):
+                rules[host] = Politeness(interval=interval)
+        return PoliteClient(
+            user_agent=f"ScholarLoom/{release} (self-hosted research assistant{contact})",
+            allowed_hosts=src.hosts(),
+            politeness=rules,
+            private_hosts=src.private_hosts,
+            transport=transport,
         )
 
     def close(self) -> None:

@@ -62,3 +62,38 @@ def test_ingest_demo_reports_and_reruns(data_dir, tmp_path):
 def test_ingest_demo_with_a_missing_folder_says_so(data_dir, tmp_path):
     result = runner.invoke(app, ["ingest", "demo", "--source", str(tmp_path / "nowhere")])
     assert result.exit_code == 1 and "no demo corpus at" in result.output
+
+
+def test_ingest_update_runs_every_step_and_remembers_where_it_stopped(data_dir, monkeypatch, scripted):
+    from ingest.demo import DEMO_DIR
+    from tests.ingest import oai_fixtures as oai
+    from tests.replay import LocalServer
+
+    raws = oai.real_records(3)
+    page = oai.list_records([oai.record(r) for r in raws], None, 0, 3)
+    empty = (DEMO_DIR / "openalex" / "api_cassettes" / "works_cursor_last_page_empty.json").read_bytes()
+    server = LocalServer({"/oai": lambda _p: (200, page), "/works": lambda _p: (200, empty)})
+    try:
+        monkeypatch.setenv("SCHOLARLOOM_SOURCES__ARXIV_OAI_URL", f"{server.base}/oai")
+        monkeypatch.setenv("SCHOLARLOOM_SOURCES__OPENALEX_URL", server.base)
+        monkeypatch.setenv("SCHOLARLOOM_SOURCES__PRIVATE_HOSTS", json.dumps([server.host_port]))
+        monkeypatch.setenv("SCHOLARLOOM_SOURCES__ARXIV_INTERVAL", "0")
+        monkeypatch.setenv("SCHOLARLOOM_LLM", "openai/scripted")
+        monkeypatch.setenv("SCHOLARLOOM_LLM_API_BASE", scripted.api_base)
+        monkeypatch.setenv("SCHOLARLOOM_LLM_API_KEY", "k")
+        answer = {"summary": "A paper about something measurable and precise.", "topics": ["physics"],
+                  "paper_type": "theoretical", "research_field": "Physics"}  # fmt: skip
+        scripted.enqueue(*[{"content": json.dumps(answer)}] * 3)
+        first = runner.invoke(app, ["ingest", "update", "--set", "physics", "--days", "400000"])
+        assert first.exit_code == 0, first.output
+        assert "added 3" in first.output and "indexed 3" in first.output and "analysed 3" in first.output
+        assert "not found 3" in first.output  # OpenAlex was asked and knew none of them
+        assert server.seen[0] == ("/oai", server.seen[0][1]) and server.seen[0][1]["set"] == "physics"
+        newest = max(r["update_date"] for r in raws)
+        server.seen.clear()
+        second = runner.invoke(app, ["ingest", "update", "--set", "physics", "--no-analyse"])
+        assert second.exit_code == 0, second.output
+        assert f"from {newest}" in second.output and server.seen[0][1]["from"] == newest
+        assert "unchanged 3" in second.output
+    finally:
+        server.stop()

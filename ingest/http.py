@@ -1,0 +1,284 @@
+"""Outbound HTTP for the harvesters: polite, bounded and limited to the hosts we were told about.
+
+Every request goes through `PoliteClient`:
+- only `http(s)` URLs whose host is on the allow-list (arxiv.org and the configured API hosts); each redirect
+  hop is checked again, and followed by us, not by httpx;
+- the host's addresses are resolved first and refused when any is loopback, private, link-local, multicast,
+  reserved or unspecified (so `127.0.0.1`, `[::ffff:127.0.0.1]`, `0x7f000001` and a name that resolves there
+  all fail), unless that exact `host:port` was explicitly configured as a private mirror;
+- one connection, and at least `interval` seconds between two requests to one host (arXiv asks for 3 s);
+- a descriptive User-Agent; connect/read timeouts;
+- 429 and 5xx answers and transport errors are retried with exponential back-off and jitter, honouring
+  `Retry-After` (seconds or an HTTP date) up to `max_wait`;
+- the body is read in chunks and refused past `max_bytes`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import random
+import socket
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+
+
+class FetchError(Exception):
+    """A request that could not be made or did not succeed; the message says why, for the user."""
+
+    def __init__(self, message: str, status: int | None = None, body: bytes = b"") -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class FetchRefused(FetchError):
+    """A URL we will not fetch (host not allowed, private address, bad scheme)."""
+
+
+@dataclass(frozen=True)
+class Response:
+    url: str
+    status: int
+    headers: dict[str, str]
+    content: bytes
+
+    def json(self):
+        import json
+
+        return json.loads(self.content)
+
+
+@dataclass
+class Politeness:
+    """How gently to treat one service."""
+
+    interval: float = 3.0
+    retries: int = 5
+    backoff: float = 2.0
+    max_wait: float = 300.0
+    timeout: float = 30.0
+    max_bytes: int = 20_000_000
+
+
+def _default_resolve(host: str, port: int) -> list[str]:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [info[4][0] for info in infos]
+
+
+def address_is_public(address: str) -> bool:
+    """False for loopback, private, link-local (cloud metadata), multicast, reserved and unspecified addresses,
+    also when written as an IPv4-mapped IPv6 address."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return not (
+        ip.is_loopback
+        or ip.is_private
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+        or (isinstance(ip, ipaddress.IPv4Address) and ip in ipaddress.ip_network("100.64.0.0/10"))
+    )
+
+
+def retry_after_seconds(value: str | None, now: Callable[[], float] = time.time) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now())
+
+
+@dataclass
+class PoliteClient:
+    """A synchronous client for harvesters. `transport` replaces the network (tests replay recordings)."""
+
+    user_agent: str
+    allowed_hosts: Iterable[str]
+    politeness: dict[str, Politeness] = field(default_factory=dict)
+    private_hosts: Iterable[str] = ()
+    transport: httpx.BaseTransport | None = None
+    resolve: Callable[[str, int], list[str]] = _default_resolve
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    jitter: Callable[[], float] = random.random
+
+    def __post_init__(self) -> None:
+        self.allowed_hosts = frozenset(h.lower() for h in self.allowed_hosts)
+        self.private_hosts = frozenset(h.lower() for h in self.private_hosts)
+        self._last: dict[str, float] = {}
+        self._client = httpx.Client(
+            transport=self.transport,
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            headers={"User-Agent": self.user_agent},
+            trust_env=False,
+        )
+        self.requests = 0
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> "PoliteClient":
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    # --- guards ---------------------------------------------------------------
+    def check_url(self, url: str) -> tuple[str, int]:
+        """The URL's (host, port) if we may fetch it; FetchRefused otherwise."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("https", "http"):
+            raise FetchRefused(f"refused {url[:200]!r}: only http(s) URLs are fetched")
+        host = (parts.hostname or "").lower().rstrip(".")
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError as exc:
+            raise FetchRefused(f"refused {url[:200]!r}: {exc}") from None
+        if parts.username or parts.password:
+            raise FetchRefused(f"refused {url[:200]!r}: credentials in URLs are not allowed")
+        if host not in self.allowed_hosts:
+            raise FetchRefused(f"refused {url[:200]!r}: {host or 'no host'} is not an allowed host")
+        if f"{host}:{port}" in self.private_hosts:
+            return host, port
+        try:
+            addresses = self.resolve(host, port)
+        except OSError as exc:
+            raise FetchError(f"cannot resolve {host}: {exc}") from None
+        bad = [a for a in addresses if not address_is_public(a)]
+        if bad or not addresses:
+            raise FetchRefused(f"refused {url[:200]!r}: {host} resolves to a non-public address {bad[:1]}")
+        return host, port
+
+    def _settings_for(self, host: str) -> tuple[str, Politeness]:
+        """The rules for a host and the name of the group whose requests are spaced together: a rule for
+        `arxiv.org` covers export.arxiv.org too, since arXiv counts all its hosts as one."""
+        for name, rules in self.politeness.items():
+            if host == name or host.endswith("." + name):
+                return name, rules
+        return host, Politeness()
+
+    def _wait_turn(self, group: str, rules: Politeness) -> None:
+        last = self._last.get(group)
+        if last is not None:
+            pause = rules.interval - (self.clock() - last)
+            if pause > 0:
+                self.sleep(pause)
+        self._last[group] = self.clock()
+
+    # --- requests -------------------------------------------------------------
+    def get(self, url: str, params: dict | None = None, headers: dict | None = None) -> Response:
+        return self.request("GET", url, params=params, headers=headers)
+
+    def post_json(self, url: str, payload, params: dict | None = None, headers: dict | None = None) -> Response:
+        return self.request("POST", url, params=params, headers=headers, json=payload)
+
+    def request(self, method: str, url: str, params=None, headers=None, json=None) -> Response:
+        """One logical request: redirects re-checked, retries with back-off; FetchError if it does not succeed."""
+        target = str(httpx.URL(url, params=params)) if params else url
+        for _hop in range(MAX_REDIRECTS + 1):
+            response = self._with_retries(method, target, headers, json)
+            if response.status in REDIRECT_STATUSES and response.headers.get("location"):
+                target = urljoin(target, response.headers["location"])
+                if response.status == 303:
+                    method, json = "GET", None
+                continue
+            if response.status >= 400:
+                detail = error_detail(response.content)
+                raise FetchError(
+                    f"{method} {_short(target)} answered {response.status}" + (f": {detail}" if detail else ""),
+                    response.status,
+                    response.content,
+                )
+            return response
+        raise FetchError(f"{method} {_short(url)}: more than {MAX_REDIRECTS} redirects")
+
+    def _with_retries(self, method: str, url: str, headers, json) -> Response:
+        host, _port = self.check_url(url)
+        group, rules = self._settings_for(host)
+        attempt = 0
+        while True:
+            self._wait_turn(group, rules)
+            problem: str
+            wait: float | None = None
+            try:
+                response = self._send(method, url, headers, json, rules)
+            except httpx.TransportError as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+            else:
+                if response.status not in RETRY_STATUSES:
+                    return response
+                problem = f"status {response.status}"
+                wait = retry_after_seconds(response.headers.get("retry-after"))
+                if attempt >= rules.retries:
+                    return response
+            if attempt >= rules.retries:
+                raise FetchError(f"{method} {_short(url)} failed after {attempt + 1} attempts ({problem})")
+            if wait is None:
+                wait = min(rules.max_wait, rules.backoff * (2**attempt)) * (0.5 + self.jitter())
+            elif wait > rules.max_wait:
+                raise FetchError(
+                    f"{method} {_short(url)}: the service asks us to wait {wait:.0f} s (Retry-After), "
+                    f"more than the {rules.max_wait:.0f} s we allow; try again later",
+                    429,
+                )
+            log.info("%s %s: %s; retrying in %.1f s", method, _short(url), problem, wait)
+            self.sleep(wait)
+            attempt += 1
+
+    def _send(self, method: str, url: str, headers, json, rules: Politeness) -> Response:
+        self.requests += 1
+        request = self._client.build_request(method, url, headers=headers, json=json, timeout=rules.timeout)
+        response = self._client.send(request, stream=True)
+        try:
+            declared = response.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > rules.max_bytes:
+                raise FetchError(f"{_short(url)}: {int(declared):,} bytes is over the {rules.max_bytes:,}-byte cap")
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > rules.max_bytes:
+                    raise FetchError(f"{_short(url)}: the answer is over the {rules.max_bytes:,}-byte cap")
+                chunks.append(chunk)
+        finally:
+            response.close()
+        return Response(str(response.url), response.status_code, dict(response.headers), b"".join(chunks))
+
+
+def error_detail(body: bytes) -> str:
+    """The human part of a JSON error body ({"error": ..., "message": ...}), shortened; '' if there is none."""
+    import json
+
+    try:
+        payload = json.loads(body[:100_000])
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    if not isinstance(payload, dict):
+        return ""
+    parts = [str(payload[k]) for k in ("error", "message") if isinstance(payload.get(k), str) and payload[k]]
+    return " ".join(dict.fromkeys(parts))[:300]
+
+
+def _short(url: str) -> str:
+    """A URL for messages, without query values that may hold keys."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"

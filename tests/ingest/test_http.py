@@ -1,0 +1,169 @@
+"""The harvesters' HTTP client: allowed hosts only, no private addresses, polite, bounded, retrying."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.http import FetchError, FetchRefused, PoliteClient, Politeness, address_is_public, retry_after_seconds
+from tests.replay import Replay, public_resolver
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_client(replay: Replay, clock: Clock | None = None, resolve=public_resolver, **politeness) -> PoliteClient:
+    clock = clock or Clock()
+    rules = Politeness(**({"interval": 3.0, "backoff": 1.0} | politeness))
+    return PoliteClient(
+        user_agent="ScholarLoom-test/0 (mailto:ops@example.org)",
+        allowed_hosts=[
+            "export.arxiv.org",
+            "arxiv.org",
+            "oaipmh.arxiv.org",
+            "api.openalex.org",
+            "api.semanticscholar.org",
+        ],
+        politeness={"arxiv.org": rules, "api.openalex.org": rules},
+        transport=replay.transport(),
+        resolve=resolve,
+        sleep=clock.sleep,
+        clock=clock,
+        jitter=lambda: 0.5,
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "ftp://arxiv.org/x",
+        "https://evil.example.org/api",
+        "http://127.0.0.1/latest/meta-data",
+        "http://[::ffff:127.0.0.1]/",
+        "http://0x7f000001/",
+        "http://2130706433/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://localhost:8000/",
+        "https://user:pw@arxiv.org/abs/1",
+    ],
+)
+def test_urls_outside_the_allow_list_are_refused(url):
+    replay = Replay()
+    with make_client(replay) as client, pytest.raises(FetchRefused):
+        client.get(url)
+    assert replay.requests == []  # refused before anything was sent
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["127.0.0.1", "::ffff:127.0.0.1", "10.0.0.8", "169.254.169.254", "::1", "fd00::1", "0.0.0.0", "100.64.1.1"],
+)
+def test_an_allowed_name_resolving_to_a_private_address_is_refused(address):
+    replay = Replay()
+    with make_client(replay, resolve=lambda _h, _p: [address]) as client, pytest.raises(FetchRefused):
+        client.get("https://export.arxiv.org/api/query")
+    assert replay.requests == [] and not address_is_public(address)
+
+
+def test_a_configured_private_mirror_is_allowed():
+    replay = Replay().add("GET", "127.0.0.1", "/oai", "<ok/>")
+    client = PoliteClient(
+        user_agent="t",
+        allowed_hosts=["127.0.0.1"],
+        private_hosts=["127.0.0.1:8123"],
+        transport=replay.transport(),
+        resolve=lambda _h, _p: ["127.0.0.1"],
+    )
+    assert client.get("http://127.0.0.1:8123/oai").content == b"<ok/>"
+    with pytest.raises(FetchRefused):  # the same host on another port is not the configured mirror
+        client.get("http://127.0.0.1:9999/oai")
+
+
+def test_every_redirect_hop_is_checked():
+    replay = Replay()
+    replay.add("GET", "arxiv.org", "/pdf/1", status=302, headers={"location": "https://arxiv.org/pdf/1v2"})
+    replay.add("GET", "arxiv.org", "/pdf/1v2", status=301, headers={"location": "http://169.254.169.254/x"})
+    with make_client(replay) as client, pytest.raises(FetchRefused, match="169.254.169.254"):
+        client.get("https://arxiv.org/pdf/1")
+    assert [r.url.path for r in replay.requests] == ["/pdf/1", "/pdf/1v2"]
+
+
+def test_retry_after_is_honoured_then_the_request_succeeds():
+    clock = Clock()
+    replay = Replay()
+    replay.add("GET", "api.openalex.org", "/works", status=429, headers={"retry-after": "7"}, times=1)
+    replay.add("GET", "api.openalex.org", "/works", status=503, times=1)
+    replay.add("GET", "api.openalex.org", "/works", {"results": []})
+    with make_client(replay, clock) as client:
+        assert client.get("https://api.openalex.org/works").json() == {"results": []}
+    assert clock.slept[0] == 7  # Retry-After, as given
+    assert clock.slept[1] == pytest.approx(2.0)  # back-off 2**1 s times jitter (0.5 + 0.5)
+    assert len(replay.requests) == 3
+
+
+def test_retries_are_bounded_and_the_error_says_what_failed():
+    replay = Replay().add("GET", "api.openalex.org", "/works", status=503)
+    with make_client(replay, retries=2) as client, pytest.raises(FetchError, match="503"):
+        client.get("https://api.openalex.org/works")
+    assert len(replay.requests) == 3
+
+
+def test_a_retry_after_beyond_the_cap_fails_at_once():
+    replay = Replay().add("GET", "api.openalex.org", "/works", status=429, headers={"retry-after": "86400"})
+    with make_client(replay) as client, pytest.raises(FetchError, match="Retry-After"):
+        client.get("https://api.openalex.org/works")
+    assert len(replay.requests) == 1
+
+
+def test_requests_to_one_service_are_spaced_and_identify_us():
+    clock = Clock()
+    replay = Replay().add("GET", "export.arxiv.org", "/api/query", "<feed/>").add("GET", "arxiv.org", "/pdf/1", "%PDF")
+    with make_client(replay, clock) as client:
+        client.get("https://export.arxiv.org/api/query")
+        client.get("https://arxiv.org/pdf/1")  # another arXiv host: the same 3-second rule
+    assert clock.slept == [3.0]
+    assert all(r.headers["user-agent"].startswith("ScholarLoom-test/0") for r in replay.requests)
+
+
+def test_bodies_over_the_cap_are_refused():
+    replay = Replay().add("GET", "arxiv.org", "/pdf/big", b"%PDF" + b"0" * 5000)
+    with make_client(replay, max_bytes=1000) as client, pytest.raises(FetchError, match="cap"):
+        client.get("https://arxiv.org/pdf/big")
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("error_400_invalid_filter.json", "DOESNTEXIST is not a valid field"),
+        ("error_400_invalid_select.json", "is not a valid select field"),
+    ],
+)
+def test_error_bodies_reach_the_message(name, expected):
+    from ingest.demo import DEMO_DIR
+
+    body = DEMO_DIR / "openalex" / "api_cassettes" / name
+    replay = Replay().add("GET", "api.openalex.org", "/works", body, status=400)
+    with make_client(replay) as client, pytest.raises(FetchError, match=expected):
+        client.get("https://api.openalex.org/works", params={"filter": "doesntexist:1"})
+
+
+def test_retry_after_as_an_http_date():
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=lambda: 1445412470.0) == 10.0
+    assert retry_after_seconds("soon") is None
+
+
+def test_keys_in_the_query_never_reach_messages():
+    replay = Replay().add("GET", "api.openalex.org", "/works", status=400)
+    with make_client(replay) as client, pytest.raises(FetchError) as caught:
+        client.get("https://api.openalex.org/works", params={"api_key": "SECRET-KEY", "filter": "x"})
+    assert "SECRET-KEY" not in str(caught.value) and "/works" in str(caught.value)

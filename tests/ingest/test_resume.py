@@ -1,0 +1,129 @@
+"""An ingest killed with SIGKILL, twice (mid-harvest and mid-indexing), then rerun: every paper once, none
+lost, and the index holding exactly the expected points. The arXiv API is a local server replaying the
+recorded Atom pages; the command is the real `scholarloom ingest arxiv` in its own process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from ingest.demo import DEMO_DIR
+from ingest.pipeline import abstract_windows
+from retrieval.index import Filters
+from scholarloom.settings import Settings
+
+ATOM = DEMO_DIR / "arxiv_api_atom"
+# Built, not recorded: the page after the last recorded one, saying the result set ends at 500 entries.
+END = (
+    b'<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom" '
+    b'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"><opensearch:totalResults>500'
+    b"</opensearch:totalResults></feed>"
+)
+
+
+class ArxivReplay(BaseHTTPRequestHandler):
+    gate = threading.Event()
+    hold_at: int | None = None
+    starts: list[int] = []
+
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        params = parse_qs(urlsplit(self.path).query)
+        start = int(params["start"][0])
+        type(self).starts.append(start)
+        if start == type(self).hold_at:
+            type(self).gate.wait(60)  # the client is killed while it waits here
+        page = ATOM / f"query_cs_start{start:03d}_max100.xml"
+        body = page.read_bytes() if page.exists() else END
+        self.send_response(200)
+        self.send_header("Content-Type", "application/atom+xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def arxiv_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ArxivReplay)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    ArxivReplay.gate.set()
+    server.shutdown()
+
+
+def ledger_count(db, stage: str) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db, timeout=10) as connection:
+        try:
+            return connection.execute("SELECT count(*) FROM ingest_ledger WHERE stage = ?", (stage,)).fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+
+def run_until(command, env, condition, timeout=240.0):
+    """Start the command; SIGKILL it as soon as condition() holds. Returns True if it was killed."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        if condition():
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+            return True
+        time.sleep(0.1)
+    output = process.communicate(timeout=30)[0].decode(errors="replace")
+    assert process.returncode == 0, output
+    return False
+
+
+def test_sigkill_mid_harvest_and_mid_index_then_rerun(tmp_path, arxiv_server):
+    data = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARLOOM_")}
+    env |= {
+        "SCHOLARLOOM_DATA_DIR": str(data),
+        "SCHOLARLOOM_SOURCES__ARXIV_API_URL": f"http://127.0.0.1:{arxiv_server}/api/query",
+        "SCHOLARLOOM_SOURCES__PRIVATE_HOSTS": json.dumps([f"127.0.0.1:{arxiv_server}"]),
+        "SCHOLARLOOM_SOURCES__ARXIV_INTERVAL": "0",
+    }
+    command = [sys.executable, "-m", "scholarloom.cli", "ingest", "arxiv", "--category", "cs.AI", "--limit", "500"]
+    db = data / "scholarloom.db"
+
+    # 1. Killed while waiting for the third page: two pages are stored, with the offset that follows them.
+    ArxivReplay.hold_at, ArxivReplay.starts = 200, []
+    assert run_until(command, env, lambda: ArxivReplay.starts[-1:] == [200])
+    assert ledger_count(db, "arxiv_api") == 200 and ledger_count(db, "index") == 0
+
+    # 2. Rerun: it resumes at offset 200; killed while embedding, after some batches are indexed.
+    ArxivReplay.hold_at, ArxivReplay.starts = None, []
+    ArxivReplay.gate.set()
+    assert run_until(command, env, lambda: 0 < ledger_count(db, "index") < 500)
+    assert ArxivReplay.starts[:3] == [200, 300, 400]
+    assert ledger_count(db, "arxiv_api") == 500
+
+    # 3. Rerun to the end.
+    assert not run_until(command, env, lambda: False)
+
+    settings = Settings(data_dir=data)
+    catalog, index = settings.catalog(), settings.index()
+    with sqlite3.connect(db) as connection:
+        ids = [row[0] for row in connection.execute("SELECT id FROM papers")]
+    assert len(ids) == len(set(ids)) == 500
+    papers = list(catalog.iter_papers())
+    windows = sum(len(abstract_windows(p, settings.embedder().count_tokens)) for p in papers)
+    assert index.count(Filters(kinds=("abstract",))) == 500
+    assert index.count(Filters(kinds=("window",))) == windows
+    assert index.count() == 500 + windows
+    settings.close()
