@@ -207,10 +207,13 @@ def ingest_openalex(
     refresh: bool = typer.Option(False, "--refresh", help="Ask again about papers asked about before."),
     limit: int = typer.Option(None, min=1, help="Ask about at most this many papers."),
     no_references: bool = typer.Option(False, "--no-references", help="Do not look up the titles of cited works."),
+    no_entities: bool = typer.Option(
+        False, "--no-entities", help="Do not fetch the full records of the authors and institutions named."
+    ),
     no_index: bool = typer.Option(False, "--no-index", help="Only fill the catalog; index later."),
 ) -> None:
     """Enrich arXiv papers from OpenAlex: author ids and ORCIDs, institutions (ROR), references, cited-by counts."""
-    from ingest.harvest.openalex import OpenAlex, enrich_papers, name_references
+    from ingest.harvest.openalex import OpenAlex, enrich_entities, enrich_papers, name_references
 
     settings = _settings()
     src = settings.sources
@@ -223,6 +226,8 @@ def ingest_openalex(
         enrich_papers(settings.catalog(), api, summary, progress, refresh, limit)
         if not no_references:
             name_references(settings.catalog(), api, summary, progress)
+        if not no_entities:
+            enrich_entities(settings.catalog(), api, summary, progress, refresh)
 
     _harvest(settings, run, "OpenAlex", index_after=not no_index)
 
@@ -301,7 +306,7 @@ def ingest_update(
     from assistant.llm import LLMError
     from ingest.analyse import analyse_papers
     from ingest.harvest.arxiv import harvest_oai, oai_last_name
-    from ingest.harvest.openalex import OpenAlex
+    from ingest.harvest.openalex import OpenAlex, enrich_entities
     from ingest.harvest.openalex import enrich_papers as openalex_enrich
     from ingest.harvest.s2 import SemanticScholar
     from ingest.harvest.s2 import enrich_papers as s2_enrich
@@ -326,6 +331,7 @@ def ingest_update(
     if openalex:
         api = lambda c: OpenAlex(c, src.openalex_url, src.contact_email, openalex_key)  # noqa: E731
         steps.append(("OpenAlex", lambda c, p: openalex_enrich(catalog, api(c), summary, p)))
+        steps.append(("OpenAlex entities", lambda c, p: enrich_entities(catalog, api(c), summary, p)))
     if s2:
         steps.append(
             ("Semantic Scholar", lambda c, p: s2_enrich(catalog, SemanticScholar(c, src.s2_url, s2_key), summary, p))

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from sqlmodel import select
 
 from ingest.http import PoliteClient
-from ingest.parsers.openalex import arxiv_id_of, bare_doi, parse_works, short_id
+from ingest.parsers.openalex import arxiv_id_of, bare_doi, parse_authors, parse_institutions, parse_works, short_id
 from ingest.pipeline import NullProgress, load_records
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
-from retrieval.models import Citation, Paper
+from retrieval.models import Citation, Institution, Paper, Researcher
 from retrieval.records import PaperRecord
 
 STAGE = "enrich:openalex"
@@ -44,14 +44,23 @@ class OpenAlex:
         payload = self.client.get(f"{self.base}/rate-limit", params={"api_key": self.auth["api_key"]}).json()
         return payload.get("rate_limit") if isinstance(payload, dict) else None
 
+    def entities(self, kind: str, ids: list[str]) -> Iterator[dict]:
+        """Authors or institutions by OpenAlex id, 50 a request."""
+        for batch in _batches(ids, BATCH):
+            yield from self.list(kind, "openalex:" + "|".join(batch))
+
     def works(self, filter_: str, select_: str | None = None, per_page: int = BATCH) -> Iterator[dict]:
-        """Every result of a works filter, following `next_cursor` until it is null or a page is empty."""
+        return self.list("works", filter_, select_, per_page)
+
+    def list(self, kind: str, filter_: str, select_: str | None = None, per_page: int = BATCH) -> Iterator[dict]:
+        """Every result of a filter on works, authors or institutions, following `next_cursor` until it is
+        null or a page is empty."""
         cursor = "*"
         for _ in range(MAX_PAGES):
             params = {"filter": filter_, "per-page": per_page, "cursor": cursor, **self.auth}
             if select_:
                 params["select"] = select_
-            payload = self.client.get(f"{self.base}/works", params=params).json()
+            payload = self.client.get(f"{self.base}/{kind}", params=params).json()
             results = payload.get("results") or []
             yield from results
             cursor = (payload.get("meta") or {}).get("next_cursor")
@@ -134,3 +143,30 @@ def name_references(catalog: Catalog, api: OpenAlex, summary: Summary, progress=
             session.commit()
         summary.add("named", len(details))
         progress.advance(task, len(batch))
+
+
+def enrich_entities(catalog: Catalog, api: OpenAlex, summary: Summary, progress=None, refresh: bool = False) -> None:
+    """Full OpenAlex records of the researchers and institutions that papers named by id only: ORCIDs,
+    alternative names and last known institutions; institutions' place, type, acronyms and ROR ids."""
+    progress = progress or NullProgress()
+    for kind, model, stage, parse in (
+        ("institutions", Institution, "enrich:openalex-institutions", parse_institutions),
+        ("authors", Researcher, "enrich:openalex-authors", parse_authors),
+    ):
+        asked = {} if refresh else catalog.ledger_hashes(stage)
+        with catalog.session() as session:
+            ids = session.exec(select(model.openalex_id).where(model.openalex_id.is_not(None))).all()
+        todo = sorted(i for i in ids if i not in asked)
+        task = progress.add_task(f"OpenAlex: {kind}", total=len(todo))
+        for batch in _batches(todo, BATCH):
+            wanted = set(batch)
+            outcomes = [
+                o for o in parse(list(api.entities(kind, batch))) if getattr(o, "openalex_id", None) in wanted
+            ]  # an answer about something we did not ask for is ignored
+            load_records(catalog, f"openalex:{kind}", outcomes, summary)
+            got = {o.openalex_id for o in outcomes}
+            with catalog.session() as session:  # the ids asked about (records are keyed by ROR id or name)
+                for asked_id in batch:
+                    Catalog.mark(session, stage, asked_id, "found" if asked_id in got else ABSENT)
+                session.commit()
+            progress.advance(task, len(batch))

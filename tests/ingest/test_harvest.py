@@ -331,3 +331,38 @@ def test_s2_citing_papers_in_the_corpus_become_edges(catalog):
     with catalog.session() as session:
         row = session.exec(select(Citation)).one()
     assert (row.citing_id, row.cited_id) == ("doi:10.1109/lra.2022.3229266", "2003.12345")
+
+
+def test_openalex_fills_the_authors_and_institutions_papers_name(catalog):
+    from ingest.harvest.openalex import enrich_entities
+    from ingest.parsers.openalex import parse_works
+    from retrieval.models import Institution
+
+    samples = DEMO_DIR / "openalex" / "samples"
+    works = json.loads((samples / "works_sample.json").read_text())
+    load_records(catalog, "openalex", list(parse_works(works)), Summary())
+
+    def envelope(name):  # built: the samples are the `results` of real list answers, without their envelope
+        return {"meta": {"next_cursor": None}, "results": json.loads((samples / name).read_text())}
+
+    replay = Replay()
+    replay.add("GET", "api.openalex.org", "/institutions", envelope("institutions_sample.json"))
+    replay.add("GET", "api.openalex.org", "/authors", envelope("authors_sample.json"))
+    summary = Summary()
+    with make_client(replay) as client:
+        enrich_entities(catalog, OpenAlex(client, "https://api.openalex.org"), summary)
+    kinds = [r.url.path for r in replay.requests]
+    assert kinds[0] == "/institutions" and "/authors" in kinds
+    assert all(
+        len(p["filter"].removeprefix("openalex:").split("|")) <= 50 for p in map(replay.params, range(len(kinds)))
+    )
+    with catalog.session() as session:
+        with_place = session.exec(select(Institution).where(Institution.city.is_not(None))).all()
+        known = session.exec(select(Researcher).where(Researcher.openalex_id == "A5111609957")).one()
+    assert len(with_place) == 7  # the 7 institutions of these works that the sample holds, now with a place
+    assert known.aliases  # the author record's alternative names
+    assert summary.counts["added"] == 37  # 7 institutions + 30 authors; the others are absent from the sample
+    replay.requests.clear()
+    with make_client(replay) as client:  # everything was asked about once: a rerun asks nothing
+        enrich_entities(catalog, OpenAlex(client, "https://api.openalex.org"), Summary())
+    assert replay.requests == []
