@@ -56,15 +56,20 @@ def _litellm():
     return litellm
 
 
-async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict]):
-    litellm = _litellm()
-    retryable = (
+def _retryable(litellm) -> tuple[type[Exception], ...]:
+    """Errors worth another try: the provider is busy, slow or briefly down."""
+    return (
         litellm.RateLimitError,
         litellm.APIConnectionError,
         litellm.Timeout,
         litellm.InternalServerError,
         litellm.ServiceUnavailableError,
     )
+
+
+async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict]):
+    litellm = _litellm()
+    retryable = _retryable(litellm)
     for attempt in range(RETRIES + 1):
         try:
             return await litellm.acompletion(
@@ -127,13 +132,7 @@ def complete(config: LLMConfig, messages: list[dict], json_object: bool = False)
     import time
 
     litellm = _litellm()
-    retryable = (
-        litellm.RateLimitError,
-        litellm.APIConnectionError,
-        litellm.Timeout,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-    )
+    retryable = _retryable(litellm)
     extra = {"response_format": {"type": "json_object"}} if json_object else {}
     for attempt in range(RETRIES + 1):
         try:

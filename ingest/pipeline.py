@@ -163,7 +163,8 @@ def _index_digest(paper: Paper, people: tuple[list[int], list[int]], windowing: 
     return f"{text}:{fields}"
 
 
-def _batches(items: Iterable, size: int):
+def batches(items: Iterable, size: int):
+    """Lists of up to `size` items, in order."""
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
@@ -201,7 +202,7 @@ def index_papers(
     with_passages = set(catalog.ledger_hashes("fulltext"))
     todo.sort(key=lambda item: len(_index_text(item[0])))  # similar lengths batch together: less padding
     task = progress.add_task("embed + index", total=len(todo))
-    for chunk in _batches(todo, INDEX_BATCH):
+    for chunk in batches(todo, INDEX_BATCH):
         texts = [_index_text(p) for p, _ in chunk]
         windows = [abstract_windows(p, embedder.count_tokens, windowing) for p, _ in chunk]
         flat = [text for own in windows for text, _ in own]
@@ -224,29 +225,33 @@ def index_papers(
         index.replace([p.id for p, _ in chunk], points, kinds=ABSTRACT_KINDS)
         for paper, _ in chunk:  # full-text passages carry the paper's filter fields too
             if paper.id in with_passages:
-                researchers, institutions = people.get(paper.id, ([], []))
-                index.set_paper_fields(paper.id, paper.categories, paper.published, researchers, institutions)
-        with catalog.session() as session:
-            for paper, digest in chunk:
-                Catalog.mark(session, "index", paper.id, digest)
-            session.commit()
+                _set_fields(index, paper, people)
+        _mark_indexed(catalog, chunk)
         summary.add("indexed", len(chunk))
         progress.advance(task, len(chunk))
     if todo and optimize:
         index.optimize()
 
 
+def _set_fields(index: Index, paper: Paper, people) -> None:
+    researchers, institutions = people.get(paper.id, ([], []))
+    index.set_paper_fields(paper.id, paper.categories, paper.published, researchers, institutions)
+
+
+def _mark_indexed(catalog: Catalog, chunk: list) -> None:
+    with catalog.session() as session:
+        for paper, digest in chunk:
+            Catalog.mark(session, "index", paper.id, digest)
+        session.commit()
+
+
 def _relabel(catalog: Catalog, index: Index, papers: list, people, summary: Summary, progress) -> None:
     """New filter fields (categories, date, researchers, institutions) for papers whose text did not change."""
     task = progress.add_task("index: update filter fields", total=len(papers))
-    for chunk in _batches(papers, INDEX_BATCH):
+    for chunk in batches(papers, INDEX_BATCH):
         for paper, _ in chunk:
-            researchers, institutions = people.get(paper.id, ([], []))
-            index.set_paper_fields(paper.id, paper.categories, paper.published, researchers, institutions)
-        with catalog.session() as session:
-            for paper, digest in chunk:
-                Catalog.mark(session, "index", paper.id, digest)
-            session.commit()
+            _set_fields(index, paper, people)
+        _mark_indexed(catalog, chunk)
         summary.add("relabelled", len(chunk))
         progress.advance(task, len(chunk))
 

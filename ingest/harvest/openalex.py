@@ -13,7 +13,7 @@ from sqlmodel import select
 
 from ingest.http import PoliteClient
 from ingest.parsers.openalex import arxiv_id_of, bare_doi, parse_authors, parse_institutions, parse_works, short_id
-from ingest.pipeline import NullProgress, load_records
+from ingest.pipeline import NullProgress, batches, load_records
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.models import Citation, Institution, Paper, Researcher
@@ -46,7 +46,7 @@ class OpenAlex:
 
     def entities(self, kind: str, ids: list[str]) -> Iterator[dict]:
         """Authors or institutions by OpenAlex id, 50 a request."""
-        for batch in _batches(ids, BATCH):
+        for batch in batches(ids, BATCH):
             yield from self.list(kind, "openalex:" + "|".join(batch))
 
     def works(self, filter_: str, select_: str | None = None, per_page: int = BATCH) -> Iterator[dict]:
@@ -68,11 +68,6 @@ class OpenAlex:
                 return
 
 
-def _batches(items: list, size: int):
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
 def enrich_papers(
     catalog: Catalog,
     api: OpenAlex,
@@ -88,7 +83,7 @@ def enrich_papers(
         rows = session.exec(select(Paper.id, Paper.arxiv_id).where(Paper.arxiv_id.is_not(None)).order_by(Paper.id))
         todo = [(pid, aid) for pid, aid in rows if pid not in asked][:limit]
     task = progress.add_task("OpenAlex: enrich papers", total=len(todo))
-    for batch in _batches(todo, BATCH):
+    for batch in batches(todo, BATCH):
         wanted = {arxiv_doi(aid): pid for pid, aid in batch}
         outcomes: list[PaperRecord | Failure] = []
         found: set[str] = set()
@@ -127,7 +122,7 @@ def name_references(catalog: Catalog, api: OpenAlex, summary: Summary, progress=
             )
         )
     task = progress.add_task("OpenAlex: name cited works", total=len(ids))
-    for batch in _batches(ids, BATCH):
+    for batch in batches(ids, BATCH):
         details = {}
         for work in api.works("openalex:" + "|".join(batch), select_="id,doi,display_name,ids,publication_year"):
             if isinstance(work, dict) and work.get("id"):
@@ -158,7 +153,7 @@ def enrich_entities(catalog: Catalog, api: OpenAlex, summary: Summary, progress=
             ids = session.exec(select(model.openalex_id).where(model.openalex_id.is_not(None))).all()
         todo = sorted(i for i in ids if i not in asked)
         task = progress.add_task(f"OpenAlex: {kind}", total=len(todo))
-        for batch in _batches(todo, BATCH):
+        for batch in batches(todo, BATCH):
             wanted = set(batch)
             outcomes = [
                 o for o in parse(list(api.entities(kind, batch))) if getattr(o, "openalex_id", None) in wanted

@@ -14,7 +14,7 @@ from sqlmodel import select
 
 from ingest.http import FetchError, PoliteClient
 from ingest.parsers.common import attempt
-from ingest.pipeline import NullProgress, load_records
+from ingest.pipeline import NullProgress, batches, load_records
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.models import Paper
@@ -126,8 +126,7 @@ def enrich_papers(
         rows = session.exec(select(Paper.id, Paper.arxiv_id, Paper.doi).order_by(Paper.id)).all()
     todo = [r for r in rows if r[0] not in asked and (r[1] or r[2])][:limit]
     task = progress.add_task("Semantic Scholar: enrich papers", total=len(todo))
-    for start in range(0, len(todo), BATCH):
-        batch = todo[start : start + BATCH]
+    for batch in batches(todo, BATCH):
         request = [f"ARXIV:{aid}" if aid else f"DOI:{doi}" for _pid, aid, doi in batch]
         answers = api.papers(request)
         outcomes: list[PaperRecord | Failure] = []
