@@ -37,3 +37,13 @@ def split_paper_address(address: str) -> tuple[str, str | None, str] | None:
     if not match:
         return None
     return match.group("id"), match.group("version"), match.group("rest")
+
+
+def researcher_path(researcher_id: int, name: str) -> str:
+    slug = slugify(name)
+    return f"/researchers/{researcher_id}" + (f"-{slug}" if slug else "")
+
+
+def institution_path(institution_id: int, name: str) -> str:
+    slug = slugify(name)
+    return f"/institutions/{institution_id}" + (f"-{slug}" if slug else "")

@@ -9,6 +9,7 @@ from urllib.parse import quote
 from pages.addresses import external, paper_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
 from retrieval.catalog import Catalog, PaperView
+from retrieval.models import Paper
 
 MAX_REFERENCES_SHOWN = 50
 
@@ -17,6 +18,7 @@ MAX_REFERENCES_SHOWN = 50
 class Reference:
     label: str
     href: str | None  # our page when the cited work is in the corpus, else its public address
+    paper: Paper | None = None  # the cited paper, when it is in the corpus
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ class PaperPage:
 def _reference(citation, in_corpus: dict) -> Reference:
     if citation.cited_id and citation.cited_id in in_corpus:
         target = in_corpus[citation.cited_id]
-        return Reference(target.title, paper_path(target))
+        return Reference(target.title, paper_path(target), target)
     if citation.cited_arxiv_id:
         return Reference(
             citation.cited_title or f"arXiv:{citation.cited_arxiv_id}",
@@ -141,6 +143,15 @@ def _reference(citation, in_corpus: dict) -> Reference:
             external("https://openalex.org/", citation.cited_openalex_id),
         )
     return Reference(citation.cited_title or citation.cited_key, None)
+
+
+def reference_items(catalog: Catalog, paper_id: str, limit: int = MAX_REFERENCES_SHOWN) -> tuple[list[Reference], int]:
+    """The first `limit` works a paper cites, each linked to our page or its public address, and how many
+    references are known in all."""
+    citations = catalog.references(paper_id)
+    shown = citations[:limit]
+    in_corpus = catalog.papers([c.cited_id for c in shown if c.cited_id])
+    return [_reference(c, in_corpus) for c in shown], len(citations)
 
 
 def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
@@ -161,9 +172,7 @@ def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
         links.append(Link("DOI", external("https://doi.org/", paper.doi)))
     if paper.openalex_id:
         links.append(Link("OpenAlex", external("https://openalex.org/", paper.openalex_id)))
-    citations = catalog.references(paper.id)
-    shown = citations[:MAX_REFERENCES_SHOWN]
-    in_corpus = catalog.papers([c.cited_id for c in shown if c.cited_id])
+    references, reference_count = reference_items(catalog, paper.id)
     return PaperPage(
         id=paper.id,
         arxiv_id=paper.arxiv_id,
@@ -187,8 +196,8 @@ def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
         paper_type=paper.paper_type,
         research_field=paper.research_field,
         novelty=paper.novelty,
-        references=[_reference(c, in_corpus) for c in shown],
-        reference_count=len(citations),
+        references=references,
+        reference_count=reference_count,
     )
 
 

@@ -152,3 +152,20 @@ def search_passages(
     if not index.count(replace(filters, kinds=PASSAGE_KINDS)):
         return PassageResult(text, [], note="No full text is indexed for these papers yet.")
     return PassageResult(text, [], note="No passage matched; try other words.")
+
+
+def similar_papers(
+    catalog: Catalog, index: Index, embedder: Embedder, paper_id: str, limit: int = 5, filters: Filters = Filters()
+) -> list[tuple[Paper, float]]:
+    """The paper's nearest neighbours in the index: its title and abstract embedded as a document, matched
+    against every abstract and abstract window (dense side), the paper itself left out."""
+    paper = catalog.papers([paper_id]).get(paper_id)
+    if paper is None:
+        return []
+    text = f"{paper.title}. {paper.abstract}".strip() if paper.abstract else paper.title
+    vector = embedder.documents([text])[0]
+    found = index.papers(vector, filters, limit=limit + 1, sides=("dense",))
+    scores = {hit.paper_id: hit.score for hit in found if hit.paper_id != paper_id}
+    papers = catalog.papers(list(scores))
+    ranked = sorted(scores, key=lambda pid: (-scores[pid], pid))[:limit]
+    return [(papers[pid], scores[pid]) for pid in ranked if pid in papers]

@@ -1,0 +1,94 @@
+"""Citation tools: what a paper cites, what cites it, and what is like it."""
+
+from __future__ import annotations
+
+from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
+from pages.base import md_escape
+from pages.paper import MAX_REFERENCES_SHOWN, reference_items
+from retrieval.profiles import cited_by
+from retrieval.search import similar_papers as nearest
+
+
+def _resolve(deps: ToolDeps, paper_id: str) -> str:
+    resolved = deps.catalog.resolve_paper_id(paper_id)
+    if resolved is None:
+        raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
+    return resolved
+
+
+def _paper_line(deps: ToolDeps, paper) -> tuple[str, Card]:
+    n = deps.sources.number(paper)
+    path = deps.sources.entries[paper.id][2]
+    year = str(paper.year) if paper.year else ""
+    line = f"[{n}] {md_escape(paper.title)}" + (f" ({year})" if year else "") + f"; id {paper.id}; page {path}"
+    return line, Card("paper", paper.id, paper.title, path, year, n)
+
+
+def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
+    """List the works a paper cites. Those in this archive carry a citation number [n] and an id to open with
+    get_paper; the others link to their DOI, arXiv or OpenAlex address.
+
+    Args:
+        paper_id: The paper's id as search results give it, e.g. 2007.14454 or openalex:W2741809807.
+    """
+    resolved = _resolve(deps, paper_id)
+    items, total = reference_items(deps.catalog, resolved)
+    if not items:
+        return ToolResult(f"No references of {resolved} are known (none came with its metadata or full text).")
+    lines = [f"References of {resolved} ({total} known; in this archive first):"]
+    cards = []
+    for item in sorted(items, key=lambda i: i.paper is None):
+        if item.paper is not None:
+            line, card = _paper_line(deps, item.paper)
+            lines.append(line)
+            cards.append(card)
+        elif item.href:
+            lines.append(f"- {md_escape(item.label)} ({item.href})")
+        else:
+            lines.append(f"- {md_escape(item.label)}")
+    if total > len(items):
+        lines.append(f"… and {total - len(items)} more (the first {MAX_REFERENCES_SHOWN} are shown).")
+    return ToolResult("\n".join(lines), cards)
+
+
+def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
+    """List the papers of this archive that cite a paper (newest first), and how often it is cited overall
+    according to OpenAlex or Semantic Scholar when known.
+
+    Args:
+        paper_id: The paper's id as search results give it.
+        limit: How many citing papers to list, 1 to 50.
+    """
+    resolved = _resolve(deps, paper_id)
+    found = cited_by(deps.catalog, resolved, limit=max(1, min(limit, 50)))
+    overall = (
+        f" Overall it is cited {found.outside_count} times (OpenAlex/Semantic Scholar)." if found.outside_count else ""
+    )
+    if not found.papers:
+        return ToolResult(f"No paper in this archive cites {resolved}.{overall}")
+    lines = [f"{found.total} paper{'s' if found.total != 1 else ''} in this archive cite {resolved}.{overall}"]
+    cards = []
+    for paper in found.papers:
+        line, card = _paper_line(deps, paper)
+        lines.append(line)
+        cards.append(card)
+    return ToolResult("\n".join(lines), cards)
+
+
+def similar_papers(deps: ToolDeps, paper_id: str, limit: int = 5) -> ToolResult:
+    """Find the papers closest in meaning to a paper (nearest neighbours of its title and abstract).
+
+    Args:
+        paper_id: The paper's id as search results give it.
+        limit: How many papers to return, 1 to 10.
+    """
+    resolved = _resolve(deps, paper_id)
+    found = nearest(deps.catalog, deps.index, deps.embedder, resolved, limit=max(1, min(limit, deps.max_results)))
+    if not found:
+        return ToolResult(f"No paper close to {resolved} was found.")
+    lines, cards = [f"Papers closest to {resolved}:"], []
+    for paper, score in found:
+        line, card = _paper_line(deps, paper)
+        lines.append(f"{line}; similarity {score:.2f}")
+        cards.append(card)
+    return ToolResult("\n".join(lines), cards)
