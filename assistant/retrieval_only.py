@@ -18,6 +18,22 @@ NOTICE = (
     "(e.g. `openai/gpt-4o-mini` with `OPENAI_API_KEY`, or `ollama_chat/qwen2.5` with `SCHOLARLOOM_LLM_API_BASE`) "
     "and restart._"
 )
+_NAME = re.compile(r"\b([A-Z][\w'.-]+(?:\s+(?:[A-Z][\w'.-]+|de|van|von|da|di|del|la|le|of|for|and)){1,5})")
+_ACRONYM = re.compile(r"\b([A-Z][A-Z&]{1,9})\b")
+# Words of a question that asks about a person or a place as such ("What does X work on?", "Who at X has
+# papers here?"); any other word means the question is about a topic, which a paper search answers better.
+_PROFILE_WORDS = frozenset(
+    "who what whom where which does do did is are was were has have had work works working worked on at in of "
+    "about tell me us show give list the a an papers paper publications research researchers people "
+    "here this archive there their his her its s summary summarize summarise profile field fields topics".split()
+)
+
+
+def _only_about(query: str, span: str) -> bool:
+    rest = re.findall(r"[a-z]+", query.replace(span, " ").lower())
+    return all(word in _PROFILE_WORDS for word in rest)
+
+
 _ARXIV_ID = re.compile(r"\b(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7})\b")
 
 
@@ -32,6 +48,9 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: "TurnUI") -> "Tu
             answer = f"{NOTICE}\n\n{result.output}"
             await ui.finish(answer, result.cards)
             return TurnOutcome(answer, result.cards, [c.number for c in result.cards if c.number], 1)
+    profile = await _about_someone_or_somewhere(deps, query, ui)
+    if profile is not None:
+        return profile
     result = await run_tool(ui, deps, "search_papers", {"query": query or question, "limit": 5})
     if result.failed or not result.cards:
         answer = f"{NOTICE}\n\n{result.output}"
@@ -44,3 +63,49 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: "TurnUI") -> "Tu
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
     return TurnOutcome(answer, result.cards, [c.number for c in result.cards], 1)
+
+
+async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: "TurnUI") -> "TurnOutcome | None":
+    """A question naming a researcher (a known full name) or an institution (a name or acronym the resolver
+    is sure of) is answered with that profile's summary assembled from the catalog."""
+    from assistant.agent import TurnOutcome, run_tool
+    from pages.addresses import institution_path, researcher_path
+    from retrieval.profiles import find_institution, find_researchers
+    from retrieval.upsert import normalise_name
+
+    for span in _NAME.findall(query):
+        if not _only_about(query, span):
+            continue
+        people = [
+            c for c in find_researchers(deps.catalog, span, limit=3) if c.researcher.name_key == normalise_name(span)
+        ]
+        if len(people) == 1:
+            person = people[0].researcher
+            tool, arguments = "summarize_researcher", {"researcher_id": person.id}
+            profile = researcher_path(person.id, person.name)
+            break
+    else:
+        hit = None
+        for span in [*_NAME.findall(query), *_ACRONYM.findall(query)]:
+            if not _only_about(query, span):
+                continue
+            hit = find_institution(deps.catalog, span, threshold=0.9)
+            if hit.institution is not None and hit.how in ("exact", "acronym"):
+                break
+        if hit is None or hit.institution is None or hit.how not in ("exact", "acronym"):
+            return None
+        tool, arguments = "summarize_institution", {"institution": str(hit.institution.id)}
+        profile = institution_path(hit.institution.id, hit.institution.name)
+    result = await run_tool(ui, deps, tool, arguments)
+    if result.failed:
+        return None
+    head = result.output.split("\n", 1)[0].replace("Summary from the catalog (statistics and titles only): ", "")
+    lines = [NOTICE, "", head, ""]
+    paper_cards = [c for c in result.cards if c.kind == "paper"]
+    for card in paper_cards:
+        year = f" ({card.subtitle})" if card.subtitle else ""
+        lines.append(f"{card.number}. [{md_escape(card.title)}]({card.path}){year}")
+    lines += ["", f"[Open the profile]({profile})"]
+    answer = "\n".join(lines)
+    await ui.finish(answer, result.cards)
+    return TurnOutcome(answer, result.cards, [c.number for c in paper_cards], 1)

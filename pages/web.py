@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from fastapi import APIRouter, Query, Request
@@ -10,11 +11,13 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from pages.addresses import split_paper_address
 from pages.base import PageMeta, md_escape
 from pages.paper import paper_page
+from pages.people import MATCHING_NOTE, institution_page, researcher_page
 from pages.render import PAGE_CSP, Renderer
 from pages.search_page import build_search_page
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
 from retrieval.index import Index
+from retrieval.profiles import find_institution
 from retrieval.search import SearchResult, search
 
 MARKDOWN = "text/markdown; charset=utf-8"
@@ -57,6 +60,10 @@ def not_found(request: Request, deps: PagesDeps, message: str) -> Response:
     return HTMLResponse(html, status_code=404, headers=_page_headers())
 
 
+def _positive(value: str | None) -> int:
+    return int(value) if value and value.isdigit() and 0 < int(value) < 100_000 else 1
+
+
 def make_router(deps: PagesDeps) -> APIRouter:
     router = APIRouter()
 
@@ -79,6 +86,33 @@ def make_router(deps: PagesDeps) -> APIRouter:
         if f"/papers/{address.removesuffix('.md')}" != page.path:
             return RedirectResponse(page.path + (".md" if markdown_suffix else ""), status_code=301)
         return respond(request, deps, page, "paper.html")
+
+    def profile(request: Request, address: str, kind: str, build, template: str, resolve=None, **context):
+        markdown_suffix = address.endswith(".md")
+        bare = address.removesuffix(".md")
+        leading = re.match(r"^(\d{1,12})(?:-|$)", bare)
+        number = int(leading.group(1)) if leading else resolve(bare) if resolve else None
+        page_number = _positive(request.query_params.get("page"))
+        category = (request.query_params.get("category") or "")[:40] or None
+        page = build(deps.catalog, number, page_number, category) if number is not None else None
+        if page is None:
+            return not_found(request, deps, f"No {kind} with the address /{kind}s/{address[:200]} in this archive.")
+        if f"/{kind}s/{bare}" != page.path:
+            query = f"?{request.url.query}" if request.url.query else ""
+            return RedirectResponse(page.path + (".md" if markdown_suffix else "") + query, status_code=301)
+        return respond(request, deps, page, template, **context)
+
+    @router.get("/researchers/{address:path}", include_in_schema=False)
+    def researcher(request: Request, address: str) -> Response:
+        return profile(request, address, "researcher", researcher_page, "researcher.html", matching_note=MATCHING_NOTE)
+
+    def institution_number(text: str) -> int | None:
+        found = find_institution(deps.catalog, text.replace("-", " ") if not text.startswith("0") else text)
+        return found.institution.id if found.institution is not None and found.how != "words" else None
+
+    @router.get("/institutions/{address:path}", include_in_schema=False)
+    def institution(request: Request, address: str) -> Response:
+        return profile(request, address, "institution", institution_page, "institution.html", institution_number)
 
     @router.get("/search", include_in_schema=False)
     def search_page(request: Request, q: str = Query("", max_length=2000)) -> Response:

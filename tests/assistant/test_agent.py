@@ -62,11 +62,9 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
     assert [c.id for c in ui.cards] == ["2006.07357"] and outcome.cited == [1]
     # The model received the tools, then the tool result in the second request.
     first, second = scripted.requests
-    assert first["stream"] is True and {t["function"]["name"] for t in first["tools"]} == {
-        "search_papers",
-        "search_fulltext",
-        "get_paper",
-    }
+    from assistant.tools import TOOLS
+
+    assert first["stream"] is True and [t["function"]["name"] for t in first["tools"]] == [t.__name__ for t in TOOLS]
     tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
     assert "2006.07357" in tool_messages[0]["content"]
     assert history[-1] == {"role": "assistant", "content": outcome.answer}
@@ -123,11 +121,29 @@ async def test_starter_questions_find_their_papers(demo):
     from assistant.prompts import STARTERS
 
     expected = {"Logging after training": "2006.07357", "Graph convolutions": "1609.02907",
-                "One paper": "2006.07357", "Particle physics": "0704.0001"}  # fmt: skip
+                "One paper": "2006.07357", "Particle physics": "0704.0001", "A researcher": "2006.07357",
+                "An institution": "openalex:W2936368166"}  # fmt: skip
     for label, question in STARTERS:
         ui = RecordingUI()
         outcome = await Agent(None).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], question, ui)
         assert outcome.cards[0].id == expected[label], label
+
+
+async def test_retrieval_only_answers_about_a_researcher_or_an_institution(demo):
+    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
+    assert ui.steps[0]["name"] == "summarize_researcher" and ui.final.startswith(NOTICE)
+    assert "Bobby Yan has 1 paper in this archive (2020); mostly in cs.DC (1)" in ui.final
+    assert f"1. [Hindsight Logging for Model Training]({CANONICAL}) (2020)" in ui.final
+    assert re.search(r"\[Open the profile\]\(/researchers/\d+-bobby-yan\)", ui.final)
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "Who at MIT has papers here?", ui)
+    assert ui.steps[0]["name"] == "summarize_institution"
+    assert "Massachusetts Institute of Technology (Cambridge, United States) has 4 papers" in ui.final
+    ui = RecordingUI()  # a topic question that names an institution is still a paper search
+    await Agent(None).turn(deps, [], "Papers from MIT on point clouds", ui)
+    assert ui.steps[0]["name"] == "search_papers"
 
 
 async def test_provider_error_after_retries_gives_a_clear_message(demo, scripted):

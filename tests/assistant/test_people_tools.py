@@ -50,7 +50,9 @@ def test_mit_by_acronym_name_and_ror_is_one_institution(demo):
         assert not result.failed and result.cards, query
         ids.add(result.cards[0].id)
     assert len(ids) == 1
-    raw = call_tool(find_institution, deps, {"institution": "Dept. of EECS, Univ. of California, Berkeley, CA 94720, USA"})
+    raw = call_tool(
+        find_institution, deps, {"institution": "Dept. of EECS, Univ. of California, Berkeley, CA 94720, USA"}
+    )
     assert raw.cards[0].title == "University of California, Berkeley"
     unknown = call_tool(find_institution, deps, {"institution": "Institute of Nowhere Studies, Atlantis"})
     assert unknown.output.startswith("Not found") and "Closest candidates:" in unknown.output
