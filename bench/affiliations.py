@@ -129,7 +129,7 @@ def main() -> None:
         (p1, r1, _), (p2, r2, _) = crossref_scores(predictions[:half], t), crossref_scores(predictions[half:], t)
         print(f"  {t:.2f}       {p1:.4f} / {r1:.4f}              |  {p2:.4f} / {r2:.4f}")
     if args.show_misses:  # from the first half: the second is kept for scoring
-        for (text, gold), (g, pred, score) in list(zip(usable, predictions, strict=True))[:half]:
+        for (text, _gold), (g, pred, score) in list(zip(usable, predictions, strict=True))[:half]:
             if g and pred not in g and args.show_misses > 0:
                 args.show_misses -= 1
                 print(f"  crossref miss ({score:.2f}): {text!r} gold {sorted(g)} got {pred}")
