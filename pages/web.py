@@ -10,6 +10,8 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 
 from pages.addresses import split_paper_address
 from pages.base import PageMeta, md_escape
+from pages.feeds import llms_txt, rss, sitemap, sitemap_part
+from pages.lists import list_page
 from pages.paper import paper_page
 from pages.people import MATCHING_NOTE, institution_page, researcher_page
 from pages.render import PAGE_CSP, Renderer
@@ -21,6 +23,7 @@ from retrieval.profiles import find_institution
 from retrieval.search import SearchResult, search
 
 MARKDOWN = "text/markdown; charset=utf-8"
+XML = "application/xml; charset=utf-8"
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,41 @@ def make_router(deps: PagesDeps) -> APIRouter:
             query = f"?{request.url.query}" if request.url.query else ""
             return RedirectResponse(page.path + (".md" if markdown_suffix else "") + query, status_code=301)
         return respond(request, deps, page, template, **context)
+
+    @router.get("/researchers", include_in_schema=False)
+    @router.get("/researchers.md", include_in_schema=False)
+    def researchers(request: Request, q: str = Query("", max_length=200)) -> Response:
+        page = list_page(deps.catalog, "researchers", _positive(request.query_params.get("page")), q)
+        return respond(request, deps, page, "list.html")
+
+    @router.get("/institutions", include_in_schema=False)
+    @router.get("/institutions.md", include_in_schema=False)
+    def institutions(request: Request, q: str = Query("", max_length=200)) -> Response:
+        page = list_page(deps.catalog, "institutions", _positive(request.query_params.get("page")), q)
+        return respond(request, deps, page, "list.html")
+
+    @router.get("/sitemap.xml", include_in_schema=False)
+    def sitemap_xml() -> Response:
+        return Response(sitemap(deps.catalog, deps.renderer.base_url), media_type=XML)
+
+    @router.get("/sitemaps/{name}", include_in_schema=False)
+    def sitemap_part_xml(request: Request, name: str) -> Response:
+        body = sitemap_part(deps.catalog, deps.renderer.base_url, name)
+        if body is None:
+            return not_found(request, deps, f"No sitemap part {name[:100]}.")
+        return Response(body, media_type=XML)
+
+    @router.get("/rss/{name}", include_in_schema=False)
+    def rss_xml(request: Request, name: str) -> Response:
+        category = name.removesuffix(".xml")
+        if not name.endswith(".xml") or not re.fullmatch(r"[A-Za-z-]+(\.[A-Za-z-]+)?", category):
+            return not_found(request, deps, f"No feed {name[:100]}.")
+        body = rss(deps.catalog, deps.renderer.base_url, None if category == "latest" else category)
+        return Response(body, media_type="application/rss+xml; charset=utf-8")
+
+    @router.get("/llms.txt", include_in_schema=False)
+    def llms() -> Response:
+        return PlainTextResponse(llms_txt(deps.catalog, deps.renderer.base_url), media_type=MARKDOWN)
 
     @router.get("/researchers/{address:path}", include_in_schema=False)
     def researcher(request: Request, address: str) -> Response:

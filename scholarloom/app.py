@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from pages.api import make_api
 from pages.render import STATIC, Renderer
 from pages.web import PagesDeps, make_router, not_found
 from scholarloom.runtime import Runtime, client_address, install
@@ -70,10 +71,11 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         return {"status": "ok", "papers": runtime.catalog.counts()["papers"], "llm": bool(settings.llm)}
 
     app.include_router(make_router(deps))
+    app.include_router(make_api(deps))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
-        if exc.status_code == 404:
+        if exc.status_code == 404 and not request.url.path.startswith("/api/"):
             return not_found(request, deps, f"Nothing lives at {request.url.path[:200]}.")
         from fastapi.exception_handlers import http_exception_handler
 

@@ -1,0 +1,154 @@
+"""The JSON API: papers, researchers, institutions and search, described by /openapi.json."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from fastapi import APIRouter, HTTPException, Path, Query
+from pydantic import BaseModel, Field
+
+from pages.addresses import institution_path, paper_path, researcher_path
+from pages.people import institution_page, researcher_page
+from retrieval.index import Filters
+from retrieval.profiles import find_institution
+from retrieval.search import search
+
+
+class PaperOut(BaseModel):
+    id: str = Field(description="Catalog id: the arXiv id, or openalex:W<id>")
+    arxiv_id: str | None
+    title: str
+    authors: list[str]
+    abstract: str
+    categories: list[str]
+    published: datetime | None
+    updated: datetime | None
+    year: int | None
+    doi: str | None
+    cited_by_count: int | None
+    summary: str | None = Field(description="Written by an LLM from the abstract, when analysed")
+    topics: list[str]
+    url: str = Field(description="The paper's page on this site")
+
+
+class Counted(BaseModel):
+    name: str
+    count: int
+    url: str | None = None
+
+
+class ResearcherOut(BaseModel):
+    id: int
+    name: str
+    url: str
+    paper_count: int
+    positions: dict[str, int] = Field(description="first/middle/last/sole, across fully matched papers only")
+    fully_matched_papers: int
+    fields: list[Counted]
+    coauthors: list[Counted]
+    institutions: list[Counted]
+    external_ids: list[str]
+    papers: list[str] = Field(description="Paper page paths, newest first (first page of 24)")
+
+
+class InstitutionOut(BaseModel):
+    id: int
+    name: str
+    url: str
+    ror_id: str | None
+    location: str
+    types: list[str]
+    paper_count: int
+    researcher_count: int
+    fields: list[Counted]
+    researchers: list[Counted]
+    parents: list[Counted]
+    children: list[Counted]
+
+
+class SearchHitOut(BaseModel):
+    id: str
+    title: str
+    url: str
+    year: int | None
+    score: float
+    sentences: list[str]
+
+
+class SearchOut(BaseModel):
+    query: str
+    note: str | None
+    hits: list[SearchHitOut]
+
+
+def _counted(items) -> list[Counted]:
+    return [Counted(name=i.label, count=i.count, url=i.href) for i in items]
+
+
+def make_api(deps) -> APIRouter:
+    api = APIRouter(prefix="/api", tags=["api"])
+
+    @api.get("/papers/{paper_id:path}", response_model=PaperOut, responses={404: {"description": "Unknown paper"}})
+    def get_paper(paper_id: str = Path(max_length=300)) -> PaperOut:
+        resolved = deps.catalog.resolve_paper_id(paper_id)
+        view = deps.catalog.paper_view(resolved) if resolved else None
+        if view is None:
+            raise HTTPException(404, "no such paper in this archive")
+        p = view.paper
+        return PaperOut(
+            id=p.id, arxiv_id=p.arxiv_id, title=p.title, authors=[a.name for a in view.authors], abstract=p.abstract,
+            categories=list(p.categories), published=p.published, updated=p.updated, year=p.year, doi=p.doi,
+            cited_by_count=p.cited_by_count, summary=p.summary, topics=list(p.topics), url=paper_path(p),
+        )  # fmt: skip
+
+    @api.get("/researchers/{researcher_id}", response_model=ResearcherOut, responses={404: {"description": "Unknown"}})
+    def get_researcher(researcher_id: int = Path(ge=1, le=2**62)) -> ResearcherOut:
+        page = researcher_page(deps.catalog, researcher_id)
+        if page is None:
+            raise HTTPException(404, "no such researcher")
+        return ResearcherOut(
+            id=page.id, name=page.name, url=researcher_path(page.id, page.name), paper_count=page.paper_count,
+            positions=page.positions, fully_matched_papers=page.matched_papers, fields=_counted(page.fields),
+            coauthors=_counted(page.coauthors), institutions=_counted(page.institutions),
+            external_ids=[link.href for link in page.external_ids], papers=[p.path for p in page.papers],
+        )  # fmt: skip
+
+    @api.get("/institutions/{institution}", response_model=InstitutionOut, responses={404: {"description": "Unknown"}})
+    def get_institution(institution: str = Path(max_length=300, description="Id, ROR id, name or acronym")):
+        found = find_institution(deps.catalog, institution)
+        page = institution_page(deps.catalog, found.institution.id) if found.institution else None
+        if page is None:
+            raise HTTPException(404, "no such institution")
+        return InstitutionOut(
+            id=page.id, name=page.name, url=institution_path(page.id, page.name), ror_id=page.ror_id,
+            location=page.location, types=page.types, paper_count=page.paper_count,
+            researcher_count=page.researcher_count, fields=_counted(page.fields),
+            researchers=_counted(page.researchers), parents=_counted(page.parents), children=_counted(page.children),
+        )  # fmt: skip
+
+    @api.get("/search", response_model=SearchOut)
+    def search_papers(
+        q: str = Query(max_length=2000, description="What to look for"),
+        limit: int = Query(10, ge=1, le=50),
+        category: str | None = Query(None, max_length=40, pattern=r"^[A-Za-z.-]+$"),
+        published_after: date | None = None,
+        published_before: date | None = None,
+    ) -> SearchOut:
+        filters = Filters(
+            categories=(category,) if category else (), published_from=published_after, published_to=published_before
+        )
+        result = search(deps.catalog, deps.index, deps.embedder, q, filters, limit=limit, sentences=1)
+        hits = [
+            SearchHitOut(
+                id=h.paper.id,
+                title=h.paper.title,
+                url=paper_path(h.paper),
+                year=h.paper.year,
+                score=round(float(h.score), 6),
+                sentences=list(h.sentences),
+            )  # fmt: skip
+            for h in result.hits
+        ]
+        return SearchOut(query=result.query, note=result.note, hits=hits)
+
+    return api

@@ -1,0 +1,166 @@
+"""Machine-readable addresses: the sitemap (an index with parts past 50,000 URLs), RSS feeds and llms.txt."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from email.utils import format_datetime
+from xml.sax.saxutils import escape
+
+from sqlalchemy import String, cast, func
+from sqlmodel import select
+
+from pages.addresses import institution_path, paper_path, researcher_path
+from pages.base import SITE_NAME, TAGLINE
+from retrieval.catalog import Catalog
+from retrieval.models import Authorship, Institution, Paper, Researcher
+
+SITEMAP_LIMIT = 50_000  # URLs per sitemap file (the sitemaps.org limit)
+STATIC_PATHS = ("/", "/search", "/researchers", "/institutions", "/llms.txt")
+FEED_ITEMS = 50
+KINDS = ("papers", "researchers", "institutions")
+
+
+def _count(catalog: Catalog, kind: str) -> int:
+    with catalog.session() as session:
+        if kind == "papers":
+            return session.exec(select(func.count()).select_from(Paper)).one()
+        if kind == "researchers":
+            return session.exec(select(func.count(func.distinct(Authorship.researcher_id)))).one()
+        return session.exec(select(func.count(func.distinct(Authorship.institution_id)))).one()
+
+
+def _entries(catalog: Catalog, kind: str, offset: int, limit: int) -> list[tuple[str, datetime | None]]:
+    """(path, last modified) of one slice of the indexable pages of a kind: every paper, and researchers and
+    institutions that have papers here."""
+    with catalog.session() as session:
+        if kind == "papers":
+            rows = session.exec(select(Paper).order_by(Paper.id).offset(offset).limit(limit)).all()
+            return [(paper_path(p), p.updated or p.published) for p in rows]
+        if kind == "researchers":
+            has = select(Authorship.researcher_id).where(Authorship.researcher_id.is_not(None))
+            rows = session.exec(
+                select(Researcher.id, Researcher.name)
+                .where(Researcher.id.in_(has))
+                .order_by(Researcher.id)
+                .offset(offset)
+                .limit(limit)
+            ).all()
+            return [(researcher_path(i, n), None) for i, n in rows]
+        has = select(Authorship.institution_id).where(Authorship.institution_id.is_not(None))
+        rows = session.exec(
+            select(Institution.id, Institution.name)
+            .where(Institution.id.in_(has))
+            .order_by(Institution.id)
+            .offset(offset)
+            .limit(limit)
+        ).all()
+        return [(institution_path(i, n), None) for i, n in rows]
+
+
+def _urlset(base_url: str, entries: list[tuple[str, datetime | None]]) -> str:
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    for path, modified in entries:
+        stamp = f"<lastmod>{modified.date().isoformat()}</lastmod>" if modified else ""
+        lines.append(f"<url><loc>{escape(base_url + path)}</loc>{stamp}</url>")
+    lines.append("</urlset>")
+    return "\n".join(lines) + "\n"
+
+
+def sitemap(catalog: Catalog, base_url: str, limit: int = SITEMAP_LIMIT) -> str:
+    """Every indexable address in one urlset, or, past `limit` URLs, an index of the parts."""
+    counts = {kind: _count(catalog, kind) for kind in KINDS}
+    if len(STATIC_PATHS) + sum(counts.values()) <= limit:
+        entries = [(p, None) for p in STATIC_PATHS]
+        for kind in KINDS:
+            entries += _entries(catalog, kind, 0, counts[kind])
+        return _urlset(base_url, entries)
+    parts = ["/sitemaps/pages.xml"]
+    for kind in KINDS:
+        parts += [f"/sitemaps/{kind}-{n}.xml" for n in range(1, math.ceil(counts[kind] / limit) + 1)]
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
+    ]
+    lines += [f"<sitemap><loc>{escape(base_url + p)}</loc></sitemap>" for p in parts]
+    lines.append("</sitemapindex>")
+    return "\n".join(lines) + "\n"
+
+
+def sitemap_part(catalog: Catalog, base_url: str, name: str, limit: int = SITEMAP_LIMIT) -> str | None:
+    """One part named in the index: pages.xml, or <kind>-<n>.xml."""
+    if name == "pages.xml":
+        return _urlset(base_url, [(p, None) for p in STATIC_PATHS])
+    kind, _, number = name.removesuffix(".xml").rpartition("-")
+    if kind not in KINDS or not number.isdigit() or int(number) < 1:
+        return None
+    entries = _entries(catalog, kind, (int(number) - 1) * limit, limit)
+    return _urlset(base_url, entries) if entries else None
+
+
+def rss(catalog: Catalog, base_url: str, category: str | None = None, items: int = FEED_ITEMS) -> str:
+    """RSS 2.0: the newest papers, of one arXiv category if asked."""
+    with catalog.session() as session:
+        query = select(Paper).where(Paper.published.is_not(None))
+        if category:
+            query = query.where(cast(Paper.categories, String).like(f'%"{category}"%'))
+        papers = session.exec(query.order_by(Paper.published.desc(), Paper.id).limit(items)).all()
+    authors = catalog.author_names([p.id for p in papers])
+    title = f"{SITE_NAME}: newest papers" + (f" in {category}" if category else "")
+    link = base_url + (f"/search?q=&category={category}" if category else "/")
+    now = format_datetime(datetime.now(timezone.utc))
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel>',
+        f"<title>{escape(title)}</title><link>{escape(link)}</link>",
+        f"<description>{escape(TAGLINE)}</description><language>en</language><lastBuildDate>{now}</lastBuildDate>",
+        f'<atom:link href="{escape(base_url + (f"/rss/{category}.xml" if category else "/rss/latest.xml"))}" '
+        'rel="self" type="application/rss+xml"/>',
+    ]
+    for paper in papers:
+        url = base_url + paper_path(paper)
+        names = ", ".join(authors.get(paper.id, [])[:10])
+        summary = paper.abstract[:600] + ("…" if len(paper.abstract) > 600 else "")
+        published = paper.published if paper.published.tzinfo else paper.published.replace(tzinfo=timezone.utc)
+        lines.append(
+            f"<item><title>{escape(paper.title)}</title><link>{escape(url)}</link>"
+            f'<guid isPermaLink="true">{escape(url)}</guid><pubDate>{format_datetime(published)}</pubDate>'
+            f"<description>{escape((names + '. ' if names else '') + summary)}</description>"
+            + "".join(f"<category>{escape(c)}</category>" for c in paper.categories)
+            + "</item>"
+        )
+    lines.append("</channel></rss>")
+    return "\n".join(lines) + "\n"
+
+
+def llms_txt(catalog: Catalog, base_url: str) -> str:
+    counts = catalog.counts()
+    return f"""# {SITE_NAME}
+
+> {TAGLINE}. A self-hosted archive of research papers (arXiv metadata and full text), their researchers and
+> institutions, with search and a chat that answers with citations. {counts["papers"]} papers,
+> {counts["researchers"]} researchers and {counts["institutions"]} institutions are indexed here.
+
+Every page is available as markdown: send `Accept: text/markdown`, or add `.md` to the address.
+
+## Pages
+
+- [Paper]({base_url}/papers/2006.07357): `/papers/<arXiv id>-<slug>` (the bare id, a version such as `2006.07357v2`
+  and old-style ids such as `/papers/hep-th/9901001` redirect to it); OpenAlex-only works use `openalex:W<id>`.
+- Researcher: `/researchers/<id>-<slug>`, with `?category=<arXiv category>` and `?page=<n>`.
+- Institution: `/institutions/<id>-<slug>`; `/institutions/<ROR id>` and `/institutions/<name or acronym>` redirect.
+- [Search]({base_url}/search?q=hindsight+logging): `/search?q=<words>`.
+- Lists: [researchers]({base_url}/researchers), [institutions]({base_url}/institutions).
+
+## Machine-readable
+
+- [JSON API, described by OpenAPI]({base_url}/openapi.json): `/api/papers/<id>`, `/api/researchers/<id>`,
+  `/api/institutions/<id, ROR id or name>`, `/api/search?q=<words>`.
+- [Sitemap]({base_url}/sitemap.xml), [newest papers as RSS]({base_url}/rss/latest.xml) (per category:
+  `/rss/<category>.xml`, e.g. `/rss/cs.LG.xml`).
+
+## Data
+
+Paper metadata from arXiv (CC0; not affiliated with arXiv); researcher and institution data from OpenAlex (CC0),
+Semantic Scholar (ODC-BY) and ROR (CC0).
+"""

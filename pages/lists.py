@@ -1,0 +1,79 @@
+"""The /researchers and /institutions lists: most papers first, 50 a page, filtered by a name."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sqlalchemy import func
+from sqlmodel import select
+
+from pages.addresses import institution_path, researcher_path
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
+from retrieval.catalog import Catalog
+from retrieval.models import Authorship, Institution, Researcher
+from retrieval.upsert import normalise_name
+
+PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class ListItem:
+    label: str
+    href: str
+    count: int
+
+
+@dataclass(frozen=True)
+class ListPage:
+    kind: str  # "researchers" or "institutions"
+    path: str
+    items: list[ListItem]
+    total: int
+    page: int
+    pages: int
+    query: str
+
+    @property
+    def title(self) -> str:
+        return self.kind.capitalize()
+
+    def meta(self, base_url: str) -> PageMeta:
+        crumbs = breadcrumbs(base_url, Link(SITE_NAME, "/"), Link(self.title, self.path))
+        description = f"{self.total} {self.kind} with papers in this archive, most papers first."
+        return PageMeta(title=self.title, description=description, path=self.path, json_ld=[crumbs])
+
+    def to_markdown(self) -> str:
+        head = f"# {self.title}" + (f" matching {md_escape(self.query)!r}" if self.query else "")
+        lines = [
+            head,
+            "",
+            f"{self.total} {self.kind} with papers here, most papers first (page {self.page} of {self.pages}).",
+            "",
+        ]
+        lines += [
+            f"- [{md_escape(i.label)}]({i.href}): {i.count} paper{'s' if i.count != 1 else ''}" for i in self.items
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def list_page(catalog: Catalog, kind: str, page: int = 1, query: str = "") -> ListPage:
+    model, column, path_of = (
+        (Researcher, Authorship.researcher_id, researcher_path)
+        if kind == "researchers"
+        else (Institution, Authorship.institution_id, institution_path)
+    )
+    query = query.strip()[:100]
+    papers = func.count(func.distinct(Authorship.paper_id)).label("papers")
+    statement = select(model.id, model.name, papers).join(Authorship, column == model.id).group_by(model.id, model.name)
+    if query:
+        words = normalise_name(query).split()[:6]
+        field = Researcher.name_key if kind == "researchers" else func.lower(Institution.name)
+        statement = statement.where(*(field.contains(w) for w in words))
+    with catalog.session() as session:
+        total = session.exec(select(func.count()).select_from(statement.subquery())).one()
+        pages = max(1, math.ceil(total / PER_PAGE))
+        page = min(max(1, page), pages)
+        rows = session.exec(statement.order_by(papers.desc(), model.name).offset((page - 1) * PER_PAGE).limit(PER_PAGE))
+        items = [ListItem(name, path_of(i, name), n) for i, name, n in rows]
+    return ListPage(kind, f"/{kind}", items, total, page, pages, query)
