@@ -54,8 +54,9 @@ def respond(request: Request, deps: PagesDeps, page, template: str, status: int 
 def not_found(request: Request, deps: PagesDeps, message: str) -> Response:
     if wants_markdown(request):
         text = (
-            f"# Not found\n\n{md_escape(message)}\n\nThe paper may not be harvested yet. "
-            "Addresses: /papers/<arXiv id>, /search?q=..., /chat\n"
+            f"# Not found\n\n{md_escape(message)}\n\nThe paper may not be harvested yet. Addresses: "
+            "/papers/<arXiv id> (versions and old-style ids too), /researchers/<id>, "
+            "/institutions/<id, ROR id or name>, /search?q=..., /chat\n"
         )
         return PlainTextResponse(text, status_code=404, media_type=MARKDOWN, headers=_page_headers())
     meta = PageMeta(title="Not found", description=message, path=request.url.path, noindex=True)
@@ -72,8 +73,23 @@ def make_router(deps: PagesDeps) -> APIRouter:
 
     @router.get("/", response_class=HTMLResponse, include_in_schema=False)
     def home(request: Request) -> Response:
+        base = deps.renderer.base_url
+        website = {
+            "@context": "https://schema.org",
+            "@type": "WebSite",
+            "name": "ScholarLoom",
+            "url": base + "/",
+            "potentialAction": {
+                "@type": "SearchAction",
+                "target": {"@type": "EntryPoint", "urlTemplate": base + "/search?q={search_term_string}"},
+                "query-input": "required name=search_term_string",
+            },
+        }
         meta = PageMeta(
-            title="Papers, researchers and institutions", description="Search and chat with research papers.", path="/"
+            title="Papers, researchers and institutions",
+            description="Search and chat with research papers.",
+            path="/",
+            json_ld=[website],
         )
         return HTMLResponse(
             deps.renderer.html("home.html", meta, counts=deps.catalog.counts()), headers=_page_headers()

@@ -109,3 +109,17 @@ def test_api_against_its_openapi_description(app):
             case.call_and_validate()
 
         exercise()
+
+
+async def test_home_declares_the_site_search_and_404_lists_addresses(client, demo):
+    import json
+
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((await client.get("/")).text, "html.parser")
+    blocks = [json.loads(s.string) for s in soup.select('script[type="application/ld+json"]')]
+    site = next(b for b in blocks if b["@type"] == "WebSite")
+    assert site["potentialAction"]["target"]["urlTemplate"] == f"{demo.base_url}/search?q={{search_term_string}}"
+    missing = await client.get("/papers/2999.99999")
+    assert missing.status_code == 404 and "may not be harvested yet" in missing.text
+    assert "/institutions/MIT" in missing.text and "/researchers/" in missing.text

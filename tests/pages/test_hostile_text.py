@@ -1,0 +1,43 @@
+"""Names, titles and affiliations from the catalog stay text in HTML, markdown, RSS and sitemaps."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from bs4 import BeautifulSoup
+from defusedxml import ElementTree
+
+from ingest.pipeline import load_records
+from ingest.report import Summary
+from pages.feeds import rss, sitemap
+from pages.people import researcher_page
+from pages.render import Renderer
+from retrieval.catalog import Catalog
+from retrieval.profiles import find_researchers
+from retrieval.records import AuthorRecord, PaperRecord
+
+EVIL = '<script>alert("x")</script>[click](https://evil.example/)&amp;'
+
+
+def test_hostile_names_render_as_text(tmp_path):
+    catalog = Catalog(f"sqlite:///{tmp_path / 'c.db'}")
+    record = PaperRecord(
+        id="2101.00002", arxiv_id="2101.00002", title=f"Title {EVIL}", abstract=f"Abstract {EVIL}",
+        authors=[AuthorRecord(name=f"Mallory {EVIL}"), AuthorRecord(name="Alice Ok")],
+        categories=["cs.CR"], published=datetime(2021, 1, 1, tzinfo=timezone.utc), source="arxiv_api",
+    )  # fmt: skip
+    load_records(catalog, "t", [record], Summary())
+    (mallory,) = find_researchers(catalog, "Mallory")
+    page = researcher_page(catalog, mallory.researcher.id)
+    html = Renderer("http://test").html("researcher.html", page.meta("http://test"), page=page, matching_note="")
+    soup = BeautifulSoup(html, "html.parser")
+    assert not soup.select("main script")
+    assert all(a["href"].startswith("/") for a in soup.select("main a"))  # only our own pages; no link to evil
+    assert soup.h1.get_text().startswith('Mallory <script>alert("x")</script>')
+    markdown = page.to_markdown()
+    assert "<script>" not in markdown and "\\[click\\](https://evil.example/)" in markdown
+    for xml in (rss(catalog, "http://test"), sitemap(catalog, "http://test")):
+        ElementTree.fromstring(xml.encode())  # still well-formed XML
+    item = ElementTree.fromstring(rss(catalog, "http://test").encode()).find("./channel/item")
+    assert item.findtext("title") == f"Title {EVIL}"  # the text survives as text, escaped once
+    catalog.close()
