@@ -51,3 +51,10 @@ def authenticate(engine: Engine, username: str, password: str) -> Account | None
             session.add(account)
             session.commit()
         return account
+
+
+def is_active(engine: Engine, username: str) -> bool:
+    """Whether a user name from a session still names an active account."""
+    with Session(engine) as session:
+        account = session.exec(select(Account).where(Account.username == username)).first()
+        return bool(account and account.active)

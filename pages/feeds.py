@@ -105,26 +105,34 @@ def rss(catalog: Catalog, base_url: str, category: str | None = None, items: int
         if category:
             query = query.where(cast(Paper.categories, String).like(f'%"{category}"%'))
         papers = session.exec(query.order_by(Paper.published.desc(), Paper.id).limit(items)).all()
-    authors = catalog.author_names([p.id for p in papers])
     title = f"{SITE_NAME}: newest papers" + (f" in {category}" if category else "")
     link = base_url + (f"/search?q=&category={category}" if category else "/")
+    own = base_url + (f"/rss/{category}.xml" if category else "/rss/latest.xml")
+    return rss_of(catalog, base_url, papers, title, link, own)
+
+
+def rss_of(catalog: Catalog, base_url: str, papers: list[Paper], title: str, link: str, own_url: str) -> str:
+    """An RSS 2.0 channel of these papers (newest first), each item linking to its page."""
+    authors = catalog.author_names([p.id for p in papers])
     now = format_datetime(datetime.now(timezone.utc))
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         '<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel>',
         f"<title>{escape(title)}</title><link>{escape(link)}</link>",
         f"<description>{escape(TAGLINE)}</description><language>en</language><lastBuildDate>{now}</lastBuildDate>",
-        f'<atom:link href="{escape(base_url + (f"/rss/{category}.xml" if category else "/rss/latest.xml"))}" '
-        'rel="self" type="application/rss+xml"/>',
+        f'<atom:link href="{escape(own_url)}" rel="self" type="application/rss+xml"/>',
     ]
     for paper in papers:
         url = base_url + paper_path(paper)
         names = ", ".join(authors.get(paper.id, [])[:10])
         summary = paper.abstract[:600] + ("…" if len(paper.abstract) > 600 else "")
-        published = paper.published if paper.published.tzinfo else paper.published.replace(tzinfo=timezone.utc)
+        published = ""
+        if paper.published:
+            stamp = paper.published if paper.published.tzinfo else paper.published.replace(tzinfo=timezone.utc)
+            published = f"<pubDate>{format_datetime(stamp)}</pubDate>"
         lines.append(
             f"<item><title>{escape(paper.title)}</title><link>{escape(url)}</link>"
-            f'<guid isPermaLink="true">{escape(url)}</guid><pubDate>{format_datetime(published)}</pubDate>'
+            f'<guid isPermaLink="true">{escape(url)}</guid>{published}'
             f"<description>{escape((names + '. ' if names else '') + summary)}</description>"
             + "".join(f"<category>{escape(c)}</category>" for c in paper.categories)
             + "</item>"

@@ -250,4 +250,48 @@ def institution_page(catalog: Catalog, institution_id: int, page: int = 1, categ
     )
 
 
-__all__ = ["PER_PAGE", "InstitutionPage", "ResearcherPage", "institution_page", "researcher_page"]
+@dataclass(frozen=True)
+class FollowingPage:
+    """A signed-in user's followed researchers and their newest papers; never indexed."""
+
+    researchers: list[Counted]
+    papers: list[PaperItem]
+    feed_path: str
+    path: str = "/me/following"
+
+    def meta(self, base_url: str) -> PageMeta:
+        return PageMeta(title="Following", description="Researchers you follow.", path=self.path, noindex=True)
+
+    def to_markdown(self) -> str:
+        lines = ["# Following", ""]
+        if not self.researchers:
+            lines.append("You follow no researcher yet: use the Follow button on a researcher's page.")
+        lines += [f"- [{md_escape(r.label)}]({r.href}): {r.count} papers" for r in self.researchers]
+        lines += [
+            "",
+            f"Private RSS feed (keep the address to yourself): {self.feed_path}",
+            "",
+            "## Their newest papers",
+            "",
+        ]
+        lines += _paper_lines(self.papers)
+        return "\n".join(lines) + "\n"
+
+
+def following_page(catalog: Catalog, researcher_ids: list[int], feed_key: str) -> FollowingPage:
+    from retrieval.profiles import newest_papers_of, researchers_by_ids
+
+    people = researchers_by_ids(catalog, researcher_ids)
+    counts = {}
+    for rid in people:
+        found = researcher_profile(catalog, rid, per_page=1)
+        counts[rid] = found.paper_count if found else 0
+    researchers = [
+        Counted(people[r].name, counts[r], researcher_path(r, people[r].name)) for r in researcher_ids if r in people
+    ]
+    papers = _items(newest_papers_of(catalog, list(people), limit=30))
+    return FollowingPage(researchers, papers, f"/me/feed.xml?key={quote(feed_key)}")
+
+
+__all__ = ["PER_PAGE", "FollowingPage", "InstitutionPage", "ResearcherPage", "following_page", "institution_page",
+           "researcher_page"]  # fmt: skip

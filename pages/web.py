@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from pages.addresses import split_paper_address
 from pages.base import PageMeta, md_escape
-from pages.feeds import llms_txt, rss, sitemap, sitemap_part
+from pages.feeds import llms_txt, rss, rss_of, sitemap, sitemap_part
 from pages.lists import list_page
 from pages.paper import paper_page
-from pages.people import MATCHING_NOTE, institution_page, researcher_page
+from pages.people import MATCHING_NOTE, following_page, institution_page, researcher_page
 from pages.render import PAGE_CSP, Renderer
 from pages.search_page import build_search_page
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
-from retrieval.index import Index
-from retrieval.profiles import find_institution
+from retrieval.index import Filters, Index
+from retrieval.profiles import find_institution, newest_papers_of
 from retrieval.search import SearchResult, search
 
 MARKDOWN = "text/markdown; charset=utf-8"
@@ -33,6 +35,8 @@ class PagesDeps:
     embedder: Embedder
     renderer: Renderer
     search_limit: int = 10
+    viewer: Callable[[Request], str | None] = lambda _request: None  # the signed-in user, from the session
+    follows: Any = None  # auth.follows.Follows, when the app has users
 
 
 def wants_markdown(request: Request) -> bool:
@@ -62,6 +66,39 @@ def not_found(request: Request, deps: PagesDeps, message: str) -> Response:
     meta = PageMeta(title="Not found", description=message, path=request.url.path, noindex=True)
     html = deps.renderer.html("not_found.html", meta, message=message)
     return HTMLResponse(html, status_code=404, headers=_page_headers())
+
+
+MAX_SEARCH_PAGES = 20
+
+
+def _day(text: str):
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def _named_matches(catalog: Catalog, query: str) -> tuple[list, list]:
+    """Researchers whose name is the query, and the institution it names, shown above the papers."""
+    from pages.addresses import institution_path, researcher_path
+    from pages.search_page import NamedResult
+    from retrieval.profiles import find_researchers
+
+    people = [
+        NamedResult(c.researcher.name, researcher_path(c.researcher.id, c.researcher.name),
+                    f"{c.paper_count} paper{'s' if c.paper_count != 1 else ''}" + (f", {c.fields[0][0]}" if c.fields else ""))
+        for c in find_researchers(catalog, query, limit=5)
+    ]  # fmt: skip
+    found = find_institution(catalog, query, threshold=0.9)
+    places = []
+    if found.institution is not None and found.how in ("exact", "acronym", "ROR id", "OpenAlex id"):
+        i = found.institution
+        places.append(
+            NamedResult(i.name, institution_path(i.id, i.name), ", ".join(x for x in (i.city, i.country_name) if x))
+        )
+    return people, places
 
 
 def _positive(value: str | None) -> int:
@@ -158,7 +195,53 @@ def make_router(deps: PagesDeps) -> APIRouter:
 
     @router.get("/researchers/{address:path}", include_in_schema=False)
     def researcher(request: Request, address: str) -> Response:
-        return profile(request, address, "researcher", researcher_page, "researcher.html", matching_note=MATCHING_NOTE)
+        user = deps.viewer(request)
+        leading = re.match(r"^(\d{1,12})", address)
+        following = bool(user and deps.follows and leading and int(leading.group(1)) in deps.follows.followed(user))
+        return profile(
+            request, address, "researcher", researcher_page, "researcher.html",
+            matching_note=MATCHING_NOTE, viewer=user, following=following,
+        )  # fmt: skip
+
+    def same_origin(request: Request) -> bool:
+        """A form post from our own pages: its Origin (or Referer) names this host."""
+        from urllib.parse import urlsplit
+
+        source = request.headers.get("origin") or request.headers.get("referer") or ""
+        return bool(source) and urlsplit(source).netloc == request.headers.get("host", "")
+
+    @router.post("/researchers/{researcher_id}/{action}", include_in_schema=False)
+    def follow(request: Request, researcher_id: int, action: str) -> Response:
+        user = deps.viewer(request)
+        page = researcher_page(deps.catalog, researcher_id) if 0 < researcher_id < 2**62 else None
+        if action not in ("follow", "unfollow") or page is None:
+            return not_found(request, deps, "No such researcher.")
+        if user is None or deps.follows is None:
+            return PlainTextResponse("Sign in to follow researchers.", status_code=401, headers=_page_headers())
+        if not same_origin(request):
+            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        (deps.follows.follow if action == "follow" else deps.follows.unfollow)(user, researcher_id)
+        return RedirectResponse(page.path, status_code=303)
+
+    @router.get("/me/following", include_in_schema=False)
+    @router.get("/me/following.md", include_in_schema=False)
+    def following(request: Request) -> Response:
+        user = deps.viewer(request)
+        if user is None or deps.follows is None:
+            return RedirectResponse("/chat/login", status_code=303)
+        page = following_page(deps.catalog, deps.follows.followed(user), deps.follows.feed_key(user))
+        return respond(request, deps, page, "following.html")
+
+    @router.get("/me/feed.xml", include_in_schema=False)
+    def private_feed(request: Request, key: str = Query("", max_length=100)) -> Response:
+        user = deps.follows.user_for_key(key) if deps.follows else None
+        if user is None:
+            return PlainTextResponse("Unknown feed address.", status_code=404)
+        papers = newest_papers_of(deps.catalog, deps.follows.followed(user))
+        base = deps.renderer.base_url
+        body = rss_of(deps.catalog, base, papers, "ScholarLoom: new papers by researchers you follow",
+                      base + "/me/following", f"{base}/me/feed.xml")  # fmt: skip
+        return Response(body, media_type="application/rss+xml; charset=utf-8", headers={"Cache-Control": "private"})
 
     def institution_number(text: str) -> int | None:
         found = find_institution(deps.catalog, text.replace("-", " ") if not text.startswith("0") else text)
@@ -169,13 +252,31 @@ def make_router(deps: PagesDeps) -> APIRouter:
         return profile(request, address, "institution", institution_page, "institution.html", institution_number)
 
     @router.get("/search", include_in_schema=False)
-    def search_page(request: Request, q: str = Query("", max_length=2000)) -> Response:
+    def search_page(
+        request: Request,
+        q: str = Query("", max_length=2000),
+        category: str = Query("", max_length=40),
+        after: str = Query("", max_length=10),
+        before: str = Query("", max_length=10),
+    ) -> Response:
+        page_number = min(_positive(request.query_params.get("page")), MAX_SEARCH_PAGES)
+        category = category if re.fullmatch(r"[A-Za-z.-]*", category) else ""
+        start, end = _day(after), _day(before)
+        extra = {"category": category, "after": start.isoformat() if start else "",
+                 "before": end.isoformat() if end else ""}  # fmt: skip
+        researchers, institutions = [], []
         if q.strip():
-            result = search(deps.catalog, deps.index, deps.embedder, q, limit=deps.search_limit, sentences=1)
+            filters = Filters(categories=(category,) if category else (), published_from=start, published_to=end)
+            limit = deps.search_limit * page_number + 1
+            result = search(deps.catalog, deps.index, deps.embedder, q, filters, limit=limit, sentences=1)
+            if page_number == 1:
+                researchers, institutions = _named_matches(deps.catalog, q)
         else:  # the bare search page
             result = SearchResult("", [])
         authors = deps.catalog.author_names([h.paper.id for h in result.hits])
-        page = build_search_page(result, authors)
+        page = build_search_page(
+            result, authors, deps.search_limit, page_number, researchers=researchers, institutions=institutions, **extra
+        )
         return respond(request, deps, page, "search.html", query=page.query)
 
     return router

@@ -370,3 +370,12 @@ def researchers_by_ids(catalog: Catalog, ids: list[int]) -> dict[int, Researcher
         return {}
     with catalog.session() as session:
         return {r.id: r for r in session.exec(select(Researcher).where(Researcher.id.in_(ids)))}
+
+
+def newest_papers_of(catalog: Catalog, researcher_ids: list[int], limit: int = 50) -> list[Paper]:
+    """The newest papers by any of these researchers (a personal feed)."""
+    if not researcher_ids:
+        return []
+    with catalog.session() as session:
+        own = select(Authorship.paper_id).where(Authorship.researcher_id.in_(researcher_ids))
+        return list(session.exec(select(Paper).where(Paper.id.in_(own)).order_by(*_newest_first()).limit(limit)).all())

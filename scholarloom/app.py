@@ -11,6 +11,9 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from auth.accounts import is_active
+from auth.follows import Follows
+from auth.sessions import signed_in_user
 from pages.api import make_api
 from pages.render import STATIC, Renderer
 from pages.web import PagesDeps, make_router, not_found
@@ -54,10 +57,32 @@ class ClientAddress:
         return await self.app(scope, receive, send)
 
 
+def _viewer(settings: Settings, runtime: Runtime):
+    """Who is signed in, for plain pages: the chat's session cookie, verified with our secret, naming an active
+    account. Without a usable secret nobody is."""
+    try:
+        secret = settings.require_secret()
+    except RuntimeError:
+        return lambda _request: None
+
+    def viewer(request: Request) -> str | None:
+        user = signed_in_user(request.cookies, secret)
+        return user if user and is_active(runtime.catalog.engine, user) else None
+
+    return viewer
+
+
 def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bool = True) -> FastAPI:
     runtime = runtime or Runtime.build(settings)
     install(runtime)
-    deps = PagesDeps(runtime.catalog, runtime.index, runtime.embedder, Renderer(settings.base_url))
+    deps = PagesDeps(
+        runtime.catalog,
+        runtime.index,
+        runtime.embedder,
+        Renderer(settings.base_url),
+        viewer=_viewer(settings, runtime),
+        follows=Follows(runtime.catalog.engine),
+    )
     app = FastAPI(
         title="ScholarLoom",
         description="Papers, researchers and institutions, woven together: browse, search and chat with research papers.",

@@ -123,3 +123,24 @@ async def test_home_declares_the_site_search_and_404_lists_addresses(client, dem
     missing = await client.get("/papers/2999.99999")
     assert missing.status_code == 404 and "may not be harvested yet" in missing.text
     assert "/institutions/MIT" in missing.text and "/researchers/" in missing.text
+
+
+async def test_search_page_filters_pages_and_names(client):
+    import re
+
+    md = {"accept": "text/markdown"}
+    person = (await client.get("/search", params={"q": "Bobby Yan"}, headers=md)).text
+    assert "## Researchers" in person and "[Bobby Yan](/researchers/" in person
+    place = (await client.get("/search", params={"q": "MIT"}, headers=md)).text
+    assert "## Institutions" in place and "[Massachusetts Institute of Technology](/institutions/" in place
+    second = (await client.get("/search", params={"q": "neural networks", "page": "2"}, headers=md)).text
+    assert re.search(r"^11\. \[", second, re.M) and "[Previous](/search?q=neural+networks)" in second
+    assert "[Next](/search?q=neural+networks&page=3)" in second
+    physics = (await client.get("/search", params={"q": "diphoton production", "category": "hep-ph"}, headers=md)).text
+    rows = re.findall(r"^\d+\. .*$", physics, re.M)
+    assert rows and all("hep-ph" in row for row in rows) and "Filters: category hep-ph" in physics
+    recent = (await client.get("/search", params={"q": "learning", "after": "2025-01-01"}, headers=md)).text
+    years = [int(y) for y in re.findall(r", (\d{4})(?:, |$)", recent, re.M)]
+    assert years and min(years) >= 2025
+    html = (await client.get("/search", params={"q": "learning", "after": "not-a-date", "category": "<x>"})).text
+    assert 'name="after" value=""' in html and 'name="category" value=""' in html  # bad filters are dropped

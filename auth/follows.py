@@ -1,0 +1,81 @@
+"""Who follows which researcher, and each user's private feed key. Keyed by the signed-in user's name,
+which only ever comes from the verified session, never from a request parameter."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timezone
+
+from sqlalchemy import UniqueConstraint
+from sqlalchemy.engine import Engine
+from sqlmodel import Field, Session, SQLModel, select
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Follow(SQLModel, table=True):
+    __tablename__ = "follows"
+    __table_args__ = (UniqueConstraint("username", "researcher_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    username: str = Field(index=True, max_length=200)
+    researcher_id: int = Field(index=True)
+    created_at: datetime = Field(default_factory=_now)
+
+
+class FeedKey(SQLModel, table=True):
+    __tablename__ = "feed_keys"
+
+    username: str = Field(primary_key=True, max_length=200)
+    key: str = Field(unique=True, index=True, description="the secret in the private RSS address")
+
+
+class Follows:
+    """The follow book over the user database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        SQLModel.metadata.create_all(engine, tables=[Follow.__table__, FeedKey.__table__])
+
+    def follow(self, username: str, researcher_id: int) -> None:
+        with Session(self.engine) as session:
+            exists = session.exec(
+                select(Follow).where(Follow.username == username, Follow.researcher_id == researcher_id)
+            ).first()
+            if exists is None:
+                session.add(Follow(username=username, researcher_id=researcher_id))
+                session.commit()
+
+    def unfollow(self, username: str, researcher_id: int) -> None:
+        with Session(self.engine) as session:
+            for row in session.exec(
+                select(Follow).where(Follow.username == username, Follow.researcher_id == researcher_id)
+            ):
+                session.delete(row)
+            session.commit()
+
+    def followed(self, username: str) -> list[int]:
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(Follow.researcher_id).where(Follow.username == username).order_by(Follow.created_at)
+            )
+            return list(rows.all())
+
+    def feed_key(self, username: str) -> str:
+        """The user's feed key, made on first use; `rotate` makes a new one (the old address stops working)."""
+        with Session(self.engine) as session:
+            row = session.get(FeedKey, username)
+            if row is None:
+                row = FeedKey(username=username, key=secrets.token_urlsafe(24))
+                session.add(row)
+                session.commit()
+            return row.key
+
+    def user_for_key(self, key: str) -> str | None:
+        if not key or len(key) > 100:
+            return None
+        with Session(self.engine) as session:
+            row = session.exec(select(FeedKey).where(FeedKey.key == key)).first()
+            return row.username if row else None

@@ -1,0 +1,30 @@
+"""The signed-in user of a plain page request: the chat's session cookie, verified."""
+
+from __future__ import annotations
+
+import jwt
+
+COOKIE = "access_token"  # Chainlit's auth cookie (split into access_token_0, _1... when long)
+
+
+def token_from_cookies(cookies: dict[str, str]) -> str | None:
+    if cookies.get(COOKIE):
+        return cookies[COOKIE]
+    parts, number = [], 0
+    while f"{COOKIE}_{number}" in cookies:
+        parts.append(cookies[f"{COOKIE}_{number}"])
+        number += 1
+    return "".join(parts) or None
+
+
+def signed_in_user(cookies: dict[str, str], secret: str) -> str | None:
+    """The user name in a valid, unexpired session token signed with our secret; None otherwise."""
+    token = token_from_cookies(cookies)
+    if not token or len(token) > 8000:
+        return None
+    try:
+        payload = jwt.decode(token, secret, algorithms=["HS256"], options={"require": ["exp"]})
+    except jwt.PyJWTError:
+        return None
+    identifier = payload.get("identifier")
+    return identifier if isinstance(identifier, str) and 0 < len(identifier) <= 200 else None

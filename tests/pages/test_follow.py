@@ -1,0 +1,76 @@
+"""Following researchers: the chat's session cookie identifies the user on plain pages; a personal list
+and a private RSS feed; no follow without a session, from another site, or with a forged token."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import jwt
+import pytest
+from defusedxml import ElementTree
+from pydantic import SecretStr
+
+from auth.accounts import add_user
+from retrieval.profiles import find_researchers
+
+SECRET = "s" * 48
+
+
+@pytest.fixture(scope="module")
+def app(demo):
+    from scholarloom.app import create_app
+
+    before = demo.auth_secret
+    demo.auth_secret = SecretStr(SECRET)
+    try:
+        application = create_app(demo, with_chat=False)
+    finally:
+        demo.auth_secret = before
+    for name in ("alice", "bob"):
+        add_user(demo.catalog().engine, name, "a long enough password", replace=True)
+    return application
+
+
+def client_for(app, user: str | None = None, secret: str = SECRET) -> httpx.AsyncClient:
+    cookies = {}
+    if user:
+        cookies["access_token"] = jwt.encode({"identifier": user, "exp": int(time.time()) + 600}, secret, "HS256")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", cookies=cookies)
+
+
+@pytest.fixture(scope="module")
+def bobby(demo) -> tuple[int, str]:
+    (found,) = find_researchers(demo.catalog(), "Bobby Yan")
+    return found.researcher.id, f"/researchers/{found.researcher.id}-bobby-yan"
+
+
+async def test_following_a_researcher(app, bobby):
+    number, path = bobby
+    anonymous = client_for(app)
+    assert "Sign in to follow" in (await anonymous.get(path)).text
+    assert (await anonymous.post(f"/researchers/{number}/follow", headers={"origin": "http://test"})).status_code == 401
+    forged = client_for(app, "alice", secret="not-our-secret" * 4)
+    assert "Sign in to follow" in (await forged.get(path)).text
+
+    alice = client_for(app, "alice")
+    assert ">Follow</button>" in (await alice.get(path)).text
+    other_site = await alice.post(f"/researchers/{number}/follow", headers={"origin": "http://evil.example"})
+    assert other_site.status_code == 403
+    done = await alice.post(f"/researchers/{number}/follow", headers={"origin": "http://test"})
+    assert done.status_code == 303 and done.headers["location"] == path
+    assert "Following ✓" in (await alice.get(path)).text
+
+    mine = await alice.get("/me/following.md")
+    assert "[Bobby Yan](" in mine.text and "Hindsight Logging for Model Training" in mine.text
+    feed_path = next(line for line in mine.text.splitlines() if "/me/feed.xml?key=" in line).split(": ", 1)[1]
+    feed = ElementTree.fromstring((await anonymous.get(feed_path)).content)  # a feed reader has no cookie
+    assert [i.findtext("title") for i in feed.findall("./channel/item")] == ["Hindsight Logging for Model Training"]
+    assert (await anonymous.get("/me/feed.xml?key=wrong")).status_code == 404
+
+    bob = client_for(app, "bob")
+    assert "Bobby Yan" not in (await bob.get("/me/following.md")).text  # another user's list is their own
+    assert (await anonymous.get("/me/following")).status_code == 303  # to the sign-in page
+
+    undone = await alice.post(f"/researchers/{number}/unfollow", headers={"origin": "http://test"})
+    assert undone.status_code == 303 and ">Follow</button>" in (await alice.get(path)).text
