@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 from pathlib import Path
 
@@ -57,6 +58,37 @@ class ClientAddress:
         return await self.app(scope, receive, send)
 
 
+CHAT_PAPER_COOKIE = "scholarloom_chat_paper"
+
+
+class ChatPaperIntent:
+    """Pure ASGI middleware: opening `/chat?paper=<id>` leaves a short-lived cookie naming the paper and a
+    one-time nonce, so the intent survives the sign-in page (whose redirect drops the query); opening `/chat`
+    without a paper forgets it. The chat uses the nonce once (`scholarloom.chat`)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") != "GET" or scope.get("path") not in ("/chat", "/chat/"):
+            return await self.app(scope, receive, send)
+        from urllib.parse import parse_qs, quote
+
+        wanted = (parse_qs(scope.get("query_string", b"").decode("latin-1")).get("paper") or [""])[0][:200]
+        if wanted:
+            value = f"{secrets.token_urlsafe(12)}.{quote(wanted, safe='')}"
+            cookie = f"{CHAT_PAPER_COOKIE}={value}; Max-Age=900; Path=/; HttpOnly; SameSite=Lax"
+        else:
+            cookie = f"{CHAT_PAPER_COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax"
+
+        async def with_cookie(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"set-cookie", cookie.encode())]}
+            await send(message)
+
+        return await self.app(scope, receive, with_cookie)
+
+
 def _viewer(settings: Settings, runtime: Runtime):
     """Who is signed in, for plain pages: the chat's session cookie, verified with our secret, naming an active
     account. Without a usable secret nobody is."""
@@ -89,6 +121,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         version="0.1.0",
     )
     app.add_middleware(ClientAddress)
+    app.add_middleware(ChatPaperIntent)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/healthz", include_in_schema=False)

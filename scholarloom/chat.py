@@ -59,10 +59,33 @@ async def starters(user: cl.User | None = None, language: str | None = None) -> 
     return [cl.Starter(label=label, message=message) for label, message in STARTERS]
 
 
+_USED_INTENTS: dict[str, None] = {}  # nonces of chat-paper cookies already used (bounded, oldest dropped)
+
+
 def _paper_in_address(environ: dict) -> str | None:
-    """The paper a chat was opened for: /chat?paper=<id>, as the browser's Referer of the socket shows it."""
+    """The paper a chat was opened for: /chat?paper=<id>, as the browser's Referer of the socket shows it, or,
+    after the sign-in page dropped the query, the one-time cookie `scholarloom.app.ChatPaperIntent` left."""
     query = parse_qs(urlsplit(environ.get("HTTP_REFERER", "")).query)
-    return (query.get("paper") or [None])[0]
+    if query.get("paper"):
+        return query["paper"][0]
+    from http.cookies import SimpleCookie
+    from urllib.parse import unquote
+
+    from scholarloom.app import CHAT_PAPER_COOKIE
+
+    jar = SimpleCookie()
+    try:
+        jar.load(environ.get("HTTP_COOKIE", ""))
+    except Exception:  # a malformed Cookie header: no intent
+        return None
+    value = jar[CHAT_PAPER_COOKIE].value if CHAT_PAPER_COOKIE in jar else ""
+    nonce, _, paper = value.partition(".")
+    if not nonce or not paper or nonce in _USED_INTENTS:
+        return None
+    _USED_INTENTS[nonce] = None
+    while len(_USED_INTENTS) > 10_000:
+        _USED_INTENTS.pop(next(iter(_USED_INTENTS)))
+    return unquote(paper)
 
 
 async def _chat_paper() -> str | None:

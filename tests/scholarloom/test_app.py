@@ -100,10 +100,10 @@ class ChatClient:
             if event == "update_message" and data.get("name") == "on_message":  # the turn's run step ended
                 self.turn_done.set()
 
-    async def connect(self, referer: str | None = None) -> None:
+    async def connect(self, referer: str | None = None, cookie: str = "") -> None:
         async with httpx.AsyncClient(base_url=self.server) as http:
             login = await http.post("/chat/login", data={"username": "alice", "password": PASSWORD})
-        headers = {"Cookie": f"access_token={login.cookies['access_token']}"}
+        headers = {"Cookie": f"access_token={login.cookies['access_token']}" + (f"; {cookie}" if cookie else "")}
         if referer:
             headers["Referer"] = referer
         await self.sio.connect(
@@ -172,3 +172,28 @@ async def test_chat_about_one_paper(server, scripted):
     (step,) = chat.messages("tool")
     assert step["output"].splitlines()[1].startswith("[1] Hindsight Logging for Model Training")
     assert "id 2006.07357" in scripted.requests[0]["messages"][0]["content"]
+
+
+async def test_the_paper_survives_the_sign_in_page_once(server, scripted):
+    """/chat?paper=<id> leaves a one-time cookie: after signing in (the query is gone from the address) the first
+    chat is about the paper; the next one is not, and opening /chat without a paper forgets it."""
+    opened = httpx.get(server + "/chat?paper=2006.07357")
+    value = opened.cookies["scholarloom_chat_paper"]
+    assert value.endswith(".2006.07357")
+    import asyncio
+
+    first = ChatClient(server)
+    await first.connect(referer=server + "/chat/", cookie=f"scholarloom_chat_paper={value}")
+    for _ in range(100):  # the introduction is sent by on_chat_start, shortly after connecting
+        if first.messages("assistant_message"):
+            break
+        await asyncio.sleep(0.05)
+    await first.sio.disconnect()
+    assert first.messages("assistant_message")[0]["output"].startswith("This chat is about **[Hindsight Logging")
+    again = ChatClient(server)
+    await again.connect(referer=server + "/chat/", cookie=f"scholarloom_chat_paper={value}")
+    await asyncio.sleep(1.5)
+    await again.sio.disconnect()
+    assert not again.messages("assistant_message")  # the intent was used once
+    cleared = httpx.get(server + "/chat/")
+    assert 'scholarloom_chat_paper=""' in cleared.headers["set-cookie"] or "Max-Age=0" in cleared.headers["set-cookie"]
