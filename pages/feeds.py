@@ -37,25 +37,16 @@ def _entries(catalog: Catalog, kind: str, offset: int, limit: int) -> list[tuple
         if kind == "papers":
             rows = session.exec(select(Paper).order_by(Paper.id).offset(offset).limit(limit)).all()
             return [(paper_path(p), p.updated or p.published) for p in rows]
-        if kind == "researchers":
-            has = select(Authorship.researcher_id).where(Authorship.researcher_id.is_not(None))
-            rows = session.exec(
-                select(Researcher.id, Researcher.name)
-                .where(Researcher.id.in_(has))
-                .order_by(Researcher.id)
-                .offset(offset)
-                .limit(limit)
-            ).all()
-            return [(researcher_path(i, n), None) for i, n in rows]
-        has = select(Authorship.institution_id).where(Authorship.institution_id.is_not(None))
+        model, column, path_of = (
+            (Researcher, Authorship.researcher_id, researcher_path)
+            if kind == "researchers"
+            else (Institution, Authorship.institution_id, institution_path)
+        )
+        has = select(column).where(column.is_not(None))
         rows = session.exec(
-            select(Institution.id, Institution.name)
-            .where(Institution.id.in_(has))
-            .order_by(Institution.id)
-            .offset(offset)
-            .limit(limit)
+            select(model.id, model.name).where(model.id.in_(has)).order_by(model.id).offset(offset).limit(limit)
         ).all()
-        return [(institution_path(i, n), None) for i, n in rows]
+        return [(path_of(i, n), None) for i, n in rows]
 
 
 def _urlset(base_url: str, entries: list[tuple[str, datetime | None]]) -> str:

@@ -41,6 +41,13 @@ def _paper_lines(items: list[PaperItem]) -> list[str]:
     ]
 
 
+def _papers_section(items: list[PaperItem], page: int, pages: int, category: str | None) -> list[str]:
+    title = f"## Papers, newest first (page {page} of {pages})"
+    if category:
+        title += f", in {md_escape(category)}"
+    return ["", title, "", *_paper_lines(items)]
+
+
 def _years(first, last) -> str:
     if not first:
         return ""
@@ -111,10 +118,7 @@ class ResearcherPage:
                 f"- [{md_escape(i.label)}]({i.href}) {years} ({i.count} paper{'s' if i.count != 1 else ''})"
                 for i, years in zip(self.institutions, self.institution_years, strict=True)
             ]
-        title = f"## Papers, newest first (page {self.page} of {self.pages})"
-        if self.category:
-            title += f", in {md_escape(self.category)}"
-        lines += ["", title, "", *_paper_lines(self.papers)]
+        lines += _papers_section(self.papers, self.page, self.pages, self.category)
         return "\n".join(lines) + "\n"
 
 
@@ -208,10 +212,7 @@ class InstitutionPage:
         if self.researchers:
             lines += ["", "## Researchers (most papers here first)", ""]
             lines += [f"- [{md_escape(r.label)}]({r.href}): {r.count}" for r in self.researchers]
-        title = f"## Papers, newest first (page {self.page} of {self.pages})"
-        if self.category:
-            title += f", in {md_escape(self.category)}"
-        lines += ["", title, "", *_paper_lines(self.papers)]
+        lines += _papers_section(self.papers, self.page, self.pages, self.category)
         return "\n".join(lines) + "\n"
 
 
