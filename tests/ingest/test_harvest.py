@@ -366,3 +366,32 @@ def test_openalex_fills_the_authors_and_institutions_papers_name(catalog):
     with make_client(replay) as client:  # everything was asked about once: a rerun asks nothing
         enrich_entities(catalog, OpenAlex(client, "https://api.openalex.org"), Summary())
     assert replay.requests == []
+
+
+def test_openalex_entity_records_replayed_one_by_one(catalog):
+    """The single full records of the corpus (an author and an institution), each as the only result of a list
+    answer (the envelope is built; the records are verbatim)."""
+    from ingest.harvest.openalex import enrich_entities
+    from retrieval.models import Institution
+    from retrieval.records import InstitutionRecord, ResearcherRecord
+
+    entities = DEMO_DIR / "openalex" / "entities"
+    load_records(catalog, "t", [
+        ResearcherRecord(name="Jason Priem", openalex_id="A5023888391", source="test"),
+        InstitutionRecord(name="University of Michigan", openalex_id="I27837315", source="test"),
+    ], Summary())  # fmt: skip
+
+    def one(name):
+        return {"meta": {"next_cursor": None}, "results": [json.loads((entities / name).read_text())]}
+
+    replay = Replay()
+    replay.add("GET", "api.openalex.org", "/institutions", one("I27837315.json"))
+    replay.add("GET", "api.openalex.org", "/authors", one("A5023888391.json"))
+    with make_client(replay) as client:
+        enrich_entities(catalog, OpenAlex(client, "https://api.openalex.org"), Summary())
+    assert [replay.params(n)["filter"] for n in range(2)] == ["openalex:I27837315", "openalex:A5023888391"]
+    with catalog.session() as session:
+        michigan = session.exec(select(Institution).where(Institution.openalex_id == "I27837315")).one()
+        priem = session.exec(select(Researcher).where(Researcher.openalex_id == "A5023888391")).one()
+    assert (michigan.ror_id, michigan.city) == ("00jmfr291", "Ann Arbor")
+    assert priem.orcid and priem.orcid.startswith("0000-")
