@@ -66,9 +66,7 @@ def store_fulltext(
         pages = worker.extract(data)
     except PdfError as exc:
         summary.fail(Failure(STAGE, origin, str(exc)))
-        with catalog.session() as session:
-            Catalog.mark(session, FAILED, paper.id, str(exc)[:200])
-            session.commit()
+        catalog.mark_all(FAILED, {paper.id: str(exc)[:200]})
         return False
     count = index_fulltext(catalog, index, embedder, paper, pages, people)
     cited = cited_identifiers(reference_text(pages))
@@ -151,9 +149,7 @@ def download_pdfs(
                 summary.fail(Failure(STAGE, url, str(exc)))
                 refused = isinstance(exc, FetchRefused)  # e.g. a redirect off arxiv.org
                 if refused or (exc.status is not None and exc.status < 500 and exc.status != 429):
-                    with catalog.session() as session:  # a 404 will not mend itself; a 503 may
-                        Catalog.mark(session, FAILED, paper.id, str(exc)[:200])
-                        session.commit()
+                    catalog.mark_all(FAILED, {paper.id: str(exc)[:200]})  # a 404 will not mend itself; a 503 may
                 continue
             store_fulltext(catalog, index, embedder, worker, paper, data, summary, people, seen, url)
     finish_catalog(catalog)

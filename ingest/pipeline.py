@@ -239,10 +239,7 @@ def _set_fields(index: Index, paper: Paper, people) -> None:
 
 
 def _mark_indexed(catalog: Catalog, chunk: list) -> None:
-    with catalog.session() as session:
-        for paper, digest in chunk:
-            Catalog.mark(session, "index", paper.id, digest)
-        session.commit()
+    catalog.mark_all("index", {paper.id: digest for paper, digest in chunk})
 
 
 def _relabel(catalog: Catalog, index: Index, papers: list, people, summary: Summary, progress) -> None:

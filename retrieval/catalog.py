@@ -204,6 +204,15 @@ class Catalog:
             entry.at = utcnow()
             session.add(entry)
 
+    def mark_all(self, stage: str, marks: dict[str, str]) -> None:
+        """Record several steps of one stage in a transaction of their own (when no records go with them)."""
+        if not marks:
+            return
+        with self.session() as session:
+            for key, content_hash in marks.items():
+                Catalog.mark(session, stage, key, content_hash)
+            session.commit()
+
     # --- harvest cursors ------------------------------------------------------
     def cursor(self, name: str) -> dict | None:
         with self.session() as session:

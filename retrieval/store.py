@@ -326,23 +326,20 @@ class ClientStore:
                 vector[SPARSE] = m.SparseVector(indices=p.sparse.indices, values=p.sparse.values)
             structs.append(m.PointStruct(id=p.id, vector=vector, payload=p.payload))
         if structs:
-            try:
-                self.client.upsert(self.collection, points=structs, wait=True)
-            except Exception as exc:
-                raise IndexUnavailable(f"the vector index refused a write: {exc}") from exc
+            self._write(self.client.upsert, points=structs)
 
     def delete_papers(self, paper_ids: list[str], kinds: tuple[str, ...]) -> None:
         if paper_ids:
             selector = self.m.FilterSelector(filter=self._filter(Filters(paper_ids=tuple(paper_ids), kinds=kinds)))
-            try:
-                self.client.delete(self.collection, points_selector=selector, wait=True)
-            except Exception as exc:
-                raise IndexUnavailable(f"the vector index refused a write: {exc}") from exc
+            self._write(self.client.delete, points_selector=selector)
 
     def set_paper_payload(self, paper_id: str, payload: dict) -> None:
         selector = self.m.FilterSelector(filter=self._filter(Filters(paper_ids=(paper_id,))))
+        self._write(self.client.set_payload, payload=payload, points=selector)
+
+    def _write(self, call, **arguments) -> None:
         try:
-            self.client.set_payload(self.collection, payload=payload, points=selector, wait=True)
+            call(self.collection, wait=True, **arguments)
         except Exception as exc:
             raise IndexUnavailable(f"the vector index refused a write: {exc}") from exc
 

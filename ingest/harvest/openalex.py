@@ -100,10 +100,7 @@ def enrich_papers(
             outcomes.append(outcome.model_copy(update={"id": paper_id}))
         load_records(catalog, STAGE, outcomes, summary)
         missing = [pid for pid, _ in batch if pid not in found]
-        with catalog.session() as session:
-            for paper_id in missing:
-                Catalog.mark(session, STAGE, paper_id, ABSENT)
-            session.commit()
+        catalog.mark_all(STAGE, dict.fromkeys(missing, ABSENT))
         summary.add("not found", len(missing))
         progress.advance(task, len(batch))
 
@@ -160,8 +157,6 @@ def enrich_entities(catalog: Catalog, api: OpenAlex, summary: Summary, progress=
             ]  # an answer about something we did not ask for is ignored
             load_records(catalog, f"openalex:{kind}", outcomes, summary)
             got = {o.openalex_id for o in outcomes}
-            with catalog.session() as session:  # the ids asked about (records are keyed by ROR id or name)
-                for asked_id in batch:
-                    Catalog.mark(session, stage, asked_id, "found" if asked_id in got else ABSENT)
-                session.commit()
+            # The ids asked about (the records themselves are keyed by ROR id or name).
+            catalog.mark_all(stage, {asked: "found" if asked in got else ABSENT for asked in batch})
             progress.advance(task, len(batch))

@@ -147,10 +147,7 @@ def enrich_papers(
             for (paper_id, arxiv_id, doi), answer in zip(batch, answers, strict=True):
                 if isinstance(answer, dict) and answer.get("paperId") and _matches(answer, arxiv_id, doi):
                     add_citing_papers(catalog, paper_id, arxiv_id, doi, api.citations(answer["paperId"]) or [])
-        with catalog.session() as session:
-            for paper_id in missing:
-                Catalog.mark(session, STAGE, paper_id, ABSENT)
-            session.commit()
+        catalog.mark_all(STAGE, dict.fromkeys(missing, ABSENT))
         summary.add("not found", len(missing))
         progress.advance(task, len(batch))
 
