@@ -15,6 +15,7 @@ from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, ca
 
 log = logging.getLogger(__name__)
 TOOL_OUTPUT_CHARS = 12_000  # what one tool result may add to the model's context
+HISTORY_TOOL_CHARS = 2_000  # what one tool result keeps in the history later turns see
 
 
 class TurnUI(Protocol):
@@ -33,6 +34,20 @@ class TurnOutcome:
     cited: list[int] = field(default_factory=list)
     tool_calls: int = 0
     error: str | None = None
+    # The turn's tool calls and (shortened) results, so a follow-up question sees what was found, not only
+    # what was said ("who else did she write with?" needs the researcher id the last turn looked up).
+    exchange: list[dict] = field(default_factory=list)
+
+
+def recent_history(history: list[dict], keep: int) -> list[dict]:
+    """The last `keep` messages or so, starting at a user message: a tool result is never sent without the call
+    that asked for it."""
+    if keep <= 0:
+        return []
+    start = max(0, len(history) - keep)
+    while start < len(history) and history[start].get("role") != "user":
+        start += 1
+    return history[start:]
 
 
 async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> ToolResult:
@@ -59,12 +74,17 @@ class Agent:
             outcome = await answer_without_llm(deps, question, ui)
         else:
             outcome = await self._with_llm(deps, history, question, ui)
-        history += [{"role": "user", "content": question}, {"role": "assistant", "content": outcome.answer}]
+        history += [
+            {"role": "user", "content": question},
+            *outcome.exchange,
+            {"role": "assistant", "content": outcome.answer},
+        ]
         return outcome
 
     async def _with_llm(self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI) -> TurnOutcome:
         messages = [{"role": "system", "content": system_prompt(deps)}, *history, {"role": "user", "content": question}]
         cards: list[Card] = []
+        exchange: list[dict] = []
         calls = 0
         try:
             for round_number in range(self.max_tool_rounds + 1):
@@ -79,20 +99,16 @@ class Agent:
                         await ui.stream(shown)
                 if not completion.tool_calls:
                     break
-                messages.append(
-                    {
-                        "role": "assistant",
-                        "content": completion.text or None,
-                        "tool_calls": [
-                            {
-                                "id": c.id,
-                                "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments or "{}"},
-                            }
-                            for c in completion.tool_calls
-                        ],
-                    }
-                )
+                asked = {
+                    "role": "assistant",
+                    "content": completion.text or None,
+                    "tool_calls": [
+                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+                        for c in completion.tool_calls
+                    ],
+                }
+                messages.append(asked)
+                exchange.append(asked)
                 for call in completion.tool_calls:
                     calls += 1
                     result = await run_tool(ui, deps, call.name, call.parsed_arguments())
@@ -100,14 +116,21 @@ class Agent:
                     messages.append(
                         {"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]}
                     )
+                    exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
         except LLMError as exc:
             log.warning("LLM failure: %s", exc, exc_info=exc.__cause__)
             answer = f"Sorry: {exc}."
             await ui.finish(answer, cards)
-            return TurnOutcome(answer, cards, [], calls, str(exc))
+            return TurnOutcome(answer, cards, [], calls, str(exc), exchange)
         sources = deps.sources.by_number()
         text, cited = link_citations(completion.text.strip() or "I could not find an answer.", sources)
         answer = text + sources_footer(cited, sources)
         shown = [c for c in cards if c.number in cited] or cards
         await ui.finish(answer, shown)
-        return TurnOutcome(answer, shown, cited, calls)
+        return TurnOutcome(answer, shown, cited, calls, exchange=exchange)
+
+
+def _shortened(output: str) -> str:
+    if len(output) <= HISTORY_TOOL_CHARS:
+        return output
+    return output[:HISTORY_TOOL_CHARS].rsplit("\n", 1)[0] + "\n… (shortened in the conversation's history)"

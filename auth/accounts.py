@@ -7,7 +7,7 @@ import re
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, select
 
-from auth.models import Account
+from auth.models import Account, ExternalIdentity
 from auth.passwords import MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, hash_password, verify
 
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
@@ -18,7 +18,7 @@ class AccountError(ValueError):
 
 
 def create_tables(engine: Engine) -> None:
-    SQLModel.metadata.create_all(engine, tables=[Account.__table__])
+    SQLModel.metadata.create_all(engine, tables=[Account.__table__, ExternalIdentity.__table__])
 
 
 def add_user(engine: Engine, username: str, password: str, *, replace: bool = False) -> Account:
@@ -58,3 +58,44 @@ def is_active(engine: Engine, username: str) -> bool:
     with Session(engine) as session:
         account = session.exec(select(Account).where(Account.username == username)).first()
         return bool(account and account.active)
+
+
+# Where each provider puts its stable subject id (OpenID Connect's "sub"; GitHub's and GitLab's numeric "id";
+# Azure AD's object id "oid").
+_SUBJECT_KEYS = ("sub", "oid", "id")
+
+
+def provider_subject(raw_user_data: dict) -> str | None:
+    for key in _SUBJECT_KEYS:
+        value = raw_user_data.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip()[:255]
+    return None
+
+
+def oauth_account(
+    engine: Engine, provider: str, subject: str, suggested_name: str, *, allow_signup: bool
+) -> Account | None:
+    """The account linked to a provider's subject id; a new one (named after the provider's login, made unique)
+    on first sign-in when sign-up is allowed. A disabled account stays out."""
+    provider = provider[:40]
+    with Session(engine, expire_on_commit=False) as session:
+        link = session.exec(
+            select(ExternalIdentity).where(ExternalIdentity.provider == provider, ExternalIdentity.subject == subject)
+        ).first()
+        if link is not None:
+            account = session.get(Account, link.account_id)
+            return account if account is not None and account.active else None
+        if not allow_signup:
+            return None
+        base = re.sub(r"[^A-Za-z0-9_.@-]+", "-", f"{provider}-{suggested_name}".strip("-"))[:56] or provider
+        name, number = base, 1
+        while session.exec(select(Account).where(Account.username == name)).first() is not None:
+            number += 1
+            name = f"{base}-{number}"
+        account = Account(username=name, password_hash=None)
+        session.add(account)
+        session.flush()
+        session.add(ExternalIdentity(provider=provider, subject=subject, account_id=account.id))
+        session.commit()
+        return account

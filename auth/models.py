@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from sqlalchemy import UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -19,3 +20,17 @@ class Account(SQLModel, table=True):
     password_hash: str | None = Field(default=None, description="argon2id; null for OAuth-only accounts")
     created_at: datetime = Field(default_factory=_now)
     active: bool = True
+
+
+class ExternalIdentity(SQLModel, table=True):
+    """An OAuth provider's stable subject id (never the e-mail or login, which can change) linked to an account."""
+
+    __tablename__ = "external_identities"
+
+    id: int | None = Field(default=None, primary_key=True)
+    provider: str = Field(index=True, max_length=40)
+    subject: str = Field(max_length=255)
+    account_id: int = Field(foreign_key="accounts.id", index=True)
+    created_at: datetime = Field(default_factory=_now)
+
+    __table_args__ = (UniqueConstraint("provider", "subject", name="uq_identity_provider_subject"),)

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -18,6 +19,7 @@ from auth.sessions import signed_in_user
 from pages.api import make_api
 from pages.render import STATIC, Renderer
 from pages.web import PagesDeps, make_router, not_found
+from scholarloom.history import LocalFiles, create_history_tables, hide_foreign_threads, user_key
 from scholarloom.runtime import Runtime, client_address, install
 from scholarloom.settings import Settings
 
@@ -107,12 +109,14 @@ def _viewer(settings: Settings, runtime: Runtime):
 def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bool = True) -> FastAPI:
     runtime = runtime or Runtime.build(settings)
     install(runtime)
+    create_history_tables(runtime.catalog.engine)
+    viewer = _viewer(settings, runtime)
     deps = PagesDeps(
         runtime.catalog,
         runtime.index,
         runtime.embedder,
         Renderer(settings.base_url),
-        viewer=_viewer(settings, runtime),
+        viewer=viewer,
         follows=Follows(runtime.catalog.engine),
     )
     app = FastAPI(
@@ -127,6 +131,27 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     @app.get("/healthz", include_in_schema=False)
     def health() -> dict:
         return {"status": "ok", "papers": runtime.catalog.counts()["papers"], "llm": bool(settings.llm)}
+
+    files = LocalFiles(settings.chat_files_dir)
+
+    @app.get(LocalFiles.URL_PREFIX + "{key:path}", include_in_schema=False)
+    def chat_file(key: str, request: Request):
+        """A file of a chat element, only for the user whose Chainlit id starts its key; anyone else gets the
+        same 404 as for a file that does not exist. Always a download, never rendered by the browser."""
+        user = viewer(request)
+        path = files.path_of(key)
+        if (
+            not user
+            or path is None
+            or key.split("/")[0] != user_key(runtime.catalog.engine, user)
+            or not path.is_file()
+        ):
+            return PlainTextResponse("Not found", status_code=404)
+        return FileResponse(
+            path,
+            media_type="application/octet-stream",
+            headers={"Content-Disposition": "attachment", "X-Content-Type-Options": "nosniff"},
+        )
 
     app.include_router(make_router(deps))
     app.include_router(make_api(deps))
@@ -146,4 +171,5 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         from chainlit.utils import mount_chainlit
 
         mount_chainlit(app, target=str(PACKAGE_DIR / "chat.py"), path="/chat")
+        hide_foreign_threads()
     return app

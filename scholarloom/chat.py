@@ -4,17 +4,44 @@ from __future__ import annotations
 
 import asyncio
 import json
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import chainlit as cl
 
+from assistant.agent import recent_history, run_tool
+from assistant.citations import link_citations
 from assistant.prompts import STARTERS
 from assistant.tools import Card, SourceBook, ToolResult
 from pages.addresses import paper_path
 from pages.base import md_escape
+from scholarloom.history import LocalFiles, make_history_layer
 from scholarloom.runtime import client_address, current
 
 STEP_OUTPUT_CHARS = 1_500
+CARD_ELEMENT = "ScholarCard"  # public/elements/ScholarCard.jsx renders paper, researcher and institution cards
+# What a card's buttons may ask for: action name -> (tool, its id argument, what the request reads like).
+CARD_ACTIONS = {
+    "show_references": ("get_references", "paper_id", "References of {title}"),
+    "show_cited_by": ("get_cited_by", "paper_id", "Papers citing {title}"),
+    "summarize_researcher": ("summarize_researcher", "researcher_id", "What does {title} work on?"),
+    "summarize_institution": ("summarize_institution", "institution", "What is {title} working on?"),
+}
+
+
+def card_element(card: Card) -> cl.CustomElement:
+    """A card as a custom element; its props are built here from catalog values only."""
+    props = {
+        "kind": card.kind,
+        "id": card.id,
+        "title": card.title,
+        "path": card.path,
+        "subtitle": card.subtitle,
+        "number": card.number,
+        "quotes": list(card.quotes),
+    }
+    if card.kind == "paper":
+        props["chatPath"] = "/chat?paper=" + quote(card.id, safe=":")
+    return cl.CustomElement(name=CARD_ELEMENT, props=props, display="inline")
 
 
 class ChainlitTurnUI:
@@ -42,16 +69,61 @@ class ChainlitTurnUI:
 
     async def finish(self, answer: str, cards: list[Card]) -> None:
         # The final text replaces what was streamed (citations linked, stray links dropped); send() also
-        # ends the stream and creates the step where a data layer persists it.
+        # ends the stream and creates the step where the data layer persists it, with its cards.
         self.message = self.message or cl.Message(content="")
         self.message.content = answer
+        self.message.elements = [card_element(c) for c in cards[:MAX_CARDS]]
         await self.message.send()
+
+
+MAX_CARDS = 10
+
+
+@cl.data_layer
+def history_layer():
+    runtime = current()
+    return make_history_layer(runtime.settings.catalog_url, LocalFiles(runtime.settings.chat_files_dir))
 
 
 @cl.password_auth_callback
 async def password_auth(username: str, password: str) -> cl.User | None:
     account = await asyncio.to_thread(current().sign_in, username, password, client_address.get())
     return cl.User(identifier=account.username, metadata={"provider": "password"}) if account else None
+
+
+async def oauth_sign_in(
+    provider_id: str, token: str, raw_user_data: dict, default_user: cl.User, id_token: str | None = None
+) -> cl.User | None:
+    """Any provider Chainlit has switched on: the provider's stable subject id picks our account, so a changed
+    e-mail or login is still the same user, and the session carries our user name, not the provider's."""
+    from auth.accounts import oauth_account, provider_subject
+
+    subject = provider_subject(raw_user_data or {})
+    if subject is None:
+        return None
+    runtime = current()
+    account = await asyncio.to_thread(
+        oauth_account,
+        runtime.catalog.engine,
+        provider_id,
+        subject,
+        default_user.identifier,
+        allow_signup=runtime.settings.oauth_signup,
+    )
+    if account is None:
+        return None
+    return cl.User(identifier=account.username, metadata={"provider": provider_id})
+
+
+def _switch_on_oauth() -> None:
+    # Chainlit refuses an OAuth callback when no provider's variables are set, so it is registered only then.
+    from chainlit.oauth_providers import get_configured_oauth_providers
+
+    if get_configured_oauth_providers():
+        cl.oauth_callback(oauth_sign_in)
+
+
+_switch_on_oauth()
 
 
 @cl.set_starters
@@ -113,14 +185,89 @@ async def on_chat_start() -> None:
         ).send()
 
 
+def _sources() -> SourceBook:
+    """The conversation's numbered papers; numbers [n] stay the same paper for the whole conversation. Kept in
+    the session as plain lists, which Chainlit saves with the thread."""
+    return SourceBook({pid: tuple(entry) for pid, entry in (cl.user_session.get("sources") or {}).items()})
+
+
+async def _remember(history: list[dict], sources: SourceBook, ui: ChainlitTurnUI, asked: str | None = None) -> None:
+    """Keep the turn for the next one, and on the answer's step for a resumed thread (`asked`: the request a
+    card's button made, which has no message of its own)."""
+    cl.user_session.set("history", history)
+    cl.user_session.set("sources", {pid: list(entry) for pid, entry in sources.entries.items()})
+    if ui.message is not None:
+        start = max(i for i, m in enumerate(history) if m["role"] == "user")
+        ui.message.metadata = {
+            "turn": history[start + 1 : -1],  # the tool calls and shortened results of this turn
+            "sources": cl.user_session.get("sources"),
+            "paper": cl.user_session.get("paper"),
+            **({"asked": asked} if asked else {}),
+        }
+        await ui.message.update()
+
+
+def _deps(sources: SourceBook, paper_id: str | None):
+    user = cl.user_session.get("user")
+    return current().tool_deps(user.identifier if user else "anonymous", sources, paper_id)
+
+
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
     runtime = current()
-    user = cl.user_session.get("user")
-    keep = runtime.settings.agent.history_messages
-    history = (cl.user_session.get("history") or [])[-keep:] if keep else []
-    sources = cl.user_session.get("sources") or SourceBook()
-    cl.user_session.set("sources", sources)  # numbers [n] stay the same paper for the whole conversation
-    deps = runtime.tool_deps(user.identifier if user else "anonymous", sources, await _chat_paper())
-    await runtime.agent.turn(deps, history, message.content, ChainlitTurnUI())
+    history = cl.user_session.get("history") or []
+    sources = _sources()
+    deps = _deps(sources, await _chat_paper())
+    ui = ChainlitTurnUI()
+    recent = recent_history(history, runtime.settings.agent.history_messages)
+    await runtime.agent.turn(deps, recent, message.content, ui)
+    await _remember(recent, sources, ui)
+
+
+async def _card_action(action: cl.Action) -> None:
+    """A card's button: run the one tool it names on the card's catalog id and show what it found."""
+    tool, argument, wording = CARD_ACTIONS[action.name]
+    target = str((action.payload or {}).get("id", ""))[:200]
+    title = str((action.payload or {}).get("title", target))[:300]
+    sources = _sources()
+    deps = _deps(sources, await _chat_paper())
+    ui = ChainlitTurnUI()
+    result = await run_tool(ui, deps, tool, {argument: target})
+    asked = wording.format(title=title)
+    text, _cited = link_citations(result.output, sources.by_number())
+    text = f"**{md_escape(asked)}**\n\n{text}"
+    await ui.finish(text, result.cards)
+    history = cl.user_session.get("history") or []
+    history += [{"role": "user", "content": asked}, {"role": "assistant", "content": text}]
+    await _remember(history, sources, ui, asked)
+
+
+for _name in CARD_ACTIONS:
+    cl.action_callback(_name)(_card_action)
+
+
+@cl.on_chat_resume
+async def on_chat_resume(thread: dict) -> None:
+    """Reopening a thread: the agent gets the conversation back (questions, answers and the tool results they
+    rested on), the same source numbers and the same paper scope."""
+    history: list[dict] = []
+    last: dict = {}
+    for step in thread.get("steps") or []:
+        if step.get("type") == "user_message":
+            history.append({"role": "user", "content": step.get("output") or ""})
+        elif step.get("type") == "assistant_message":
+            meta = step.get("metadata") or {}
+            if isinstance(meta, str):
+                meta = json.loads(meta or "{}")
+            if not meta.get("asked") and not history:
+                continue  # a greeting before the first question
+            turn = meta.get("turn") if isinstance(meta.get("turn"), list) else []
+            if isinstance(meta.get("asked"), str):
+                history.append({"role": "user", "content": meta["asked"]})
+            history += [*turn, {"role": "assistant", "content": step.get("output") or ""}]
+            last = meta or last
     cl.user_session.set("history", history)
+    if isinstance(last.get("sources"), dict):
+        cl.user_session.set("sources", last["sources"])
+    cl.user_session.set("paper", last.get("paper") if isinstance(last.get("paper"), str) else None)
+    cl.user_session.set("paper_checked", True)

@@ -97,6 +97,12 @@ class Settings(BaseSettings):
     auth_secret: SecretStr | None = Field(
         None, description="Secret that signs session tokens; required outside demo mode."
     )
+    oauth_signup: bool = Field(
+        True,
+        description="Whether someone signing in for the first time through an OAuth provider (switched on by "
+        "Chainlit's OAUTH_<PROVIDER>_CLIENT_ID/SECRET variables) gets an account; false admits only identities "
+        "already linked.",
+    )
     demo: bool = Field(
         False, description="Demo mode: allows a generated auth secret; never use it for a public instance."
     )
@@ -118,6 +124,10 @@ class Settings(BaseSettings):
         return self
 
     # --- derived locations -------------------------------------------------
+    @property
+    def chat_files_dir(self) -> Path:
+        return self.data_dir / "chat-files"
+
     @property
     def catalog_url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'scholarloom.db'}"

@@ -50,7 +50,9 @@ def demo_load(tmp_path_factory):
     """The whole demo corpus loaded once into a fresh data directory (about 3 minutes): (settings, summary)."""
     from ingest.demo import load_demo
 
-    settings = Settings(data_dir=tmp_path_factory.mktemp("demo-data"))
+    # For quicker local runs a developer may keep one loaded copy (SL_TEST_DEMO_DIR); CI always loads afresh.
+    kept = os.environ.get("SL_TEST_DEMO_DIR")
+    settings = Settings(data_dir=Path(kept) if kept else tmp_path_factory.mktemp("demo-data"))
     summary = load_demo(settings.catalog(), settings.index(), settings.embedder())
     yield settings, summary
     settings.close()

@@ -13,12 +13,13 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def text(content: str) -> dict:
-    return {"content": content}
+def text(content: str, pause: float = 0.0) -> dict:
+    """A written reply; streamed word by word, `pause` seconds apart (to watch streaming happen)."""
+    return {"content": content, "pause": pause}
 
 
-def tool_call(name: str, **arguments) -> dict:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+def tool_call(tool: str, /, **arguments) -> dict:
+    return {"tool_calls": [{"name": tool, "arguments": arguments}]}
 
 
 class ScriptedLLM:
@@ -81,6 +82,7 @@ class ScriptedLLM:
                 for chunk in _chunks(reply, model):
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
+                    time.sleep(reply.get("pause", 0.0))
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 self.close_connection = True

@@ -1,61 +1,9 @@
 """The whole app on a real port: pages, Chainlit at /chat, password sign-in, and a chat turn over socket.io."""
 
-import asyncio
-import socket
-import threading
-import time
-import uuid
-from datetime import datetime, timezone
-
 import httpx
-import pytest
-import socketio
-import uvicorn
 
-from assistant.agent import Agent
-from assistant.llm import LLMConfig
-from auth.accounts import add_user, create_tables
-from scholarloom.app import create_app
-from scholarloom.runtime import Runtime
-from scholarloom.settings import Settings
 from tests.llm_server import text, tool_call
-
-PASSWORD = "correct horse battery"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(demo, llm_server):
-    port = free_port()
-    settings = Settings(
-        data_dir=demo.data_dir, port=port, demo=True, llm="openai/scripted", llm_api_base=llm_server.api_base
-    )
-    agent = Agent(LLMConfig(model="openai/scripted", api_base=llm_server.api_base, api_key="test-key", timeout=20))
-    runtime = Runtime(settings, demo.catalog(), demo.index(), demo.embedder(), agent)
-    create_tables(demo.catalog().engine)
-    add_user(demo.catalog().engine, "alice", PASSWORD, replace=True)
-    app = create_app(settings, runtime=runtime)
-    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # poll health instead of sleeping a fixed time
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.1)
-    else:
-        pytest.fail("the app did not start")
-    yield base
-    uv.should_exit = True
-    thread.join(timeout=10)
+from tests.scholarloom.conftest import PASSWORD, ChatClient
 
 
 def test_pages_and_chat_share_one_app(server):
@@ -83,58 +31,6 @@ def test_password_sign_in(server):
     settings = httpx.get(server + "/chat/project/settings", params={"language": "en-US"}, cookies=right.cookies).json()
     assert settings["markdown"].startswith("# Welcome to ScholarLoom")
     assert [s["label"] for s in settings["starters"]][:2] == ["Logging after training", "Graph convolutions"]
-
-
-class ChatClient:
-    """A signed-in Chainlit session over socket.io, recording every event the browser would receive."""
-
-    def __init__(self, server: str) -> None:
-        self.server = server
-        self.events: list[tuple[str, object]] = []
-        self.turn_done = asyncio.Event()
-        self.sio = socketio.AsyncClient()
-
-        @self.sio.on("*")
-        async def record(event, data):
-            self.events.append((event, data))
-            if event == "update_message" and data.get("name") == "on_message":  # the turn's run step ended
-                self.turn_done.set()
-
-    async def connect(self, referer: str | None = None, cookie: str = "") -> None:
-        async with httpx.AsyncClient(base_url=self.server) as http:
-            login = await http.post("/chat/login", data={"username": "alice", "password": PASSWORD})
-        headers = {"Cookie": f"access_token={login.cookies['access_token']}" + (f"; {cookie}" if cookie else "")}
-        if referer:
-            headers["Referer"] = referer
-        await self.sio.connect(
-            self.server,
-            socketio_path="/chat/ws/socket.io",
-            headers=headers,
-            auth={"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": "", "userEnv": "{}"},
-            transports=["websocket"],
-        )
-        await self.sio.emit("connection_successful")
-
-    async def ask(self, question: str) -> None:
-        self.turn_done.clear()
-        message = {
-            "id": str(uuid.uuid4()),
-            "threadId": "",
-            "name": "alice",
-            "type": "user_message",
-            "output": question,
-            "createdAt": datetime.now(timezone.utc).isoformat(),
-        }
-        await self.sio.emit("client_message", {"message": message, "fileReferences": None})
-        await asyncio.wait_for(self.turn_done.wait(), timeout=60)
-
-    def messages(self, kind: str) -> list[dict]:
-        """The last state of each message of a type (assistant_message, tool...), in order of creation."""
-        latest: dict[str, dict] = {}
-        for event, data in self.events:
-            if event in ("new_message", "update_message") and data.get("type") == kind:
-                latest[data["id"]] = data
-        return list(latest.values())
 
 
 async def test_chat_turn_over_socketio(server, scripted):

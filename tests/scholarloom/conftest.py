@@ -1,0 +1,146 @@
+"""The whole app on a real port (one per test session: Chainlit keeps its state in the process), two users,
+and a socket.io client that behaves like the browser."""
+
+import asyncio
+import socket
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+
+import httpx
+import pytest
+import socketio
+import uvicorn
+
+from assistant.agent import Agent
+from assistant.llm import LLMConfig
+from auth.accounts import add_user, create_tables
+from scholarloom.app import create_app
+from scholarloom.runtime import Runtime
+from scholarloom.settings import Settings
+
+PASSWORD = "correct horse battery"
+USERS = ("alice", "bob")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server(demo, llm_server):
+    port = free_port()
+    settings = Settings(
+        data_dir=demo.data_dir, port=port, demo=True, llm="openai/scripted", llm_api_base=llm_server.api_base
+    )
+    agent = Agent(LLMConfig(model="openai/scripted", api_base=llm_server.api_base, api_key="test-key", timeout=20))
+    runtime = Runtime(settings, demo.catalog(), demo.index(), demo.embedder(), agent)
+    create_tables(demo.catalog().engine)
+    for name in USERS:
+        add_user(demo.catalog().engine, name, PASSWORD, replace=True)
+    app = create_app(settings, runtime=runtime)
+    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # poll health instead of sleeping a fixed time
+        try:
+            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            time.sleep(0.1)
+    else:
+        pytest.fail("the app did not start")
+    yield base
+    uv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def history(server):
+    """Chainlit's data layer of the running app; a test fails if any history statement failed during it."""
+    from chainlit.data import get_data_layer
+
+    layer = get_data_layer()
+    seen = len(layer.failures)
+    yield layer
+    assert layer.failures[seen:] == [], "chat history writes failed"
+
+
+async def sign_in(server: str, user: str = "alice") -> str:
+    async with httpx.AsyncClient(base_url=server) as http:
+        login = await http.post("/chat/login", data={"username": user, "password": PASSWORD})
+    assert login.status_code == 200, login.text
+    return login.cookies["access_token"]
+
+
+class ChatClient:
+    """A signed-in Chainlit session over socket.io, recording every event the browser would receive."""
+
+    def __init__(self, server: str, user: str = "alice") -> None:
+        self.server = server
+        self.user = user
+        self.session_id = str(uuid.uuid4())
+        self.token = ""
+        self.events: list[tuple[str, object]] = []
+        self.turn_done = asyncio.Event()
+        self.sio = socketio.AsyncClient()
+
+        @self.sio.on("*")
+        async def record(event, data):
+            self.events.append((event, data))
+            if event == "update_message" and data.get("name") == "on_message":  # the turn's run step ended
+                self.turn_done.set()
+
+    async def connect(self, referer: str | None = None, cookie: str = "", thread_id: str = "") -> None:
+        self.token = self.token or await sign_in(self.server, self.user)
+        headers = {"Cookie": f"access_token={self.token}" + (f"; {cookie}" if cookie else "")}
+        if referer:
+            headers["Referer"] = referer
+        await self.sio.connect(
+            self.server,
+            socketio_path="/chat/ws/socket.io",
+            headers=headers,
+            auth={"clientType": "webapp", "sessionId": self.session_id, "threadId": thread_id, "userEnv": "{}"},
+            transports=["websocket"],
+        )
+        await self.sio.emit("connection_successful")
+
+    async def ask(self, question: str) -> None:
+        self.turn_done.clear()
+        message = {
+            "id": str(uuid.uuid4()),
+            "threadId": "",
+            "name": self.user,
+            "type": "user_message",
+            "output": question,
+            "createdAt": datetime.now(timezone.utc).isoformat(),
+        }
+        await self.sio.emit("client_message", {"message": message, "fileReferences": None})
+        await asyncio.wait_for(self.turn_done.wait(), timeout=60)
+
+    def messages(self, kind: str) -> list[dict]:
+        """The last state of each message of a type (assistant_message, tool...), in order of creation."""
+        latest: dict[str, dict] = {}
+        for event, data in self.events:
+            if event in ("new_message", "update_message") and data.get("type") == kind:
+                latest[data["id"]] = data
+        return list(latest.values())
+
+    def event(self, name: str) -> list:
+        return [data for event, data in self.events if event == name]
+
+    async def wait_for(self, name: str, timeout: float = 10) -> object:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if found := self.event(name):
+                return found[-1]
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no {name} event within {timeout} s")
+
+    def http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.server, cookies={"access_token": self.token})

@@ -1,0 +1,205 @@
+"""Chat history over the real socket and routes: it survives, resumes with the agent's context, follow-ups see
+earlier tool results, cards act, and one user never reaches another's threads, elements or files."""
+
+import asyncio
+import json
+import uuid
+
+import httpx
+import pytest
+
+from tests.llm_server import text, tool_call
+from tests.scholarloom.conftest import ChatClient
+
+FLOR = "2006.07357"
+
+
+async def _converse(server, scripted, user="alice") -> tuple[ChatClient, str]:
+    """One signed-in turn with a tool call; returns the client (still connected) and the new thread's id."""
+    scripted.enqueue(
+        tool_call("search_papers", query="log statements after training"),
+        text("Flor replays log statements from checkpoints [1]."),
+    )
+    chat = ChatClient(server, user)
+    await chat.connect()
+    await chat.ask("How do I add logging after training?")
+    thread_id = (await chat.wait_for("first_interaction"))["thread_id"]
+    return chat, thread_id
+
+
+async def _thread(chat: ChatClient, thread_id: str) -> httpx.Response:
+    async with chat.http() as http:
+        return await http.get(f"/chat/project/thread/{thread_id}")
+
+
+async def _settled(chat: ChatClient, thread_id: str, assistant_messages: int) -> dict:
+    """The stored thread once its writes (Chainlit makes them in background tasks) have landed."""
+    for _ in range(100):
+        answer = await _thread(chat, thread_id)
+        if answer.status_code == 200:
+            thread = answer.json()
+            done = [
+                s for s in thread["steps"] if s["type"] == "assistant_message" and s.get("metadata", {}).get("turn")
+            ]
+            if len(done) >= assistant_messages:
+                return thread
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"thread {thread_id} was not stored")
+
+
+async def test_history_survives_and_a_resumed_thread_keeps_its_context(server, scripted, history):
+    chat, thread_id = await _converse(server, scripted)
+    await chat.sio.disconnect()
+    thread = await _settled(chat, thread_id, 1)
+    assert thread["userIdentifier"] == "alice" and thread["name"] == "How do I add logging after training?"
+    kinds = [s["type"] for s in thread["steps"]]
+    assert "user_message" in kinds and "tool" in kinds and "assistant_message" in kinds
+    (card,) = [e for e in thread["elements"] if e["name"] == "ScholarCard"]
+    props = card["props"] if isinstance(card["props"], dict) else json.loads(card["props"])
+    assert props["id"] == FLOR and props["path"].startswith("/papers/2006.07357") and props["number"] == 1
+    async with chat.http() as http:
+        listed = (await http.post("/chat/project/threads", json={"pagination": {"first": 20}, "filter": {}})).json()
+    assert thread_id in [t["id"] for t in listed["data"]]
+
+    # Reopen it (a reload): the UI gets the whole conversation back, and the agent its context.
+    again = ChatClient(server)
+    again.token = chat.token
+    await again.connect(thread_id=thread_id)
+    resumed = await again.wait_for("resume_thread")
+    assert resumed["id"] == thread_id and any(s["type"] == "tool" for s in resumed["steps"])
+    scripted.enqueue(text("It needs the checkpoints it wrote during training [1]."))
+    await again.ask("What does it need for that?")
+    await again.sio.disconnect()
+    sent = scripted.requests[-1]["messages"]
+    assert sent[1] == {"role": "user", "content": "How do I add logging after training?"}
+    assert sent[2]["tool_calls"][0]["function"]["name"] == "search_papers"
+    assert sent[3]["role"] == "tool" and "Hindsight Logging for Model Training" in sent[3]["content"]
+    assert sent[4]["role"] == "assistant" and sent[4]["content"].startswith("Flor replays log statements")
+    assert sent[-1] == {"role": "user", "content": "What does it need for that?"}
+    assert f"[1] Hindsight Logging for Model Training (id {FLOR})" in sent[0]["content"]  # same numbers
+    final = again.messages("assistant_message")[-1]["output"]
+    assert "[[1]](/papers/2006.07357" in final  # [1] still means the same paper
+
+
+async def test_a_follow_up_sees_what_the_last_turn_found(server, scripted, history):
+    """ "Who else did she write with?" is answerable only with the researcher the first turn looked up: the second
+    request carries the first turn's tool call and result (with the researcher's id), not just its prose."""
+    scripted.enqueue(
+        tool_call("find_researcher", name="Bobby Yan"),
+        text("Bobby Yan works on machine learning systems."),
+    )
+    chat = ChatClient(server)
+    await chat.connect()
+    await chat.ask("What does Bobby Yan work on?")
+    first_result = [m for m in scripted.requests[-1]["messages"] if m["role"] == "tool"][0]["content"]
+    researcher_id = int(first_result.split("(researcher id ", 1)[1].split(";")[0])
+    scripted.enqueue(tool_call("get_researcher", researcher_id=researcher_id), text("With Rolando Garcia [1]."))
+    await chat.ask("Who else did she write with?")
+    await chat.sio.disconnect()
+    second = scripted.requests[-2]["messages"]  # the follow-up's first request to the model
+    assert [m["role"] for m in second[1:]] == ["user", "assistant", "tool", "assistant", "user"]
+    assert second[2]["tool_calls"][0]["function"]["name"] == "find_researcher"
+    assert f"(researcher id {researcher_id};" in second[3]["content"]
+    (step,) = [s for s in chat.messages("tool") if s["name"] == "get_researcher"]
+    assert "Bobby Yan" in step["output"]
+
+
+async def test_another_users_thread_is_a_thread_that_does_not_exist(server, scripted, history):
+    alice, thread_id = await _converse(server, scripted)
+    await alice.sio.disconnect()
+    thread = await _settled(alice, thread_id, 1)
+    element = thread["elements"][0]
+    bob = ChatClient(server, "bob")
+    await bob.connect()
+    await bob.sio.disconnect()
+    missing = str(uuid.uuid4())
+    async with bob.http() as http:
+        for target in (thread_id, missing):
+            read = await http.get(f"/chat/project/thread/{target}")
+            part = await http.get(f"/chat/project/thread/{target}/element/{element['id']}")
+            rename = await http.put("/chat/project/thread", json={"threadId": target, "name": "mine now"})
+            delete = await http.request("DELETE", "/chat/project/thread", json={"threadId": target})
+            for answer in (read, part, rename, delete):
+                assert (answer.status_code, answer.json()) == (404, {"detail": "Thread not found"})
+        listed = (await http.post("/chat/project/threads", json={"pagination": {"first": 50}, "filter": {}})).json()
+        assert thread_id not in [t["id"] for t in listed["data"]]
+        file_key = element["objectKey"]
+        foreign_file = await http.get(f"/chat-files/{file_key}")
+        no_file = await http.get(f"/chat-files/{file_key.split('/')[0]}/{missing}/ScholarCard")
+        assert foreign_file.status_code == no_file.status_code == 404 and foreign_file.text == no_file.text
+    async with alice.http() as http:
+        assert (await http.get(f"/chat-files/{element['objectKey']}")).status_code == 200
+
+    # Over the socket: resuming Alice's thread answers exactly as for a thread that does not exist, and what Bob
+    # then writes lands in a thread of his own.
+    answers = []
+    for target in (thread_id, missing, "1' OR '1'='1"):
+        probe = ChatClient(server, "bob")
+        probe.token = bob.token
+        await probe.connect(thread_id=target)
+        answers.append(await probe.wait_for("resume_thread_error"))
+        assert not probe.event("resume_thread")
+        if target == thread_id:
+            scripted.enqueue(text("Nothing to see."))
+            await probe.ask("Show me the earlier answer.")
+            taken = (await probe.wait_for("first_interaction"))["thread_id"]
+            assert taken != thread_id
+        await probe.sio.disconnect()
+    assert answers == ["Thread not found."] * 3
+    after = await _thread(alice, thread_id)
+    assert after.status_code == 200 and after.json()["userIdentifier"] == "alice"
+    assert [s["id"] for s in after.json()["steps"]] == [s["id"] for s in thread["steps"]]
+
+
+async def test_owner_renames_and_deletes(server, scripted, history):
+    alice, thread_id = await _converse(server, scripted)
+    await alice.sio.disconnect()
+    thread = await _settled(alice, thread_id, 1)
+    async with alice.http() as http:
+        assert (await http.put("/chat/project/thread", json={"threadId": thread_id, "name": "Flor"})).status_code == 200
+        assert (await http.get(f"/chat/project/thread/{thread_id}")).json()["name"] == "Flor"
+        gone = await http.request("DELETE", "/chat/project/thread", json={"threadId": thread_id})
+        assert gone.status_code == 200
+        assert (await http.get(f"/chat/project/thread/{thread_id}")).status_code == 404
+        assert (await http.get(f"/chat-files/{thread['elements'][0]['objectKey']}")).status_code == 404
+
+
+async def test_a_cards_button_runs_its_tool(server, scripted, history):
+    chat, thread_id = await _converse(server, scripted)
+    async with chat.http() as http:
+        pressed = await http.post(
+            "/chat/project/action",
+            json={
+                "sessionId": chat.session_id,
+                "action": {"name": "show_cited_by", "payload": {"id": FLOR, "title": "Hindsight Logging"}},
+            },
+        )
+    assert pressed.status_code == 200 and pressed.json()["success"] is True
+    for _ in range(100):
+        if any(s["name"] == "get_cited_by" for s in chat.messages("tool")):
+            break
+        await asyncio.sleep(0.05)
+    (step,) = [s for s in chat.messages("tool") if s["name"] == "get_cited_by"]
+    assert json.loads(step["input"]) == {"paper_id": FLOR}
+    shown = chat.messages("assistant_message")[-1]["output"]
+    assert "cite" in shown and FLOR in shown
+    # Bob cannot press buttons in Alice's session.
+    bob = ChatClient(server, "bob")
+    await bob.connect()
+    async with bob.http() as http:
+        refused = await http.post(
+            "/chat/project/action",
+            json={"sessionId": chat.session_id, "action": {"name": "show_references", "payload": {"id": FLOR}}},
+        )
+    assert refused.status_code == 401
+    await bob.sio.disconnect()
+    await chat.sio.disconnect()
+
+
+@pytest.mark.parametrize("thread_id", ["not-a-uuid", "x'); DROP TABLE threads; --"])
+async def test_thread_ids_must_be_uuids(server, history, thread_id):
+    """Chainlit builds one of its queries by pasting thread ids into SQL; ids that are not UUIDs never get stored."""
+    refused = await history.update_thread(thread_id, name="x")
+    assert refused is None and history.failures[-1].startswith("refused thread id")
+    history.failures.pop()  # expected here
+    assert await history.get_thread(thread_id) is None
