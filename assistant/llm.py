@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 RETRIES = 2
+MAX_RETRY_WAIT = 20.0  # a provider asking for a longer pause gets a clear message instead of a stalled chat
 
 
 class LLMError(RuntimeError):
@@ -67,6 +68,20 @@ def _retryable(litellm) -> tuple[type[Exception], ...]:
     )
 
 
+def retry_wait(exc: Exception, attempt: int) -> float | None:
+    """Seconds before the next try: the provider's Retry-After when it sent one (None when that is longer than we
+    are willing to keep a user waiting), else exponential back-off with jitter."""
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
+    asked = None
+    try:
+        asked = float((headers or {}).get("retry-after", ""))
+    except (TypeError, ValueError):
+        asked = None
+    if asked is not None:
+        return asked * (1 + 0.1 * random.random()) if asked <= MAX_RETRY_WAIT else None
+    return min(8.0, 0.5 * 2**attempt) * (0.5 + random.random())
+
+
 async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict]):
     litellm = _litellm()
     retryable = _retryable(litellm)
@@ -84,11 +99,12 @@ async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict
                 max_retries=0,  # retries are ours (bounded, with jitter), not the SDK's on top of them
             )
         except retryable as exc:
-            if attempt == RETRIES:
+            wait = retry_wait(exc, attempt)
+            if attempt == RETRIES or wait is None:
                 raise LLMError(
                     f"the language model is unavailable ({type(exc).__name__}); please try again shortly"
                 ) from exc
-            await asyncio.sleep(min(8.0, 0.5 * 2**attempt) * (0.5 + random.random()))
+            await asyncio.sleep(wait)
         except Exception as exc:  # authentication, bad request, unknown model...: retrying will not help
             raise LLMError(f"the language model refused the request ({type(exc).__name__})") from exc
     raise AssertionError("unreachable")
@@ -148,9 +164,10 @@ def complete(config: LLMConfig, messages: list[dict], json_object: bool = False)
             )
             return response.choices[0].message.content or ""
         except retryable as exc:
-            if attempt == RETRIES:
+            wait = retry_wait(exc, attempt)
+            if attempt == RETRIES or wait is None:
                 raise LLMError(f"the language model is unavailable ({type(exc).__name__})") from exc
-            time.sleep(min(8.0, 0.5 * 2**attempt) * (0.5 + random.random()))
+            time.sleep(wait)
         except Exception as exc:
             raise LLMError(f"the language model refused the request ({type(exc).__name__}: {str(exc)[:200]})") from exc
     raise AssertionError("unreachable")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 from sqlalchemy.engine import Engine
@@ -9,6 +10,9 @@ from sqlmodel import Session, SQLModel, select
 
 from auth.models import Account, ExternalIdentity
 from auth.passwords import MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, hash_password, verify
+from auth.throttle import Throttle
+
+log = logging.getLogger(__name__)
 
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
@@ -51,6 +55,21 @@ def authenticate(engine: Engine, username: str, password: str) -> Account | None
             session.add(account)
             session.commit()
         return account
+
+
+def sign_in(engine: Engine, throttle: Throttle, username: str, password: str, address: str) -> Account | None:
+    """Password sign-in with throttling per account and per address: while either is backing off, every
+    attempt fails without looking at the password, so guesses during the back-off are worthless."""
+    keys = (f"user:{username.lower()[:64]}", f"addr:{address}")
+    if throttle.retry_after(*keys) > 0:
+        log.warning("sign-in throttled for %s from %s", username[:64], address)
+        return None
+    account = authenticate(engine, username, password)
+    if account is None:
+        throttle.failed(*keys)
+        return None
+    throttle.succeeded(keys[0])
+    return account
 
 
 def is_active(engine: Engine, username: str) -> bool:

@@ -35,6 +35,9 @@ def prepare_chainlit_root(settings: Settings) -> Path:
     origins = sorted({settings.base_url, f"http://{settings.host}:{settings.port}"})
     config = config.replace(
         'allow_origins = ["http://127.0.0.1:8000", "http://localhost:8000"]', f"allow_origins = {json.dumps(origins)}"
+    ).replace(
+        "user_session_timeout = 604800  # 7 days",
+        f"user_session_timeout = {int(settings.session_hours * 3600)}  # SCHOLARLOOM_SESSION_HOURS",
     )
     (root / ".chainlit" / "config.toml").write_text(config)
     if WELCOME.exists():

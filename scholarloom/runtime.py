@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from assistant.agent import Agent
 from assistant.tools import SourceBook, ToolDeps
-from auth.accounts import authenticate, create_tables
+from auth.accounts import create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
 from retrieval.catalog import Catalog
@@ -38,17 +38,7 @@ class Runtime:
         return cls(settings, catalog, settings.index(), settings.embedder(), agent)
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
-        """Password sign-in with throttling per account and per address."""
-        keys = (f"user:{username.lower()[:64]}", f"addr:{address}")
-        if self.throttle.retry_after(*keys) > 0:
-            log.warning("sign-in throttled for %s from %s", username[:64], address)
-            return None
-        account = authenticate(self.catalog.engine, username, password)
-        if account is None:
-            self.throttle.failed(*keys)
-            return None
-        self.throttle.succeeded(keys[0])
-        return account
+        return sign_in(self.catalog.engine, self.throttle, username, password, address)
 
     def tool_deps(self, user: str, sources: SourceBook, scope_paper_id: str | None = None) -> ToolDeps:
         return ToolDeps(

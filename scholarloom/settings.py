@@ -97,6 +97,13 @@ class Settings(BaseSettings):
     auth_secret: SecretStr | None = Field(
         None, description="Secret that signs session tokens; required outside demo mode."
     )
+    session_hours: float = Field(
+        168.0,
+        gt=0,
+        le=24 * 90,
+        description="How long a sign-in lasts (hours) before the user must sign in again; the session cookie and "
+        "its signed token both expire then.",
+    )
     oauth_signup: bool = Field(
         True,
         description="Whether someone signing in for the first time through an OAuth provider (switched on by "

@@ -18,6 +18,11 @@ def text(content: str, pause: float = 0.0) -> dict:
     return {"content": content, "pause": pause}
 
 
+def failure(status: int, retry_after: str | None = None) -> dict:
+    """An error reply (429, 500, 503...), with a Retry-After header if given."""
+    return {"status": status, "retry_after": retry_after}
+
+
 def tool_call(tool: str, /, **arguments) -> dict:
     return {"tool_calls": [{"name": tool, "arguments": arguments}]}
 
@@ -26,6 +31,7 @@ class ScriptedLLM:
     def __init__(self) -> None:
         self.replies: deque[dict] = deque()
         self.requests: list[dict] = []
+        self.arrivals: list[float] = []  # when each request came in (monotonic seconds)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -56,18 +62,25 @@ class ScriptedLLM:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 outer.requests.append(body)
+                outer.arrivals.append(time.monotonic())
                 if not self.path.endswith("/chat/completions"):
                     return self._send_json(404, {"error": {"message": "not found"}})
                 if not outer.replies:
                     return self._send_json(500, {"error": {"message": "script exhausted", "type": "server_error"}})
                 reply = outer.replies.popleft()
+                if "status" in reply:
+                    extra = {"retry-after": reply["retry_after"]} if reply["retry_after"] else {}
+                    kind = "rate_limit_exceeded" if reply["status"] == 429 else "server_error"
+                    return self._send_json(reply["status"], {"error": {"message": "scripted", "type": kind}}, extra)
                 if body.get("stream"):
                     return self._stream(reply, body.get("model", "scripted"))
                 return self._send_json(200, _completion(reply, body.get("model", "scripted")))
 
-            def _send_json(self, status: int, payload: dict) -> None:
+            def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()

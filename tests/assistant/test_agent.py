@@ -153,3 +153,24 @@ async def test_provider_error_after_retries_gives_a_clear_message(demo, scripted
     outcome = await agent.turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], "anything", ui)
     assert outcome.error and ui.final.startswith("Sorry: the language model")
     assert len(scripted.requests) == 3  # the first try and two bounded retries
+
+
+async def test_rate_limited_provider_is_retried_after_its_retry_after(demo, scripted):
+    """429 with Retry-After: 1 -> the next try comes no sooner than a second later and the answer arrives."""
+    from tests.llm_server import failure
+
+    scripted.enqueue(failure(429, retry_after="1"), failure(503), text("Here it is."))
+    ui = RecordingUI()
+    outcome = await agent_for(scripted).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], "q", ui)
+    assert outcome.error is None and ui.final == "Here it is."
+    assert len(scripted.requests) == 3 and scripted.arrivals[1] - scripted.arrivals[0] >= 1.0
+
+
+async def test_a_provider_asking_for_a_long_pause_gets_a_clear_message_at_once(demo, scripted):
+    from tests.llm_server import failure
+
+    scripted.enqueue(failure(429, retry_after="3600"))
+    ui = RecordingUI()
+    outcome = await agent_for(scripted).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], "q", ui)
+    assert outcome.error and ui.final.startswith("Sorry: the language model is unavailable (RateLimitError)")
+    assert len(scripted.requests) == 1

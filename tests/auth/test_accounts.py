@@ -5,7 +5,7 @@ from pwdlib import PasswordHash
 from pwdlib.hashers.argon2 import Argon2Hasher
 from sqlmodel import Session, select
 
-from auth.accounts import AccountError, add_user, authenticate, create_tables
+from auth.accounts import AccountError, add_user, authenticate, create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
 from retrieval.catalog import make_engine
@@ -65,3 +65,44 @@ def test_throttle_backs_off_then_lets_the_user_in():
     assert throttle.retry_after("user:alice") == 0
     throttle.succeeded("user:alice")
     assert throttle.retry_after("user:alice") == 0
+
+
+def test_a_thousand_guesses_get_nowhere_and_the_user_still_gets_in(engine):
+    """One attacker address, 1,000 guesses at one account, the right password among them: none succeeds, because
+    after 5 free failures every attempt during the back-off fails unseen. After it, the real user signs in."""
+    add_user(engine, "alice", "right password 1")
+    now = [0.0]
+    throttle = Throttle(free_failures=5, base_delay=1.0, max_delay=900.0, clock=lambda: now[0])
+    guesses = [f"guess {n:04d}" for n in range(1000)]
+    guesses[500] = "right password 1"
+    results = []
+    for guess in guesses:
+        results.append(sign_in(engine, throttle, "alice", guess, "203.0.113.9"))
+        now[0] += 0.5  # two guesses a second
+    assert not any(results)
+    # The real user, from their own address, waits out the account's back-off (at most 15 minutes) and gets in.
+    now[0] += throttle.retry_after("user:alice")
+    assert sign_in(engine, throttle, "alice", "right password 1", "198.51.100.7") is not None
+
+
+def test_unknown_user_and_wrong_password_do_the_same_work(engine, monkeypatch):
+    """The same answer (None) and the same work: an unknown name verifies a dummy argon2id hash made with the
+    same parameters as real ones (the seconds are measured by bench/signin_timing.py, not asserted here)."""
+    from pwdlib import PasswordHash
+
+    from auth.passwords import dummy_hash
+
+    add_user(engine, "alice", "right password 1")
+    verified: list[str] = []
+    real_verify, real_update = PasswordHash.verify, PasswordHash.verify_and_update
+    monkeypatch.setattr(PasswordHash, "verify", lambda self, pw, h: verified.append(h) or real_verify(self, pw, h))
+    monkeypatch.setattr(
+        PasswordHash, "verify_and_update", lambda self, pw, h: verified.append(h) or real_update(self, pw, h)
+    )
+    assert authenticate(engine, "alice", "wrong password") is None
+    assert authenticate(engine, "nobody-here", "wrong password") is None
+    assert authenticate(engine, "nobody-here", "x" * 5000) is None  # an overlong password too
+    with Session(engine) as session:
+        stored = session.exec(select(Account).where(Account.username == "alice")).one().password_hash
+    assert verified == [stored, dummy_hash(), dummy_hash()]
+    assert dummy_hash().split("$")[1:4] == stored.split("$")[1:4]  # argon2id, version, m/t/p parameters

@@ -33,7 +33,7 @@ def test_password_sign_in(server):
     assert [s["label"] for s in settings["starters"]][:2] == ["Logging after training", "Graph convolutions"]
 
 
-async def test_chat_turn_over_socketio(server, scripted):
+async def test_chat_turn_over_socketio(server, scripted, history):
     scripted.enqueue(
         tool_call("search_papers", query="replay log statements from checkpoints after training"),
         text("Flor replays log statements from checkpoints [1]."),
@@ -56,7 +56,7 @@ async def test_chat_turn_over_socketio(server, scripted):
     assert "[[1]](/papers/2006.07357-hindsight-logging-for-model-training)" in final and "**Sources**" in final
 
 
-async def test_chat_about_one_paper(server, scripted):
+async def test_chat_about_one_paper(server, scripted, history):
     scripted.enqueue(tool_call("search_papers", query="overhead of checkpointing"), text("About 7% [1]."))
     chat = ChatClient(server)
     await chat.connect(referer=server + "/chat/?paper=2006.07357")
