@@ -14,7 +14,7 @@ from tests.ingest.hostile_pdfs import decompression_bomb, reference_loop, trunca
 
 def _rss_mb() -> float:
     with open("/proc/self/status") as status:
-        line = next(l for l in status if l.startswith("VmRSS:"))
+        line = next(row for row in status if row.startswith("VmRSS:"))
     return int(line.split()[1]) / 1024
 
 
