@@ -40,10 +40,14 @@ class PaperView:
     authors: list[AuthorView]
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def sqlite_pragmas(dbapi_connection, _record) -> None:
+    """Every SQLite connection (the catalog's and the chat history's): write-ahead log, so readers never wait
+    for the writer; fsync at checkpoints rather than at every commit (synchronous=NORMAL: a power cut can lose
+    the last commits, never corrupt the file); wait up to 10 s for the write lock instead of failing."""
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
 
@@ -51,7 +55,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False})
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", sqlite_pragmas)
         return engine
     return create_engine(url, pool_pre_ping=True)
 

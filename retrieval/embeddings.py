@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,9 +46,12 @@ def prepare_models(models_dir: Path) -> tuple[Path, Path]:
 class Embedder:
     """Loads both models on first use (a second or so), then embeds documents and queries."""
 
-    def __init__(self, models_dir: Path, threads: int | None = None) -> None:
+    def __init__(self, models_dir: Path, threads: int | None = None, remembered_texts: int = 20_000) -> None:
         self.models_dir = models_dir
         self.threads = threads
+        self.remembered_texts = remembered_texts  # ~1.6 KB each: 20,000 sentences are about 32 MB
+        self._remembered: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self._lock = threading.Lock()
         self._dense = None
         self._sparse = None
@@ -91,6 +95,26 @@ class Embedder:
         result = np.empty_like(vectors)
         result[order] = vectors
         return result
+
+    def dense_remembered(self, texts: list[str]) -> np.ndarray:
+        """Dense vectors of short texts that recur (the sentences of abstracts quoted in answers), remembered in a
+        bounded least-recently-used cache: a paper that many users find is embedded once, not per question."""
+        with self._cache_lock:
+            known = {t: self._remembered[t] for t in texts if t in self._remembered}
+            for t in known:
+                self._remembered.move_to_end(t)
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:
+            for text, vector in zip(missing, self.dense(missing), strict=True):
+                known[text] = vector
+            with self._cache_lock:
+                for text in missing:
+                    self._remembered[text] = known[text]
+                while len(self._remembered) > self.remembered_texts:
+                    self._remembered.popitem(last=False)
+        if not texts:
+            return np.zeros((0, DENSE_DIM), dtype=np.float32)
+        return np.stack([known[t] for t in texts])
 
     def sparse(self, texts: list[str]) -> list[SparseVector]:
         _, sparse = self._load()

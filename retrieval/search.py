@@ -64,7 +64,7 @@ def matching_sentences(embedder: Embedder, query_vector: np.ndarray, texts: list
     """For each text, its k sentences closest to the query, in their original order (one embedding batch)."""
     split = [split_sentences(text, min_chars=21) for text in texts]
     flat = [s for sentences in split if len(sentences) > k for s in sentences]
-    scores = iter(embedder.dense(flat) @ query_vector if flat else [])
+    scores = iter(embedder.dense_remembered(flat) @ query_vector if flat else [])
     chosen = []
     for sentences in split:
         if len(sentences) <= k:

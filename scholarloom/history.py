@@ -209,6 +209,12 @@ def make_history_layer(database_url: str, files: LocalFiles):
     class HistoryLayer(SQLAlchemyDataLayer):
         def __init__(self) -> None:
             super().__init__(conninfo=async_url(database_url), storage_provider=files, show_logger=False)
+            if database_url.startswith("sqlite"):
+                from sqlalchemy import event
+
+                from retrieval.catalog import sqlite_pragmas
+
+                event.listen(self.engine.sync_engine, "connect", sqlite_pragmas)
             self.failures: list[str] = []  # every statement that failed, for tests and /healthz
 
         async def execute_sql(self, query: str, parameters: dict):

@@ -28,7 +28,12 @@ def tool_call(tool: str, /, **arguments) -> dict:
 
 
 class ScriptedLLM:
-    def __init__(self) -> None:
+    """`responder` (optional) answers each request from its body instead of the queue of scripted replies, and
+    `latency` seconds pass before every answer: a provider's think time, for load tests."""
+
+    def __init__(self, responder=None, latency: float = 0.0) -> None:
+        self.responder = responder
+        self.latency = latency
         self.replies: deque[dict] = deque()
         self.requests: list[dict] = []
         self.arrivals: list[float] = []  # when each request came in (monotonic seconds)
@@ -65,9 +70,14 @@ class ScriptedLLM:
                 outer.arrivals.append(time.monotonic())
                 if not self.path.endswith("/chat/completions"):
                     return self._send_json(404, {"error": {"message": "not found"}})
-                if not outer.replies:
+                if outer.latency:
+                    time.sleep(outer.latency)
+                if outer.responder is not None:
+                    reply = outer.responder(body)
+                elif not outer.replies:
                     return self._send_json(500, {"error": {"message": "script exhausted", "type": "server_error"}})
-                reply = outer.replies.popleft()
+                else:
+                    reply = outer.replies.popleft()
                 if "status" in reply:
                     extra = {"retry-after": reply["retry_after"]} if reply["retry_after"] else {}
                     kind = "rate_limit_exceeded" if reply["status"] == 429 else "server_error"

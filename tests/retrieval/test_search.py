@@ -98,3 +98,17 @@ def test_odd_queries_give_a_clear_result(demo, query):
 
 def test_clean_query_strips_controls():
     assert clean_query("graph\x00 neural\n\tnetworks\u202e") == "graph neural networks"
+
+
+def test_remembered_sentence_vectors_match_fresh_ones_and_stay_bounded(demo):
+    from retrieval.embeddings import Embedder
+
+    embedder = Embedder(demo.models_dir, remembered_texts=3)
+    texts = ["Graphs are everywhere.", "We train a model.", "Graphs are everywhere.", "Logs help debugging."]
+    remembered = embedder.dense_remembered(texts)
+    fresh = embedder.dense(texts)
+    assert remembered.shape == fresh.shape and float(abs(remembered - fresh).max()) < 1e-5
+    assert list(embedder._remembered) == ["Graphs are everywhere.", "We train a model.", "Logs help debugging."]
+    embedder.dense_remembered(["A fourth sentence."])
+    assert len(embedder._remembered) == 3 and "Graphs are everywhere." not in embedder._remembered
+    assert embedder.dense_remembered([]).shape == (0, fresh.shape[1])

@@ -1,0 +1,220 @@
+"""Load: N concurrent signed-in chat sessions over socket.io against the real app (`scholarloom serve` on a copy
+of a loaded data directory), with the scripted OpenAI-compatible LLM adding a fixed latency to every request.
+
+    python -m bench.load --data-dir /tmp/benchdata [--sessions 1 10 50 100] [--turns 2] [--llm-latency 1.0]
+
+Each session signs in as its own user and connects (all of them before the first question), then asks `turns`
+questions, each naming the session's own
+token; the stand-in model searches (one real hybrid search per turn) and then answers quoting the token it
+was given. A turn's latency runs from sending the question to the end of its run step. Errors are turns that
+failed or timed out; cross-talk is an answer carrying another session's token, or a session seeing another
+session's messages. Sessions start spread over `--ramp` seconds and think `--think` seconds between turns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import httpx
+import socketio
+
+from tests.llm_server import ScriptedLLM, text, tool_call
+
+PASSWORD = "load test password"
+TOPICS = ["graph neural networks", "logging after training", "diphoton production", "point clouds", "transformers"]
+
+
+def responder(body: dict) -> dict:
+    """Search first; once the search result is in, answer with the token of the question asked."""
+    messages = body["messages"]
+    question = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+    token = question.split("[", 1)[1].split("]", 1)[0]
+    if messages[-1]["role"] == "tool":
+        return text(f"Answer for [{token}]: see the first result [1].")
+    return tool_call("search_papers", query=question.split("]", 1)[1].strip())
+
+
+class Session:
+    def __init__(self, base: str, user: str) -> None:
+        self.base, self.user = base, user
+        self.token = uuid.uuid4().hex[:12]
+        self.sio = socketio.AsyncClient(reconnection=False)
+        self.done = asyncio.Event()
+        self.answers: list[str] = []
+        self.foreign = 0
+
+        @self.sio.on("*")
+        async def record(event, data):
+            if event in ("new_message", "update_message") and isinstance(data, dict):
+                if data.get("type") == "assistant_message" and data.get("output", "").startswith("Answer for ["):
+                    self.answers.append(data["output"])
+                if data.get("type") == "user_message" and self.token not in data.get("output", self.token):
+                    self.foreign += 1
+                if event == "update_message" and data.get("name") == "on_message":
+                    self.done.set()
+
+    async def connect(self) -> None:
+        async with httpx.AsyncClient(base_url=self.base, timeout=60) as http:
+            login = await http.post("/chat/login", data={"username": self.user, "password": PASSWORD})
+            login.raise_for_status()
+        await self.sio.connect(
+            self.base,
+            socketio_path="/chat/ws/socket.io",
+            headers={"Cookie": f"access_token={login.cookies['access_token']}"},
+            auth={"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": "", "userEnv": "{}"},
+            transports=["websocket"],
+            wait_timeout=30,
+        )
+        await self.sio.emit("connection_successful")
+
+    async def turn(self, number: int, timeout: float) -> float:
+        self.done.clear()
+        question = f"[{self.token}] {random.choice(TOPICS)} (turn {number})"
+        message = {
+            "id": str(uuid.uuid4()),
+            "threadId": "",
+            "name": self.user,
+            "type": "user_message",
+            "output": question,
+            "createdAt": datetime.now(timezone.utc).isoformat(),
+        }
+        start = time.perf_counter()
+        await self.sio.emit("client_message", {"message": message, "fileReferences": None})
+        await asyncio.wait_for(self.done.wait(), timeout=timeout)
+        return time.perf_counter() - start
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def run_level(
+    base: str, users: list[str], turns: int, ramp: float, think: float, timeout: float, server_pid: int
+) -> dict:
+    latencies: list[float] = []
+    errors: list[str] = []
+    crosstalk = 0
+
+    sessions = [Session(base, u) for u in users]
+    # Sign-in first (argon2id costs ~0.1 s of CPU a time; a login storm is not what this measures): every
+    # session is signed in and connected before the first question.
+    connected = await asyncio.gather(*(s.connect() for s in sessions), return_exceptions=True)
+    for session, outcome in zip(sessions, connected):
+        if isinstance(outcome, Exception):
+            errors.append(f"{session.user}: could not connect: {type(outcome).__name__}: {str(outcome)[:120]}")
+
+    async def one(session: Session) -> None:
+        nonlocal crosstalk
+        user = session.user
+        await asyncio.sleep(random.uniform(0, ramp))
+        try:
+            if not session.sio.connected:
+                return
+            for number in range(turns):
+                latencies.append(await session.turn(number, timeout))
+                await asyncio.sleep(random.uniform(0.5, 1.5) * think)
+        except Exception as exc:  # noqa: BLE001 - every failure is counted and named
+            errors.append(f"{user}: {type(exc).__name__}: {str(exc)[:120]}")
+        finally:
+            if session.sio.connected:
+                await session.sio.disconnect()
+        wrong = [a for a in session.answers if f"[{session.token}]" not in a]
+        crosstalk += len(wrong) + session.foreign
+        if len(session.answers) < turns and not errors:
+            errors.append(f"{user}: {len(session.answers)} answers for {turns} questions")
+
+    started, cpu_before = time.perf_counter(), cpu_seconds(server_pid)
+    await asyncio.gather(*(one(s) for s in sessions))
+    server_cpu = cpu_seconds(server_pid) - cpu_before
+    latencies.sort()
+    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else float("nan")  # noqa: E731
+    return {
+        "sessions": len(users),
+        "turns": len(latencies),
+        "p50_s": round(statistics.median(latencies), 3) if latencies else None,
+        "p95_s": round(pick(0.95), 3),
+        "max_s": round(latencies[-1], 3) if latencies else None,
+        "errors": len(errors),
+        "crosstalk": crosstalk,
+        "wall_s": round(time.perf_counter() - started, 1),
+        "server_cpu_ms_per_turn": round(1000 * server_cpu / max(1, len(latencies))),
+        "first_errors": errors[:3],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, required=True, help="a data directory with a loaded corpus")
+    parser.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 50, 100])
+    parser.add_argument("--turns", type=int, default=2)
+    parser.add_argument("--llm-latency", type=float, default=1.0, help="seconds the stand-in LLM takes per request")
+    parser.add_argument("--ramp", type=float, default=5.0, help="sessions start spread over this many seconds")
+    parser.add_argument("--think", type=float, default=2.0, help="mean seconds between a session's turns")
+    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--port", type=int, default=8799)
+    args = parser.parse_args()
+
+    from auth.accounts import add_user, create_tables
+    from scholarloom.settings import Settings
+
+    llm = ScriptedLLM(responder=responder, latency=args.llm_latency).start()
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        shutil.copytree(args.data_dir, data, ignore=shutil.ignore_patterns("chat-files"))
+        engine = Settings(data_dir=data).catalog().engine
+        create_tables(engine)
+        users = [f"load-{n:03d}" for n in range(max(args.sessions))]
+        for user in users:
+            add_user(engine, user, PASSWORD, replace=True)
+        engine.dispose()
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("SCHOLARLOOM_")},
+            "SCHOLARLOOM_DATA_DIR": str(data),
+            "SCHOLARLOOM_DEMO": "1",
+            "SCHOLARLOOM_PORT": str(args.port),
+            "SCHOLARLOOM_LLM": "openai/scripted",
+            "SCHOLARLOOM_LLM_API_BASE": llm.api_base,
+            "SCHOLARLOOM_LLM_API_KEY": "load-test",
+        }
+        command = [str(Path(sys.executable).with_name("scholarloom")), "serve"]
+        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{args.port}"
+        try:
+            for _ in range(600):
+                try:
+                    if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.2)
+            # Warm-up (not reported): the server loads its embedding models on the first search.
+            asyncio.run(run_level(base, users[:1], 1, 0.0, 0.0, args.timeout, server.pid))
+            print(json.dumps({"llm_latency_s": args.llm_latency, "turns_per_session": args.turns, "ramp_s": args.ramp,
+                              "think_s": args.think}))  # fmt: skip
+            for level in args.sessions:
+                result = asyncio.run(
+                    run_level(base, users[:level], args.turns, args.ramp, args.think, args.timeout, server.pid)
+                )
+                print(json.dumps(result), flush=True)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            llm.stop()
+
+
+if __name__ == "__main__":
+    main()
