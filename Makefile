@@ -6,7 +6,7 @@ UV     := $(BIN)/uv
 UV_VERSION := 0.13.8
 export SCHOLARLOOM_DATA_DIR ?= $(CURDIR)/data/local
 
-.PHONY: demo test install install-dev models serve lock clean
+.PHONY: demo test install install-dev models serve lock clean audit
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ serve: install
 
 test: install-dev
 	$(BIN)/python -m pytest -q
+
+# Known vulnerabilities in the locked set (needs PyPI's JSON API or OSV, i.e. the internet; see SECURITY.md).
+audit: install-dev
+	$(BIN)/pip-audit -r requirements.lock --require-hashes --disable-pip --progress-spinner off
+	$(BIN)/pip-audit -r requirements-dev.lock --require-hashes --disable-pip --progress-spinner off
 
 # Re-resolve the pins (needs the package index); commit the three lock files.
 lock: | $(UV)

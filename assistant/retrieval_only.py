@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from assistant.tools import ToolDeps
+from assistant.tools.base import unavailable
 from pages.base import md_escape
 from retrieval.search import clean_query
 
@@ -17,6 +18,10 @@ NOTICE = (
     "match your question rather than a written answer. To get written, cited answers, set `SCHOLARLOOM_LLM` "
     "(e.g. `openai/gpt-4o-mini` with `OPENAI_API_KEY`, or `ollama_chat/qwen2.5` with `SCHOLARLOOM_LLM_API_BASE`) "
     "and restart._"
+)
+SEARCH_UNAVAILABLE = (
+    "**Search is unavailable right now**: the catalog or the search index did not answer. Nothing is lost; "
+    "please ask again in a minute."
 )
 _NAME = re.compile(r"\b([A-Z][\w'.-]+(?:\s+(?:[A-Z][\w'.-]+|de|van|von|da|di|del|la|le|of|for|and)){1,5})")
 _ACRONYM = re.compile(r"\b([A-Z][A-Z&]{1,9})\b")
@@ -52,6 +57,10 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: "TurnUI") -> "Tu
     if profile is not None:
         return profile
     result = await run_tool(ui, deps, "search_papers", {"query": query or question, "limit": 5})
+    if unavailable(result):
+        answer = SEARCH_UNAVAILABLE
+        await ui.finish(answer, [])
+        return TurnOutcome(answer, [], [], 1, result.output)
     if result.failed or not result.cards:
         answer = f"{NOTICE}\n\n{result.output}"
         await ui.finish(answer, [])

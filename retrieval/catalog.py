@@ -52,7 +52,16 @@ def sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def with_driver(url: str) -> str:
+    """PostgreSQL URLs without a driver use psycopg 3 (the one we ship; SQLAlchemy's default is psycopg2)."""
+    for bare in ("postgresql://", "postgres://"):
+        if url.startswith(bare):
+            return "postgresql+psycopg://" + url[len(bare) :]
+    return url
+
+
 def make_engine(url: str) -> Engine:
+    url = with_driver(url)
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", sqlite_pragmas)

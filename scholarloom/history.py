@@ -108,14 +108,12 @@ def create_history_tables(engine: Engine) -> None:
 
 
 def async_url(url: str) -> str:
-    """The async driver's URL for the catalog's database (Chainlit's data layer is async)."""
-    for plain, driver in (("sqlite://", "sqlite+aiosqlite://"), ("postgresql://", "postgresql+asyncpg://")):
-        if url.startswith(plain):
-            return driver + url[len(plain) :]
-    for synchronous, driver in (("postgresql+psycopg://", "postgresql+psycopg_async://"),):
-        if url.startswith(synchronous):
-            return driver + url[len(synchronous) :]
-    return url
+    """The async driver's URL for the catalog's database (Chainlit's data layer is async): aiosqlite for SQLite;
+    psycopg 3 serves both ways for PostgreSQL."""
+    from retrieval.catalog import with_driver
+
+    url = with_driver(url)
+    return "sqlite+aiosqlite://" + url[len("sqlite://") :] if url.startswith("sqlite://") else url
 
 
 def is_uuid(value: object) -> bool:

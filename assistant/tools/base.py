@@ -129,6 +129,28 @@ def call_tool(fn: Tool, deps: ToolDeps, arguments: dict | None) -> ToolResult:
         return fn(deps, **args.model_dump())
     except ToolError as exc:
         return ToolResult(f"Error: {exc}", exception=exc)
-    except Exception as exc:  # logged with its trace; the model only learns the tool is unavailable
+    except Exception as exc:  # logged with its trace; the model only learns what is unavailable
         log.exception("tool %s failed", fn.__name__)
-        return ToolResult(f"Error: {fn.__name__} is unavailable right now ({type(exc).__name__}).", exception=exc)
+        return ToolResult(
+            f"Error: {fn.__name__} is unavailable right now: {_what_failed(exc)} ({type(exc).__name__}). "
+            "Tell the user that search is unavailable for the moment and to try again shortly; do not answer "
+            "from memory.",
+            exception=exc,
+        )
+
+
+def _what_failed(exc: BaseException) -> str:
+    from sqlalchemy.exc import DBAPIError, OperationalError
+
+    from retrieval.store import IndexUnavailable
+
+    if isinstance(exc, IndexUnavailable):
+        return "the search index did not answer"
+    if isinstance(exc, (OperationalError, DBAPIError)):
+        return "the catalog database did not answer"
+    return "it failed unexpectedly"
+
+
+def unavailable(result: ToolResult) -> bool:
+    """Whether a tool failed because a store is down (not because of its arguments)."""
+    return result.failed and result.output.startswith("Error:") and "is unavailable right now" in result.output
