@@ -114,7 +114,7 @@ async def run_level(
     # Sign-in first (argon2id costs ~0.1 s of CPU a time; a login storm is not what this measures): every
     # session is signed in and connected before the first question.
     connected = await asyncio.gather(*(s.connect() for s in sessions), return_exceptions=True)
-    for session, outcome in zip(sessions, connected):
+    for session, outcome in zip(sessions, connected, strict=True):
         if isinstance(outcome, Exception):
             errors.append(f"{session.user}: could not connect: {type(outcome).__name__}: {str(outcome)[:120]}")
 
