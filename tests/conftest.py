@@ -120,5 +120,6 @@ def llm_server():
 def scripted(llm_server):
     llm_server.replies.clear()
     llm_server.requests.clear()
+    llm_server.arrivals.clear()
     yield llm_server
     assert not llm_server.replies, "the test left scripted replies unused"

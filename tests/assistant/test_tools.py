@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from assistant.tools import TOOLS, SourceBook, ToolDeps, call_tool, get_paper, search_papers, tool_schema
 from tests.conftest import FIXTURES
 
@@ -54,4 +56,36 @@ def test_broken_store_reports_unavailable(demo):
 
     deps = ToolDeps(demo.catalog(), BrokenIndex(), demo.embedder(), sources=SourceBook())
     result = call_tool(search_papers, deps, {"query": "graphs"})
-    assert result.failed and result.output == "Error: search_papers is unavailable right now (RuntimeError)."
+    assert result.failed and result.output.startswith(
+        "Error: search_papers is unavailable right now: it failed unexpectedly (RuntimeError)."
+    )
+    assert "disk on fire" not in result.output  # internals stay in the log
+
+
+async def test_the_index_going_away_mid_conversation_and_coming_back(demo, tmp_path, monkeypatch):
+    """A Qdrant server that does not answer is IndexUnavailable (a real refused connection); when the index
+    stops answering between two questions (injected at the store, as ClientStore reports a dropped server),
+    the chat says "Search is unavailable right now"; when it answers again, so does the chat, with no restart."""
+    from assistant.agent import Agent
+    from assistant.retrieval_only import SEARCH_UNAVAILABLE
+    from retrieval.index import Index
+    from retrieval.store import IndexUnavailable
+    from tests.assistant.test_agent import RecordingUI
+
+    with pytest.raises(IndexUnavailable, match="cannot reach the vector index"):
+        Index.open("scholarloom", path=tmp_path / "unused", url="http://127.0.0.1:9")
+    index = demo.index()
+    deps = ToolDeps(demo.catalog(), index, demo.embedder())
+
+    def down(*args, **kwargs):
+        raise IndexUnavailable("cannot reach the vector index: [Errno 111] Connection refused")
+
+    monkeypatch.setattr(index.store, "search", down)
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "graph neural networks", ui)
+    assert ui.final == SEARCH_UNAVAILABLE
+    assert "the search index did not answer" in ui.steps[0]["output"]
+    monkeypatch.undo()
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "graph neural networks", ui)
+    assert ui.final != SEARCH_UNAVAILABLE and ui.cards
