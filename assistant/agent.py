@@ -125,7 +125,8 @@ class Agent:
         sources = deps.sources.by_number()
         text, cited = link_citations(completion.text.strip() or "I could not find an answer.", sources)
         answer = text + sources_footer(cited, sources)
-        shown = [c for c in cards if c.number in cited] or cards
+        # Cited papers, and the researchers and institutions the answer is about; everything when nothing is cited.
+        shown = [c for c in cards if c.kind != "paper" or c.number in cited] if cited else cards
         await ui.finish(answer, shown)
         return TurnOutcome(answer, shown, cited, calls, exchange=exchange)
 

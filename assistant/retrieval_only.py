@@ -53,6 +53,9 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: "TurnUI") -> "Tu
             answer = f"{NOTICE}\n\n{result.output}"
             await ui.finish(answer, result.cards)
             return TurnOutcome(answer, result.cards, [c.number for c in result.cards if c.number], 1)
+    follow_up = await _follow_up(deps, query, ui)
+    if follow_up is not None:
+        return follow_up
     profile = await _about_someone_or_somewhere(deps, query, ui)
     if profile is not None:
         return profile
@@ -72,6 +75,54 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: "TurnUI") -> "Tu
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
     return TurnOutcome(answer, result.cards, [c.number for c in result.cards], 1)
+
+
+_PERSON = re.compile(r"\b(she|he|they|her|him|his|hers|their|them|this (?:person|researcher|author))\b", re.I)
+_THING = re.compile(r"\b(it|its|this paper|that paper|the paper)\b", re.I)
+_WROTE_WITH = re.compile(r"\b(writ\w*|wrote|co-?author\w*|collaborat\w*|work(?:s|ed)? with|together)\b", re.I)
+_CITES = re.compile(r"\b(cit(?:e|es|ed|ing|ation|ations)|follow(?:ed|s)? (?:up|on))\b", re.I)
+_REFERENCES = re.compile(r"\b(reference\w*|build[s]? on|based on|prior work)\b", re.I)
+
+
+async def _follow_up(deps: ToolDeps, query: str, ui: "TurnUI") -> "TurnOutcome | None":
+    """A follow-up that names no one ("who else did she write with?", "what cites it?") is about what the last
+    answer showed: its first researcher card for a person, its first paper card for a thing."""
+    from assistant.agent import TurnOutcome, run_tool
+
+    person = next((c for c in deps.focus if c.kind == "researcher"), None)
+    paper = next((c for c in deps.focus if c.kind == "paper"), None)
+    if person is not None and _PERSON.search(query):
+        if _WROTE_WITH.search(query):
+            result = await run_tool(ui, deps, "get_researcher", {"researcher_id": int(person.id)})
+            if result.failed:
+                return None
+            section = (
+                result.output.split("## Co-authors", 1)[1].split("\n## ", 1)[0].strip()
+                if ("## Co-authors" in result.output)
+                else "No co-authors are known in this archive."
+            )
+            lines = [NOTICE, "", f"Co-authors of **[{md_escape(person.title)}]({person.path})** in this archive:", "",
+                     section]  # fmt: skip
+        else:
+            result = await run_tool(ui, deps, "summarize_researcher", {"researcher_id": int(person.id)})
+            if result.failed:
+                return None
+            lines = [NOTICE, "", result.output.split("\n", 1)[0].split(": ", 1)[-1]]
+        answer = "\n".join(lines)
+        await ui.finish(answer, result.cards)
+        return TurnOutcome(answer, result.cards, [], 1)
+    if paper is not None and _THING.search(query) and (_CITES.search(query) or _REFERENCES.search(query)):
+        tool = "get_cited_by" if _CITES.search(query) else "get_references"
+        result = await run_tool(ui, deps, tool, {"paper_id": paper.id})
+        if result.failed:
+            return None
+        from assistant.citations import link_citations
+
+        text, cited = link_citations(result.output, deps.sources.by_number())
+        answer = f"{NOTICE}\n\n**{md_escape(paper.title)}**\n\n{text}"
+        await ui.finish(answer, result.cards)
+        return TurnOutcome(answer, result.cards, cited, 1)
+    return None
 
 
 async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: "TurnUI") -> "TurnOutcome | None":

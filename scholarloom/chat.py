@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import asdict
 from urllib.parse import parse_qs, quote, urlsplit
 
 import chainlit as cl
@@ -49,6 +50,7 @@ class ChainlitTurnUI:
 
     def __init__(self) -> None:
         self.message: cl.Message | None = None
+        self.cards: list[Card] = []
 
     async def tool_started(self, name: str, arguments: dict) -> cl.Step:
         step = cl.Step(name=name, type="tool", show_input="json")
@@ -68,12 +70,19 @@ class ChainlitTurnUI:
         await self.message.stream_token(text)
 
     async def finish(self, answer: str, cards: list[Card]) -> None:
-        # The final text replaces what was streamed (citations linked, stray links dropped); send() also
-        # ends the stream and creates the step where the data layer persists it, with its cards.
+        # The final text replaces what was streamed (citations linked, stray links dropped). It is sent by
+        # `deliver`, once the turn's context is attached: one write of the step, so no second write can race it.
         self.message = self.message or cl.Message(content="")
         self.message.content = answer
-        self.message.elements = [card_element(c) for c in cards[:MAX_CARDS]]
-        await self.message.send()
+        self.cards = cards[:MAX_CARDS]
+        self.message.elements = [card_element(c) for c in self.cards]
+
+    async def deliver(self, metadata: dict) -> None:
+        """Send the answer (ending its stream) with what a resumed thread needs, in the step the data layer
+        persists."""
+        if self.message is not None:
+            self.message.metadata = metadata
+            await self.message.send()
 
 
 MAX_CARDS = 10
@@ -196,20 +205,39 @@ async def _remember(history: list[dict], sources: SourceBook, ui: ChainlitTurnUI
     card's button made, which has no message of its own)."""
     cl.user_session.set("history", history)
     cl.user_session.set("sources", {pid: list(entry) for pid, entry in sources.entries.items()})
-    if ui.message is not None:
-        start = max(i for i, m in enumerate(history) if m["role"] == "user")
-        ui.message.metadata = {
+    if ui.cards:  # what the conversation is now about, for follow-ups that say "she" or "it"
+        cl.user_session.set("focus", [_card_dict(c) for c in ui.cards])
+    start = max((i for i, m in enumerate(history) if m["role"] == "user"), default=len(history))
+    await ui.deliver(
+        {
             "turn": history[start + 1 : -1],  # the tool calls and shortened results of this turn
             "sources": cl.user_session.get("sources"),
             "paper": cl.user_session.get("paper"),
+            "focus": cl.user_session.get("focus") or [],
             **({"asked": asked} if asked else {}),
         }
-        await ui.message.update()
+    )
+
+
+def _card_dict(card: Card) -> dict:
+    return {**asdict(card), "quotes": list(card.quotes)}
+
+
+def _focus() -> tuple[Card, ...]:
+    cards = []
+    for item in cl.user_session.get("focus") or []:
+        try:
+            cards.append(Card(**{**item, "quotes": tuple(item.get("quotes") or ())}))
+        except TypeError:  # a session saved by another version
+            continue
+    return tuple(cards)
 
 
 def _deps(sources: SourceBook, paper_id: str | None):
     user = cl.user_session.get("user")
-    return current().tool_deps(user.identifier if user else "anonymous", sources, paper_id)
+    deps = current().tool_deps(user.identifier if user else "anonymous", sources, paper_id)
+    deps.focus = _focus()
+    return deps
 
 
 @cl.on_message
@@ -220,8 +248,10 @@ async def on_message(message: cl.Message) -> None:
     deps = _deps(sources, await _chat_paper())
     ui = ChainlitTurnUI()
     recent = recent_history(history, runtime.settings.agent.history_messages)
-    await runtime.agent.turn(deps, recent, message.content, ui)
-    await _remember(recent, sources, ui)
+    try:
+        await runtime.agent.turn(deps, recent, message.content, ui)
+    finally:  # even a turn that broke leaves what it showed in the thread
+        await _remember(recent, sources, ui)
 
 
 async def _card_action(action: cl.Action) -> None:
@@ -269,5 +299,7 @@ async def on_chat_resume(thread: dict) -> None:
     cl.user_session.set("history", history)
     if isinstance(last.get("sources"), dict):
         cl.user_session.set("sources", last["sources"])
+    if isinstance(last.get("focus"), list):
+        cl.user_session.set("focus", last["focus"])
     cl.user_session.set("paper", last.get("paper") if isinstance(last.get("paper"), str) else None)
     cl.user_session.set("paper_checked", True)

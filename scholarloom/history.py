@@ -247,6 +247,23 @@ def make_history_layer(database_url: str, files: LocalFiles):
                     return None
             return await super().update_thread(thread_id, name=name, user_id=user_id, metadata=metadata, tags=tags)
 
+        async def _get_user_id_by_thread(self, thread_id: str) -> str | None:
+            # An element can be written before its thread has its owner (both are background writes): then the
+            # owner is the session's user, so the file lands under their id and our file route serves it to them.
+            found = await super()._get_user_id_by_thread(thread_id)
+            if found:
+                return found
+            try:
+                from chainlit.context import context
+
+                user = context.session.user
+            except Exception:  # noqa: BLE001 - no session: no owner to name
+                return None
+            if user is None:
+                return None
+            persisted = getattr(user, "id", None) or getattr(await self.get_user(user.identifier), "id", None)
+            return persisted
+
         async def get_thread_author(self, thread_id: str) -> str:
             if not is_uuid(thread_id):
                 raise ValueError("no such thread")

@@ -51,6 +51,9 @@ class ToolDeps:
     sources: SourceBook = field(default_factory=SourceBook)
     scope_paper_id: str | None = None
     max_results: int = 10
+    # What the conversation was last about (the previous answer's cards), so "she" or "it" in a follow-up can
+    # be resolved without a language model.
+    focus: tuple["Card", ...] = ()
 
 
 @dataclass(frozen=True)

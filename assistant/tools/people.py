@@ -92,7 +92,12 @@ def summarize_researcher(deps: ToolDeps, researcher_id: int) -> ToolResult:
             f"first author on {p['first']}, last on {p['last']}, middle on {p['middle']} and sole on {p['sole']} of "
             f"the {profile.matched_papers} papers whose authors are all matched"
         )
-    return _summary_material(deps, "; ".join(facts) + ".", profile.papers.papers, r.name, researcher_path(r.id, r.name))
+    subtitle = f"{n} paper{'s' if n != 1 else ''}" + (f", {_span(*profile.years)}" if profile.years[0] else "")
+    result = _summary_material(
+        deps, "; ".join(facts) + ".", profile.papers.papers, r.name, researcher_path(r.id, r.name)
+    )
+    result.cards.insert(0, _researcher_card(r.id, r.name, subtitle))
+    return result
 
 
 def _summary_material(deps: ToolDeps, assembled: str, papers, name: str, path: str) -> ToolResult:

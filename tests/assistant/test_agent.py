@@ -126,7 +126,8 @@ async def test_starter_questions_find_their_papers(demo):
     for label, question in STARTERS:
         ui = RecordingUI()
         outcome = await Agent(None).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], question, ui)
-        assert outcome.cards[0].id == expected[label], label
+        assert next(c for c in outcome.cards if c.kind == "paper").id == expected[label], label
+    assert outcome.cards  # (the researcher starter's answer also carries the researcher's own card)
 
 
 async def test_retrieval_only_answers_about_a_researcher_or_an_institution(demo):
@@ -174,3 +175,26 @@ async def test_a_provider_asking_for_a_long_pause_gets_a_clear_message_at_once(d
     outcome = await agent_for(scripted).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], "q", ui)
     assert outcome.error and ui.final.startswith("Sorry: the language model is unavailable (RateLimitError)")
     assert len(scripted.requests) == 1
+
+
+async def test_retrieval_only_follow_ups_resolve_she_and_it(demo):
+    """Without a model, "who else did she write with?" and "what cites it?" are about the last answer's cards."""
+    from assistant.tools import Card
+
+    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
+    person = next(c for c in ui.cards if c.kind == "researcher")
+    deps.focus = tuple(ui.cards)
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "Who else did she write with?", ui)
+    assert ui.steps[0] == {**ui.steps[0], "name": "get_researcher", "arguments": {"researcher_id": int(person.id)}}
+    assert f"Co-authors of **[{person.title}]" in ui.final and "shared paper" in ui.final
+    deps.focus = (Card("paper", "2006.07357", "Hindsight Logging for Model Training", "/papers/2006.07357"),)
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "What cites it?", ui)
+    assert ui.steps[0]["name"] == "get_cited_by" and ui.steps[0]["arguments"] == {"paper_id": "2006.07357"}
+    deps.focus = ()
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "Who else did she write with?", ui)
+    assert ui.steps[0]["name"] == "search_papers"  # nothing to resolve "she" against: a plain search

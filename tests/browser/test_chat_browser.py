@@ -129,7 +129,8 @@ def _scenario(base, browser, scripted, pages):
     page.screenshot(path=SHOTS / "01-signed-in.png")
     page.click("#chat-input")
     page.keyboard.type(QUESTION)
-    page.keyboard.press("Enter")
+    # The send button is enabled once the socket is connected and the text is in; pressing Enter earlier is lost.
+    page.locator("#chat-submit:not([disabled])").click(timeout=30_000)
 
     # Streamed: the first words are on the page while the answer (whose Sources list comes last) is unfinished.
     page.wait_for_function(

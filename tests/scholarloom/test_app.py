@@ -93,3 +93,19 @@ async def test_the_paper_survives_the_sign_in_page_once(server, scripted):
     assert not again.messages("assistant_message")  # the intent was used once
     cleared = httpx.get(server + "/chat/")
     assert 'scholarloom_chat_paper=""' in cleared.headers["set-cookie"] or "Max-Age=0" in cleared.headers["set-cookie"]
+
+
+def test_session_lifetime_follows_the_setting(server, tmp_path):
+    import time
+
+    import jwt
+
+    from scholarloom.app import prepare_chainlit_root
+    from scholarloom.settings import Settings
+
+    right = httpx.post(server + "/chat/login", data={"username": "alice", "password": PASSWORD})
+    claims = jwt.decode(right.cookies["access_token"], options={"verify_signature": False})
+    assert abs(claims["exp"] - time.time() - 168 * 3600) < 120  # the default: 7 days
+    assert "Max-Age=604800" in right.headers["set-cookie"]
+    root = prepare_chainlit_root(Settings(data_dir=tmp_path, session_hours=2))
+    assert "user_session_timeout = 7200" in (root / ".chainlit" / "config.toml").read_text()

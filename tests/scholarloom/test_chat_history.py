@@ -175,8 +175,8 @@ async def test_a_cards_button_runs_its_tool(server, scripted, history):
             },
         )
     assert pressed.status_code == 200 and pressed.json()["success"] is True
-    for _ in range(100):
-        if any(s["name"] == "get_cited_by" for s in chat.messages("tool")):
+    for _ in range(200):
+        if "cite" in chat.messages("assistant_message")[-1]["output"]:
             break
         await asyncio.sleep(0.05)
     (step,) = [s for s in chat.messages("tool") if s["name"] == "get_cited_by"]
