@@ -122,7 +122,11 @@ def test_sign_in_ask_follow_reload_resume_and_isolation(demo_app, browser, scrip
 def _scenario(base, browser, scripted, pages):
     scripted.enqueue(
         tool_call("search_papers", query="log statements after model training"),
-        text("Flor replays the log statements you add after training from checkpoints it wrote [1].", pause=0.25),
+        text(
+            "Flor replays the log statements you add after training from checkpoints it wrote [1]. "
+            '<img src="x" onerror="window.__pwned = 1"> <script>window.__pwned = 2</script>',
+            pause=0.25,
+        ),
     )
     context, page = _signed_in(browser, base, "carol")
     pages.append(page)
@@ -144,6 +148,9 @@ def _scenario(base, browser, scripted, pages):
     card.wait_for(timeout=15_000)
     assert "Hindsight Logging for Model Training" in card.inner_text()
     page.locator("text=Used search_papers").first.wait_for()
+    # Model output is text: the HTML it wrote shows as characters and never runs.
+    assert page.evaluate("window.__pwned") is None and page.locator("img[src='x']").count() == 0
+    assert "window.__pwned" in _body(page)
     page.screenshot(path=SHOTS / "02-cited-answer.png", full_page=True)
 
     # The citation leads to the paper's page.
