@@ -20,8 +20,6 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -32,6 +30,7 @@ import httpx
 import socketio
 
 from tests.llm_server import ScriptedLLM, text, tool_call
+from tests.serve import served
 
 PASSWORD = "load test password"
 TOPICS = ["graph neural networks", "logging after training", "diphoton production", "point clouds", "transformers"]
@@ -182,25 +181,13 @@ def main() -> None:
         for user in users:
             add_user(engine, user, PASSWORD, replace=True)
         engine.dispose()
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("SCHOLARLOOM_")},
-            "SCHOLARLOOM_DATA_DIR": str(data),
-            "SCHOLARLOOM_DEMO": "1",
-            "SCHOLARLOOM_PORT": str(args.port),
-            "SCHOLARLOOM_LLM": "openai/scripted",
-            "SCHOLARLOOM_LLM_API_BASE": llm.api_base,
-            "SCHOLARLOOM_LLM_API_KEY": "load-test",
-        }
-        command = [str(Path(sys.executable).with_name("scholarloom")), "serve"]
-        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = f"http://127.0.0.1:{args.port}"
-        try:
-            for _ in range(600):
-                try:
-                    if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.2)
+        with served(
+            data,
+            args.port,
+            SCHOLARLOOM_LLM="openai/scripted",
+            SCHOLARLOOM_LLM_API_BASE=llm.api_base,
+            SCHOLARLOOM_LLM_API_KEY="load-test",
+        ) as (base, server):
             # Warm-up (not reported): the server loads its embedding models on the first search.
             asyncio.run(run_level(base, users[:1], 1, 0.0, 0.0, args.timeout, server.pid))
             print(json.dumps({"llm_latency_s": args.llm_latency, "turns_per_session": args.turns, "ramp_s": args.ramp,
@@ -210,10 +197,7 @@ def main() -> None:
                     run_level(base, users[:level], args.turns, args.ramp, args.think, args.timeout, server.pid)
                 )
                 print(json.dumps(result), flush=True)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-            llm.stop()
+        llm.stop()
 
 
 if __name__ == "__main__":

@@ -63,6 +63,17 @@ def demo(demo_load) -> Settings:
     return demo_load[0]
 
 
+@pytest.fixture
+def empty_instance(demo, tmp_path) -> Settings:
+    """A fresh, empty instance that borrows the demo's prepared models (nothing else of it)."""
+    data_dir = tmp_path / "instance"
+    data_dir.mkdir()
+    (data_dir / "models").symlink_to(demo.models_dir)
+    settings = Settings(data_dir=data_dir)
+    yield settings
+    settings.close()
+
+
 def _fulltext_paper(arxiv_id, title, names):
     from datetime import datetime, timezone
 

@@ -13,7 +13,6 @@ from assistant.tools import TOOLS, ToolDeps, tool_schema
 from ingest.pipeline import index_papers, load_records
 from ingest.report import Summary
 from retrieval.records import AuthorRecord, PaperRecord
-from scholarloom.settings import Settings
 from tests.assistant.test_agent import RecordingUI
 from tests.llm_server import text, tool_call
 
@@ -27,11 +26,8 @@ HOSTILE_TITLE = 'Graph neural networks <img src=x onerror="alert(1)"> [click](ja
 
 
 @pytest.fixture
-def hostile(demo, tmp_path):
-    data_dir = tmp_path / "data"
-    data_dir.mkdir()
-    (data_dir / "models").symlink_to(demo.models_dir)
-    settings = Settings(data_dir=data_dir)
+def hostile(empty_instance):
+    settings = empty_instance
     record = PaperRecord(
         id="2401.00666",
         arxiv_id="2401.00666",
@@ -44,8 +40,7 @@ def hostile(demo, tmp_path):
     )
     load_records(settings.catalog(), "test", [record], Summary())
     index_papers(settings.catalog(), settings.index(), settings.embedder(), Summary())
-    yield settings
-    settings.close()
+    return settings
 
 
 def test_tools_take_no_user_url_or_path():

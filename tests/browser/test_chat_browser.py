@@ -8,19 +8,15 @@ CI sets SCHOLARLOOM_REQUIRE_BROWSER=1 (and installs chromium), so there the test
 
 import os
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from auth.accounts import add_user, create_tables
 from scholarloom.settings import Settings
 from tests.conftest import REPO
 from tests.llm_server import text, tool_call
-from tests.scholarloom.conftest import free_port
+from tests.serve import served
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = REPO / "test-artifacts" / "browser"
@@ -53,32 +49,13 @@ def demo_app(demo, llm_server, tmp_path_factory):
     for name in ("carol", "dave"):
         add_user(engine, name, PASSWORD, replace=True)
     engine.dispose()
-    port = free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SCHOLARLOOM_")},
-        "SCHOLARLOOM_DATA_DIR": str(data_dir),
-        "SCHOLARLOOM_DEMO": "1",
-        "SCHOLARLOOM_PORT": str(port),
-        "SCHOLARLOOM_LLM": "openai/scripted",
-        "SCHOLARLOOM_LLM_API_BASE": llm_server.api_base,
-        "SCHOLARLOOM_LLM_API_KEY": "test-key",
-    }
-    command = [str(Path(sys.executable).with_name("scholarloom")), "serve"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.2)
-    else:
-        process.kill()
-        pytest.fail(f"scholarloom serve did not start: {process.stdout.read()[-2000:]}")
-    yield base
-    process.terminate()
-    process.wait(timeout=20)
+    with served(
+        data_dir,
+        SCHOLARLOOM_LLM="openai/scripted",
+        SCHOLARLOOM_LLM_API_BASE=llm_server.api_base,
+        SCHOLARLOOM_LLM_API_KEY="test-key",
+    ) as (base, _process):
+        yield base
 
 
 @pytest.fixture(scope="module")

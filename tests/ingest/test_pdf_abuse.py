@@ -7,7 +7,6 @@ from ingest.pdf_worker import PdfLimits, PdfWorker
 from ingest.pdfs import FAILED, STAGE, store_fulltext
 from ingest.pipeline import load_records
 from ingest.report import Summary
-from scholarloom.settings import Settings
 from tests.conftest import LONGEVAL, PDFS, _fulltext_paper
 from tests.ingest.hostile_pdfs import decompression_bomb, reference_loop, truncated
 
@@ -19,16 +18,12 @@ def _rss_mb() -> float:
 
 
 @pytest.fixture
-def instance(demo, tmp_path):
-    data_dir = tmp_path / "data"
-    data_dir.mkdir()
-    (data_dir / "models").symlink_to(demo.models_dir)
-    settings = Settings(data_dir=data_dir)
+def instance(empty_instance):
+    settings = empty_instance
     catalog = settings.catalog()
     ids = ["2101.00001", "2101.00002", "2101.00003", LONGEVAL]
     load_records(catalog, "test", [_fulltext_paper(i, f"Paper {i}", ["A. Author"]) for i in ids], Summary())
-    yield settings, catalog, catalog.papers(ids)
-    settings.close()
+    return settings, catalog, catalog.papers(ids)
 
 
 def test_bomb_loop_and_truncated_pdfs_fail_alone(instance):

@@ -2,7 +2,6 @@
 and a socket.io client that behaves like the browser."""
 
 import asyncio
-import socket
 import threading
 import time
 import uuid
@@ -19,15 +18,10 @@ from auth.accounts import add_user, create_tables
 from scholarloom.app import create_app
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
+from tests.serve import free_port
 
 PASSWORD = "correct horse battery"
 USERS = ("alice", "bob")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

@@ -3,13 +3,8 @@ environment variables, against a small OpenID-style provider on 127.0.0.1. Users
 stable subject id: a changed e-mail is the same account, another subject is another account."""
 
 import json
-import os
-import subprocess
-import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -17,7 +12,7 @@ import pytest
 
 from auth.accounts import oauth_account, provider_subject
 from scholarloom.settings import Settings
-from tests.scholarloom.conftest import free_port
+from tests.serve import served
 
 
 class Provider:
@@ -58,35 +53,16 @@ def oauth_app(demo, tmp_path_factory):
     provider = Provider()
     data_dir = tmp_path_factory.mktemp("oauth-app")
     (data_dir / "models").symlink_to(demo.models_dir)
-    port = free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SCHOLARLOOM_")},
-        "SCHOLARLOOM_DATA_DIR": str(data_dir),
-        "SCHOLARLOOM_DEMO": "1",
-        "SCHOLARLOOM_PORT": str(port),
-        "OAUTH_GENERIC_CLIENT_ID": "scholarloom",
-        "OAUTH_GENERIC_CLIENT_SECRET": "provider-secret",
-        "OAUTH_GENERIC_AUTH_URL": provider.base + "/authorize",
-        "OAUTH_GENERIC_TOKEN_URL": provider.base + "/token",
-        "OAUTH_GENERIC_USER_INFO_URL": provider.base + "/userinfo",
-        "OAUTH_GENERIC_SCOPES": "openid email",
-    }
-    command = [str(Path(sys.executable).with_name("scholarloom")), "serve"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.2)
-    else:
-        process.kill()
-        pytest.fail(f"scholarloom serve did not start: {process.stdout.read()[-2000:]}")
-    yield base, provider, Settings(data_dir=data_dir)
-    process.terminate()
-    process.wait(timeout=20)
+    with served(
+        data_dir,
+        OAUTH_GENERIC_CLIENT_ID="scholarloom",
+        OAUTH_GENERIC_CLIENT_SECRET="provider-secret",
+        OAUTH_GENERIC_AUTH_URL=provider.base + "/authorize",
+        OAUTH_GENERIC_TOKEN_URL=provider.base + "/token",
+        OAUTH_GENERIC_USER_INFO_URL=provider.base + "/userinfo",
+        OAUTH_GENERIC_SCOPES="openid email",
+    ) as (base, _process):
+        yield base, provider, Settings(data_dir=data_dir)
     provider.server.shutdown()
 
 

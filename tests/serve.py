@@ -1,0 +1,55 @@
+"""`scholarloom serve` in its own process, as `make demo` runs it: for the browser, OAuth and load tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The app on 127.0.0.1 over `data_dir` in demo mode, with extra environment; yields (base URL, process)
+    once /healthz answers, and stops it afterwards."""
+    port = port or free_port()
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SCHOLARLOOM_")},
+        "SCHOLARLOOM_DATA_DIR": str(data_dir),
+        "SCHOLARLOOM_DEMO": "1",
+        "SCHOLARLOOM_PORT": str(port),
+        **env,
+    }
+    command = [str(Path(sys.executable).with_name("scholarloom")), "serve"]
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError(f"scholarloom serve did not start: {process.stdout.read()[-2000:]}")
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        yield base, process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
