@@ -79,7 +79,9 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: "TurnUI") -> "Tu
 
 _PERSON = re.compile(r"\b(she|he|they|her|him|his|hers|their|them|this (?:person|researcher|author))\b", re.I)
 _THING = re.compile(r"\b(it|its|this paper|that paper|the paper)\b", re.I)
-_WROTE_WITH = re.compile(r"\b(writ\w*|wrote|co-?author\w*|collaborat\w*|work(?:s|ed)? with|together)\b", re.I)
+_WROTE_WITH = re.compile(
+    r"\b(co-?author\w*|collaborat\w*|(?:writ\w*|wrote|work\w*|publish\w*)\b[^?.!]{0,20}\bwith)\b", re.I
+)
 _CITES = re.compile(r"\b(cit(?:e|es|ed|ing|ation|ations)|follow(?:ed|s)? (?:up|on))\b", re.I)
 _REFERENCES = re.compile(r"\b(reference\w*|build[s]? on|based on|prior work)\b", re.I)
 

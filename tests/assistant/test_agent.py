@@ -198,3 +198,17 @@ async def test_retrieval_only_follow_ups_resolve_she_and_it(demo):
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "Who else did she write with?", ui)
     assert ui.steps[0]["name"] == "search_papers"  # nothing to resolve "she" against: a plain search
+
+
+async def test_retrieval_only_what_else_did_they_write_is_their_work(demo):
+    from assistant.tools import Card
+
+    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
+    deps.focus = tuple(ui.cards)
+    person = next(c for c in ui.cards if c.kind == "researcher")
+    assert isinstance(person, Card)
+    ui = RecordingUI()
+    await Agent(None).turn(deps, [], "What else did they write?", ui)
+    assert ui.steps[0]["name"] == "summarize_researcher" and "Bobby Yan has" in ui.final
