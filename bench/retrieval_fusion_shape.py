@@ -3,7 +3,8 @@
     .venv/bin/python bench/retrieval_fusion_shape.py /path/to/scifact_beir --models DIR [--cache /tmp/scifact-variants]
 
 1. sharpened scores: w * (d / d_max)^p + (1 - w) * (s / s_max)^q;
-2. a paper's dense score = its best window + lambda * its second-best window.
+2. a paper's dense score = its best window + lambda * its second-best window;
+3. a third signal: BM25 over titles alone, weight t.
 Windows of 80 tokens without overlap (the product's); train nDCG@10 only (the baseline also on test).
 """
 
@@ -53,14 +54,19 @@ def main() -> None:
             best[:, j] = np.maximum(best[:, j], sorted_scores[:, -1])
             second[:, j] = sorted_scores[:, -2] if sorted_scores.shape[1] > 1 else sorted_scores[:, -1]
 
-    def ndcg(split: str, dense: np.ndarray, w: float, p: float = 1.0, q_exp: float = 1.0) -> float:
+    title_bm25 = Bm25Scorer(embedder, [r.get("title") or "" for r in corpus])
+    title_sparse = np.stack([title_bm25.scores(queries[q]) for q in query_ids])
+
+    def ndcg(split: str, dense: np.ndarray, w: float, p: float = 1.0, q_exp: float = 1.0, t: float = 0.0) -> float:
         run = {}
         for q in qrels[split]:
             i = qpos[q]
-            d, s = top(dense[i], 100), top(sparse[i], 100)
-            d_max, s_max = max(d.values()), max(s.values()) or 1.0
+            d, s, ti = top(dense[i], 100), top(sparse[i], 100), top(title_sparse[i], 100)
+            d_max, s_max, t_max = max(d.values()), max(s.values()) or 1.0, max(ti.values()) or 1.0
             fused = {
-                k: w * (max(d.get(k, 0.0), 0.0) / d_max) ** p + (1 - w) * (s.get(k, 0.0) / s_max) ** q_exp
+                k: w * (max(d.get(k, 0.0), 0.0) / d_max) ** p
+                + (1 - w) * (s.get(k, 0.0) / s_max) ** q_exp
+                + t * ti.get(k, 0.0) / t_max
                 for k in d.keys() | s.keys()
             }
             run[q] = ranked(fused, doc_ids)
@@ -71,6 +77,8 @@ def main() -> None:
         print(f"sharpened w {w} p {p} q {q_exp}: train {ndcg('train', best, w, p, q_exp):.4f}", flush=True)
     for lam in (0.1, 0.2, 0.3):
         print(f"second window lambda {lam}: train {ndcg('train', best + lam * second, 0.7):.4f}", flush=True)
+    for t, w in itertools.product((0.05, 0.1, 0.15, 0.2), (0.65, 0.7, 0.75)):
+        print(f"title BM25 t {t} w {w}: train {ndcg('train', best, w, t=t):.4f}", flush=True)
 
 
 if __name__ == "__main__":
