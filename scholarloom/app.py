@@ -133,7 +133,13 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
 
     @app.get("/healthz", include_in_schema=False)
     def health() -> dict:
-        return {"status": "ok", "papers": runtime.catalog.counts()["papers"], "llm": bool(settings.llm)}
+        answer = {"status": "ok", "papers": runtime.catalog.counts()["papers"], "llm": bool(settings.llm)}
+        if with_chat:  # failed chat-history writes since start (each is also logged as an error)
+            from chainlit.data import get_data_layer
+
+            layer = get_data_layer()
+            answer["history_write_failures"] = len(getattr(layer, "failures", []))
+        return answer
 
     files = LocalFiles(settings.chat_files_dir)
 

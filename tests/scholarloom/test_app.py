@@ -7,7 +7,8 @@ from tests.scholarloom.conftest import PASSWORD, ChatClient
 
 
 def test_pages_and_chat_share_one_app(server):
-    assert httpx.get(server + "/healthz").json()["papers"] > 1700
+    health = httpx.get(server + "/healthz").json()
+    assert health["papers"] > 1700 and health["history_write_failures"] == 0
     paper = httpx.get(server + "/papers/2006.07357", follow_redirects=True)
     assert paper.status_code == 200 and "Hindsight Logging for Model Training" in paper.text
     chat = httpx.get(server + "/chat/")
