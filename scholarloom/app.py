@@ -19,7 +19,7 @@ from auth.sessions import signed_in_user
 from pages.api import make_api
 from pages.render import STATIC, Renderer
 from pages.web import PagesDeps, make_router, not_found
-from scholarloom.history import LocalFiles, create_history_tables, hide_foreign_threads, user_key
+from scholarloom.history import LocalFiles, create_history_tables, hide_foreign_threads, request_user, user_key
 from scholarloom.runtime import Runtime, client_address, install
 from scholarloom.settings import Settings
 
@@ -61,6 +61,31 @@ class ClientAddress:
             finally:
                 client_address.reset(token)
         return await self.app(scope, receive, send)
+
+
+class RequestUser:
+    """Pure ASGI middleware: the signed-in user of an HTTP request (session cookie verified with our secret), for
+    the chat-history rules Chainlit's routes leave to the data layer (`scholarloom.history.request_user`)."""
+
+    def __init__(self, app, secret: str) -> None:
+        self.app = app
+        self.secret = secret
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        from http.cookies import SimpleCookie
+
+        jar = SimpleCookie()
+        try:
+            jar.load(next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"cookie"), ""))
+        except Exception:  # a malformed Cookie header: nobody
+            jar = SimpleCookie()
+        token = request_user.set(signed_in_user({k: m.value for k, m in jar.items()}, self.secret))
+        try:
+            return await self.app(scope, receive, send)
+        finally:
+            request_user.reset(token)
 
 
 CHAT_PAPER_COOKIE = "scholarloom_chat_paper"
@@ -174,6 +199,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         return await http_exception_handler(request, exc)
 
     if with_chat:
+        app.add_middleware(RequestUser, secret=settings.require_secret())
         # Chainlit reads these when it is first imported, so they are set before the import.
         os.environ["CHAINLIT_AUTH_SECRET"] = settings.require_secret()
         os.environ["CHAINLIT_APP_ROOT"] = str(prepare_chainlit_root(settings))

@@ -10,6 +10,7 @@ UUIDs, a thread can never change owner, and another user's thread looks exactly 
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import re
@@ -21,6 +22,9 @@ from sqlalchemy import Boolean, Column, ForeignKey, Integer, MetaData, Table, Te
 from sqlalchemy.engine import Engine
 
 log = logging.getLogger(__name__)
+# The user name of the signed-in user of the HTTP request being served (set by the app's middleware from the
+# verified session cookie); Chainlit's feedback routes do not tell the data layer who is asking.
+request_user: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_user", default=None)
 
 metadata = MetaData()
 # Chainlit's tables and column names (quoted camelCase in its SQL); JSON values are stored as text.
@@ -263,6 +267,39 @@ def make_history_layer(database_url: str, files: LocalFiles):
                 return None
             persisted = getattr(user, "id", None) or getattr(await self.get_user(user.identifier), "id", None)
             return persisted
+
+        async def _owned_step_thread(self, step_id: str) -> str | None:
+            """The thread of a step, if the signed-in user of this request owns it."""
+            rows = await self.execute_sql(
+                'SELECT t."id" AS thread_id, t."userIdentifier" AS owner FROM steps s JOIN threads t '
+                'ON t."id" = s."threadId" WHERE s."id" = :id',
+                {"id": str(step_id)},
+            )
+            user = request_user.get()
+            if not rows or user is None or rows[0]["owner"] != user:
+                return None
+            return rows[0]["thread_id"]
+
+        async def upsert_feedback(self, feedback) -> str:
+            # Only on a step of one's own thread, and the thread is the step's (never the one the client names);
+            # an existing feedback id must belong to that thread too.
+            thread_id = await self._owned_step_thread(feedback.forId)
+            if thread_id is None:
+                log.warning("refused feedback on step %s for %s", str(feedback.forId)[:40], request_user.get())
+                return ""
+            if feedback.id:
+                rows = await self.execute_sql('SELECT "threadId" FROM feedbacks WHERE "id" = :id', {"id": feedback.id})
+                if rows and rows[0]["threadId"] != thread_id:
+                    log.warning("refused to overwrite feedback %s", feedback.id[:40])
+                    return ""
+            feedback.threadId = thread_id
+            return await super().upsert_feedback(feedback)
+
+        async def delete_feedback(self, feedback_id: str) -> bool:
+            rows = await self.execute_sql('SELECT "forId" FROM feedbacks WHERE "id" = :id', {"id": feedback_id})
+            if not rows or await self._owned_step_thread(rows[0]["forId"]) is None:
+                return False
+            return await super().delete_feedback(feedback_id)
 
         async def get_thread_author(self, thread_id: str) -> str:
             if not is_uuid(thread_id):

@@ -203,3 +203,30 @@ async def test_thread_ids_must_be_uuids(server, history, thread_id):
     assert refused is None and history.failures[-1].startswith("refused thread id")
     history.failures.pop()  # expected here
     assert await history.get_thread(thread_id) is None
+
+
+async def test_feedback_only_on_ones_own_answers(server, scripted, history):
+    """Chainlit's feedback routes do not check who owns the step; the data layer does (and uses the step's own
+    thread, not the one the client names)."""
+    alice, thread_id = await _converse(server, scripted)
+    await alice.sio.disconnect()
+    thread = await _settled(alice, thread_id, 1)
+    answer = next(s for s in thread["steps"] if s["type"] == "assistant_message")
+    bob = ChatClient(server, "bob")
+    await bob.connect()
+    await bob.sio.disconnect()
+    async with bob.http() as http:
+        forged = {"forId": answer["id"], "value": 0, "threadId": thread_id, "comment": "bob was here"}
+        await http.put("/chat/feedback", json={"feedback": forged, "sessionId": bob.session_id})
+    async with alice.http() as http:
+        mine = {"forId": answer["id"], "value": 1, "comment": "useful"}
+        stored = await http.put("/chat/feedback", json={"feedback": mine, "sessionId": alice.session_id})
+    assert stored.status_code == 200, stored.text
+    feedback_id = stored.json()["feedbackId"]
+    async with bob.http() as http:
+        await http.request("DELETE", "/chat/feedback", json={"feedbackId": feedback_id})
+        overwrite = {"id": feedback_id, "forId": answer["id"], "value": 0, "comment": "mine now"}
+        await http.put("/chat/feedback", json={"feedback": overwrite, "sessionId": bob.session_id})
+    rows = await history.execute_sql('SELECT "value", "comment", "threadId" FROM feedbacks WHERE "forId" = :f',
+                                     {"f": answer["id"]})  # fmt: skip
+    assert rows == [{"value": 1, "comment": "useful", "threadId": thread_id}]
