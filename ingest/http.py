@@ -27,6 +27,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from retrieval.records import whole_number
+
 log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -98,8 +100,8 @@ def retry_after_seconds(value: str | None, now: Callable[[], float] = time.time)
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    if (seconds := whole_number(value)) is not None:
+        return float(seconds)
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -251,7 +253,7 @@ class PoliteClient:
         response = self._client.send(request, stream=True)
         try:
             declared = response.headers.get("content-length")
-            if declared and declared.isdigit() and int(declared) > rules.max_bytes:
+            if (whole_number(declared) or 0) > rules.max_bytes:
                 raise FetchError(f"{_short(url)}: {int(declared):,} bytes is over the {rules.max_bytes:,}-byte cap")
             chunks, size = [], 0
             for chunk in response.iter_bytes():

@@ -14,6 +14,7 @@ from pages.addresses import institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, TAGLINE
 from retrieval.catalog import Catalog
 from retrieval.models import Authorship, Institution, Paper, Researcher
+from retrieval.records import whole_number
 
 SITEMAP_LIMIT = 50_000  # URLs per sitemap file (the sitemaps.org limit)
 STATIC_PATHS = ("/", "/search", "/researchers", "/institutions", "/llms.txt")
@@ -83,9 +84,10 @@ def sitemap_part(catalog: Catalog, base_url: str, name: str, limit: int = SITEMA
     if name == "pages.xml":
         return _urlset(base_url, [(p, None) for p in STATIC_PATHS])
     kind, _, number = name.removesuffix(".xml").rpartition("-")
-    if kind not in KINDS or not number.isdigit() or int(number) < 1:
+    part = whole_number(number)
+    if kind not in KINDS or part is None or part < 1:
         return None
-    entries = _entries(catalog, kind, (int(number) - 1) * limit, limit)
+    entries = _entries(catalog, kind, (part - 1) * limit, limit)
     return _urlset(base_url, entries) if entries else None
 
 

@@ -22,6 +22,7 @@ from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
 from retrieval.index import Filters, Index
 from retrieval.profiles import find_institution, newest_papers_of
+from retrieval.records import whole_number
 from retrieval.search import SearchResult, search
 
 MARKDOWN = "text/markdown; charset=utf-8"
@@ -102,7 +103,8 @@ def _named_matches(catalog: Catalog, query: str) -> tuple[list, list]:
 
 
 def _positive(value: str | None) -> int:
-    return int(value) if value and value.isdigit() and 0 < int(value) < 100_000 else 1
+    number = whole_number(value)
+    return number if number is not None and 0 < number < 100_000 else 1
 
 
 def make_router(deps: PagesDeps) -> APIRouter:

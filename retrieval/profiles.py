@@ -13,6 +13,7 @@ from sqlmodel import Session, select
 from retrieval.affiliations import AffiliationResolver, Match
 from retrieval.catalog import Catalog
 from retrieval.models import Authorship, Citation, Institution, Paper, Researcher
+from retrieval.records import whole_number
 from retrieval.upsert import normalise_name
 
 PER_PAGE = 24
@@ -173,7 +174,7 @@ def find_researchers(catalog: Catalog, text: str, limit: int = 10) -> list[Resea
         return []
     with catalog.session() as session:
         found: list[Researcher] = []
-        if text.isdigit() and (r := session.get(Researcher, int(text))):
+        if (number := whole_number(text)) is not None and (r := session.get(Researcher, number)):
             found = [r]
         for pattern, column in ((_OPENALEX_AUTHOR, Researcher.openalex_id), (_ORCID, Researcher.orcid)):
             if not found and (m := pattern.match(text)):
@@ -318,8 +319,8 @@ def find_institution(catalog: Catalog, text: str, threshold: float = AFFILIATION
     with catalog.session() as session:
         found = None
         how = ""
-        if text.isdigit():
-            found, how = session.get(Institution, int(text)), "id"
+        if (number := whole_number(text)) is not None:
+            found, how = session.get(Institution, number), "id"
         elif m := _ROR.match(text):
             found = session.exec(select(Institution).where(Institution.ror_id == m.group(1).lower())).first()
             how = "ROR id"

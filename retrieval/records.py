@@ -147,3 +147,13 @@ class ResearcherRecord(_Record):
     aliases: list[str] = Field(default_factory=list)
     institution_rors: list[str] = Field(default_factory=list)
     source: str
+
+
+_WHOLE = re.compile(r"[0-9]{1,18}")
+
+
+def whole_number(value: str | None) -> int | None:
+    """A non-negative integer written in ASCII digits (at most 18, so it fits a database integer); None for
+    anything else. `str.isdigit` is not enough: it accepts "²" and other digits `int` refuses."""
+    text = (value or "").strip()
+    return int(text) if _WHOLE.fullmatch(text) else None

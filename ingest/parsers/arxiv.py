@@ -10,7 +10,7 @@ from email.utils import parsedate_to_datetime
 
 from ingest.parsers.common import attempt, parse_json_lines, text_or_none
 from ingest.report import Failure
-from retrieval.records import AuthorRecord, PaperRecord, split_arxiv_version
+from retrieval.records import AuthorRecord, PaperRecord, split_arxiv_version, whole_number
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -61,7 +61,7 @@ def atom_total(xml: bytes) -> int | None:
     from defusedxml import ElementTree
 
     value = ElementTree.fromstring(xml).findtext(f"{OPENSEARCH}totalResults")
-    return int(value) if value and value.isdigit() else None
+    return whole_number(value)
 
 
 def atom_error(xml: bytes) -> str | None:
@@ -244,8 +244,8 @@ def parse_oai(xml: bytes, source: str = "arxiv_oai") -> OaiPage:
     if token is not None:
         page.token = (token.text or "").strip() or None
         size, cursor = token.get("completeListSize"), token.get("cursor")
-        page.complete_size = int(size) if size and size.isdigit() else None
-        page.cursor = int(cursor) if cursor and cursor.isdigit() else None
+        page.complete_size = whole_number(size)
+        page.cursor = whole_number(cursor)
     return page
 
 

@@ -144,3 +144,16 @@ async def test_search_page_filters_pages_and_names(client):
     assert years and min(years) >= 2025
     html = (await client.get("/search", params={"q": "learning", "after": "not-a-date", "category": "<x>"})).text
     assert 'name="after" value=""' in html and 'name="category" value=""' in html  # bad filters are dropped
+
+
+async def test_numbers_that_are_not_plain_digits_are_not_found(client):
+    """Found by schemathesis: "²".isdigit() is true but int("²") fails; a 30-digit id overflows the database.
+    Both are simply not found now, on every route that reads a number."""
+    from retrieval.records import whole_number
+
+    assert [whole_number(v) for v in ("12", " 7 ", "²", "٣", "1" * 19, "", None, "-1")] == [12, 7] + [None] * 6
+    for path in ("/api/institutions/²", "/api/institutions/" + "9" * 30, "/institutions/²"):
+        assert (await client.get(path)).status_code == 404, path
+    assert (await client.get("/api/researchers/²")).status_code == 422  # an integer path parameter: refused as such
+    assert (await client.get("/sitemap-papers-².xml")).status_code == 404
+    assert (await client.get("/search", params={"q": "graphs", "page": "²"})).status_code == 200
