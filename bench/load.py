@@ -23,14 +23,13 @@ import statistics
 import tempfile
 import time
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
 import socketio
 
 from tests.llm_server import ScriptedLLM, text, tool_call
-from tests.serve import served
+from tests.serve import served, user_message
 
 PASSWORD = "load test password"
 TOPICS = ["graph neural networks", "logging after training", "diphoton production", "point clouds", "transformers"]
@@ -82,16 +81,8 @@ class Session:
     async def turn(self, number: int, timeout: float) -> float:
         self.done.clear()
         question = f"[{self.token}] {random.choice(TOPICS)} (turn {number})"
-        message = {
-            "id": str(uuid.uuid4()),
-            "threadId": "",
-            "name": self.user,
-            "type": "user_message",
-            "output": question,
-            "createdAt": datetime.now(timezone.utc).isoformat(),
-        }
         start = time.perf_counter()
-        await self.sio.emit("client_message", {"message": message, "fileReferences": None})
+        await self.sio.emit("client_message", user_message(self.user, question))
         await asyncio.wait_for(self.done.wait(), timeout=timeout)
         return time.perf_counter() - start
 

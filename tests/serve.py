@@ -53,3 +53,19 @@ def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tupl
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def user_message(user: str, text: str) -> dict:
+    """What the browser emits as `client_message` when a user sends a question."""
+    import uuid
+    from datetime import datetime, timezone
+
+    message = {
+        "id": str(uuid.uuid4()),
+        "threadId": "",
+        "name": user,
+        "type": "user_message",
+        "output": text,
+        "createdAt": datetime.now(timezone.utc).isoformat(),
+    }
+    return {"message": message, "fileReferences": None}

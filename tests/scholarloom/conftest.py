@@ -5,7 +5,6 @@ import asyncio
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
 
 import httpx
 import pytest
@@ -18,7 +17,7 @@ from auth.accounts import add_user, create_tables
 from scholarloom.app import create_app
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
-from tests.serve import free_port
+from tests.serve import free_port, user_message
 
 PASSWORD = "correct horse battery"
 USERS = ("alice", "bob")
@@ -106,15 +105,7 @@ class ChatClient:
 
     async def ask(self, question: str) -> None:
         self.turn_done.clear()
-        message = {
-            "id": str(uuid.uuid4()),
-            "threadId": "",
-            "name": self.user,
-            "type": "user_message",
-            "output": question,
-            "createdAt": datetime.now(timezone.utc).isoformat(),
-        }
-        await self.sio.emit("client_message", {"message": message, "fileReferences": None})
+        await self.sio.emit("client_message", user_message(self.user, question))
         await asyncio.wait_for(self.turn_done.wait(), timeout=60)
 
     def messages(self, kind: str) -> list[dict]:
