@@ -127,14 +127,6 @@ def is_uuid(value: object) -> bool:
         return False
 
 
-def thread_owner(engine: Engine, thread_id: str) -> str | None:
-    """The user name owning a thread, or None when there is no such thread."""
-    if not is_uuid(thread_id):
-        return None
-    with engine.connect() as connection:
-        return connection.execute(select(threads.c.userIdentifier).where(threads.c.id == thread_id)).scalar()
-
-
 def user_key(engine: Engine, identifier: str) -> str | None:
     """Chainlit's id of a user (the first part of their file keys)."""
     with engine.connect() as connection:
@@ -360,7 +352,10 @@ def hide_foreign_threads() -> None:
             owner = None
             layer = get_data_layer()
             if user is not None and layer is not None and is_uuid(thread_id):
-                owner = (await layer.get_thread(thread_id) or {}).get("userIdentifier")
+                try:  # one small query: who owns it (no such thread -> ValueError)
+                    owner = await layer.get_thread_author(thread_id)
+                except ValueError:
+                    owner = None
             if owner is not None and owner != user.identifier or not is_uuid(thread_id):
                 # Exactly what a thread that does not exist gets: the resume fails with "Thread not found."
                 # and the session writes to a fresh id, never to the other user's thread.
