@@ -128,9 +128,10 @@ async def run_level(
         if len(session.answers) < turns and not errors:
             errors.append(f"{user}: {len(session.answers)} answers for {turns} questions")
 
-    started, cpu_before = time.perf_counter(), cpu_seconds(server_pid)
+    started, cpu_before, own_before = time.perf_counter(), cpu_seconds(server_pid), cpu_seconds(os.getpid())
     await asyncio.gather(*(one(s) for s in sessions))
     server_cpu = cpu_seconds(server_pid) - cpu_before
+    own_cpu = cpu_seconds(os.getpid()) - own_before  # the clients and the stand-in LLM share the 2 cores
     latencies.sort()
     pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else float("nan")  # noqa: E731
     return {
@@ -143,6 +144,7 @@ async def run_level(
         "crosstalk": crosstalk,
         "wall_s": round(time.perf_counter() - started, 1),
         "server_cpu_ms_per_turn": round(1000 * server_cpu / max(1, len(latencies))),
+        "bench_cpu_ms_per_turn": round(1000 * own_cpu / max(1, len(latencies))),
         "first_errors": errors[:3],
     }
 
