@@ -22,6 +22,10 @@ from sqlalchemy import Boolean, Column, ForeignKey, Integer, MetaData, Table, Te
 from sqlalchemy.engine import Engine
 
 log = logging.getLogger(__name__)
+# Session keys the chat rebuilds from a thread's steps on resume (scholarloom.chat): the conversation with its
+# tool results, the source numbers, the last cards and the paper scope. Chainlit would also copy them into the
+# thread's metadata at every disconnect, a second copy of the paper text that only grows; they are left out.
+SESSION_ONLY = frozenset({"history", "sources", "focus", "paper", "paper_checked"})
 # The user name of the signed-in user of the HTTP request being served (set by the app's middleware from the
 # verified session cookie); Chainlit's feedback routes do not tell the data layer who is asking.
 request_user: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_user", default=None)
@@ -241,6 +245,8 @@ def make_history_layer(database_url: str, files: LocalFiles):
                     self.failures.append("refused a change of a thread's owner")
                     log.error("refused to give thread %s to another user", thread_id)
                     return None
+            if isinstance(metadata, dict):  # Chainlit saves the whole session here at disconnect
+                metadata = {k: v for k, v in metadata.items() if k not in SESSION_ONLY}
             return await super().update_thread(thread_id, name=name, user_id=user_id, metadata=metadata, tags=tags)
 
         async def _get_user_id_by_thread(self, thread_id: str) -> str | None:

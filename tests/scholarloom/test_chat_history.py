@@ -60,6 +60,16 @@ async def test_history_survives_and_a_resumed_thread_keeps_its_context(server, s
     async with chat.http() as http:
         listed = (await http.post("/chat/project/threads", json={"pagination": {"first": 20}, "filter": {}})).json()
     assert thread_id in [t["id"] for t in listed["data"]]
+    # Chainlit saves the session into the thread's metadata at disconnect: not the conversation a second time
+    # (the steps hold it, with the tool results).
+    for _ in range(100):
+        metadata = (await _thread(chat, thread_id)).json().get("metadata") or {}
+        metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
+        if "client_type" in metadata:
+            break
+        await asyncio.sleep(0.1)
+    assert "client_type" in metadata and not {"history", "sources", "focus"} & set(metadata)
+    assert "Hindsight Logging" not in json.dumps(metadata)
 
     # Reopen it (a reload): the UI gets the whole conversation back, and the agent its context.
     again = ChatClient(server)
