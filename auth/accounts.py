@@ -8,7 +8,7 @@ import re
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, select
 
-from auth.models import Account, ExternalIdentity
+from auth.models import Account, ExternalIdentity, SignInFailures
 from auth.passwords import MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, hash_password, verify
 from auth.throttle import Throttle
 
@@ -22,7 +22,9 @@ class AccountError(ValueError):
 
 
 def create_tables(engine: Engine) -> None:
-    SQLModel.metadata.create_all(engine, tables=[Account.__table__, ExternalIdentity.__table__])
+    SQLModel.metadata.create_all(
+        engine, tables=[Account.__table__, ExternalIdentity.__table__, SignInFailures.__table__]
+    )
 
 
 def add_user(engine: Engine, username: str, password: str, *, replace: bool = False) -> Account:
@@ -55,6 +57,18 @@ def authenticate(engine: Engine, username: str, password: str) -> Account | None
             session.add(account)
             session.commit()
         return account
+
+
+def clear_sign_in_failures(engine: Engine, username: str | None = None) -> int:
+    """Lift the back-off of one user name (its account key), or of every key; returns how many were lifted."""
+    from sqlalchemy import delete
+
+    table = SignInFailures.__table__
+    statement = delete(table)
+    if username is not None:
+        statement = statement.where(table.c.key == f"user:{username.lower()[:64]}")
+    with engine.begin() as connection:
+        return connection.execute(statement).rowcount
 
 
 def sign_in(engine: Engine, throttle: Throttle, username: str, password: str, address: str) -> Account | None:

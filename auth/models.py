@@ -34,3 +34,14 @@ class ExternalIdentity(SQLModel, table=True):
     created_at: datetime = Field(default_factory=_now)
 
     __table_args__ = (UniqueConstraint("provider", "subject", name="uq_identity_provider_subject"),)
+
+
+class SignInFailures(SQLModel, table=True):
+    """Recent failed sign-ins per throttling key ("user:<name>" or "addr:<address>"), read by auth.throttle."""
+
+    __tablename__ = "sign_in_failures"
+
+    key: str = Field(primary_key=True, max_length=200)
+    failures: int = 0
+    blocked_until: float = 0.0  # seconds since the epoch
+    updated: float = Field(default=0.0, index=True)

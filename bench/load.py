@@ -161,7 +161,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8799)
     args = parser.parse_args()
 
-    from auth.accounts import add_user, create_tables
+    from auth.accounts import add_user, clear_sign_in_failures, create_tables
     from scholarloom.settings import Settings
 
     llm = ScriptedLLM(responder=responder, latency=args.llm_latency).start()
@@ -170,6 +170,7 @@ def main() -> None:
         shutil.copytree(args.data_dir, data, ignore=shutil.ignore_patterns("chat-files"))
         engine = Settings(data_dir=data).catalog().engine
         create_tables(engine)
+        clear_sign_in_failures(engine)
         users = [f"load-{n:03d}" for n in range(max(args.sessions))]
         for user in users:
             add_user(engine, user, PASSWORD, replace=True)

@@ -406,6 +406,22 @@ def users_add(
     typer.echo(f"user {name} is ready")
 
 
+@users_app.command("unblock")
+def users_unblock(
+    name: str = typer.Argument(None, help="The user whose sign-in back-off to lift."),
+    everyone: bool = typer.Option(False, "--all", help="Lift every back-off: all users and all addresses."),
+) -> None:
+    """Let a user (or everyone) sign in again now, after repeated wrong passwords started a back-off."""
+    from auth.accounts import clear_sign_in_failures, create_tables
+
+    if (name is None) == (not everyone):
+        _fail("name one user, or pass --all")
+    engine = _settings().catalog().engine
+    create_tables(engine)
+    lifted = clear_sign_in_failures(engine, None if everyone else name)
+    typer.echo(f"lifted {lifted} back-off{'s' if lifted != 1 else ''}")
+
+
 @models_app.command("prepare")
 def models_prepare() -> None:
     """Build the ONNX embedding model from the installed weights package (no network)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from assistant.agent import Agent
 from assistant.tools import SourceBook, ToolDeps
@@ -28,7 +28,11 @@ class Runtime:
     index: Index
     embedder: Embedder
     agent: Agent
-    throttle: Throttle = field(default_factory=Throttle)
+    throttle: Throttle | None = None  # sign-in failures, counted in the catalog's database
+
+    def __post_init__(self) -> None:
+        if self.throttle is None:
+            self.throttle = Throttle(self.catalog.engine)
 
     @classmethod
     def build(cls, settings: Settings) -> "Runtime":

@@ -78,7 +78,7 @@ def test_users_and_follows_on_postgresql(postgres):
     engine = make_engine(postgres.new_database())
     create_tables(engine)
     add_user(engine, "alice", "right password 1")
-    throttle = Throttle()
+    throttle = Throttle(engine)
     assert sign_in(engine, throttle, "alice", "right password 1", "127.0.0.1").username == "alice"
     assert sign_in(engine, throttle, "alice", "wrong password", "127.0.0.1") is None
     made = oauth_account(engine, "github", "583231", "octocat", allow_signup=True)
@@ -107,7 +107,9 @@ async def test_chat_history_on_postgresql(postgres, tmp_path):
     alice = await layer.create_user(User(identifier="alice"))
     bob = await layer.create_user(User(identifier="bob"))
     thread = str(uuid.uuid4())
-    await layer.update_thread(thread, name="Graphs", user_id=alice.id, metadata={"paper": "2006.07357"})
+    await layer.update_thread(
+        thread, name="Graphs", user_id=alice.id, metadata={"chat_profile": "papers", "history": ["not kept"]}
+    )
     step = {
         "id": str(uuid.uuid4()),
         "threadId": thread,
@@ -121,7 +123,7 @@ async def test_chat_history_on_postgresql(postgres, tmp_path):
     }
     await layer.create_step(step)
     stored = await layer.get_thread(thread)
-    assert stored["userIdentifier"] == "alice" and stored["metadata"]["paper"] == "2006.07357"
+    assert stored["userIdentifier"] == "alice" and stored["metadata"] == {"chat_profile": "papers"}
     assert stored["steps"][0]["output"] == "What is new on graphs?" and stored["steps"][0]["metadata"]["turn"]
     listed = await layer.list_threads(Pagination(first=10), ThreadFilter(userId=alice.id))
     assert [t["id"] for t in listed.data] == [thread]

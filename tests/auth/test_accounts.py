@@ -50,9 +50,9 @@ def test_hash_upgraded_on_login(engine):
     assert stored != weak and stored.startswith("$argon2id$")
 
 
-def test_throttle_backs_off_then_lets_the_user_in():
+def test_throttle_backs_off_then_lets_the_user_in(engine):
     now = [0.0]
-    throttle = Throttle(free_failures=5, base_delay=1.0, max_delay=60.0, clock=lambda: now[0])
+    throttle = Throttle(engine, free_failures=5, base_delay=1.0, max_delay=60.0, clock=lambda: now[0])
     for _ in range(5):
         assert throttle.retry_after("user:alice") == 0
         throttle.failed("user:alice")
@@ -67,12 +67,72 @@ def test_throttle_backs_off_then_lets_the_user_in():
     assert throttle.retry_after("user:alice") == 0
 
 
+def test_processes_sharing_the_database_count_the_same_guesses(engine):
+    """Two server processes (two Throttles on one database): guesses spread over both still add up, and a
+    restart (a new Throttle) remembers them."""
+    now = [1000.0]
+    first, second = (Throttle(engine, free_failures=4, clock=lambda: now[0]) for _ in range(2))
+    for n in range(6):
+        (first if n % 2 else second).failed("user:alice", "addr:203.0.113.9")
+    assert first.retry_after("user:alice") == second.retry_after("addr:203.0.113.9") == 2.0  # 6 = 4 free + 2
+    assert Throttle(engine, clock=lambda: now[0]).retry_after("user:alice") == 2.0
+    second.succeeded("user:alice")
+    assert first.retry_after("user:alice") == 0 and first.retry_after("addr:203.0.113.9") == 2.0
+
+
+def test_an_admin_lifts_a_back_off(engine, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from auth.accounts import clear_sign_in_failures
+    from scholarloom.cli import app
+
+    throttle = Throttle(engine)
+    for _ in range(7):
+        throttle.failed("user:alice", "addr:203.0.113.9")
+    assert throttle.retry_after("user:alice") > 0
+    assert clear_sign_in_failures(engine, "Alice") == 1  # names are matched as sign-in matches them
+    assert throttle.retry_after("user:alice") == 0 and throttle.retry_after("addr:203.0.113.9") > 0
+    # the same from the command line, on a data directory
+    monkeypatch.setenv("SCHOLARLOOM_DATA_DIR", str(tmp_path / "data"))
+    from scholarloom.settings import Settings
+
+    other = Throttle(Settings().catalog().engine)
+    for _ in range(7):
+        other.failed("addr:198.51.100.1")
+    assert other.retry_after("addr:198.51.100.1") > 0
+    assert CliRunner().invoke(app, ["users", "unblock"]).exit_code == 1  # a name or --all
+    result = CliRunner().invoke(app, ["users", "unblock", "--all"])
+    assert result.exit_code == 0 and "lifted 1 back-off" in result.output
+    assert other.retry_after("addr:198.51.100.1") == 0
+
+
+def test_old_failures_are_forgotten_so_the_table_stays_small(engine):
+    from sqlalchemy import func, select
+
+    from auth.models import SignInFailures
+
+    now = [0.0]
+    throttle = Throttle(engine, free_failures=5, max_delay=900.0, forget_after=3600.0, clock=lambda: now[0])
+    for n in range(1000):  # a spray from a thousand addresses, one guess each
+        throttle.failed(f"addr:198.51.100.{n}")
+    for _ in range(8):
+        throttle.failed("user:alice")
+    assert throttle.retry_after("user:alice") == 4.0
+    now[0] += 3601
+    throttle.failed("addr:192.0.2.1")  # the next failure sweeps out what is over and older than an hour
+    with engine.connect() as connection:
+        left = connection.execute(select(SignInFailures.key)).scalars().all()
+    assert sorted(left) == ["addr:192.0.2.1"]
+    with engine.connect() as connection:
+        assert connection.execute(select(func.count()).select_from(SignInFailures)).scalar() == 1
+
+
 def test_a_thousand_guesses_get_nowhere_and_the_user_still_gets_in(engine):
     """One attacker address, 1,000 guesses at one account, the right password among them: none succeeds, because
     after 5 free failures every attempt during the back-off fails unseen. After it, the real user signs in."""
     add_user(engine, "alice", "right password 1")
     now = [0.0]
-    throttle = Throttle(free_failures=5, base_delay=1.0, max_delay=900.0, clock=lambda: now[0])
+    throttle = Throttle(engine, free_failures=5, base_delay=1.0, max_delay=900.0, clock=lambda: now[0])
     guesses = [f"guess {n:04d}" for n in range(1000)]
     guesses[500] = "right password 1"
     results = []

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from auth.accounts import add_user, create_tables
+from auth.accounts import add_user, clear_sign_in_failures, create_tables
 from scholarloom.settings import Settings
 from tests.conftest import REPO
 from tests.llm_server import text, tool_call
@@ -46,6 +46,7 @@ def demo_app(demo, llm_server, tmp_path_factory):
     shutil.copytree(demo.data_dir, data_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("chat-files"))
     engine = Settings(data_dir=data_dir).catalog().engine
     create_tables(engine)
+    clear_sign_in_failures(engine)
     for name in ("carol", "dave"):
         add_user(engine, name, PASSWORD, replace=True)
     engine.dispose()

@@ -13,7 +13,7 @@ import uvicorn
 
 from assistant.agent import Agent
 from assistant.llm import LLMConfig
-from auth.accounts import add_user, create_tables
+from auth.accounts import add_user, clear_sign_in_failures, create_tables
 from scholarloom.app import create_app
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
@@ -32,6 +32,7 @@ def server(demo, llm_server):
     agent = Agent(LLMConfig(model="openai/scripted", api_base=llm_server.api_base, api_key="test-key", timeout=20))
     runtime = Runtime(settings, demo.catalog(), demo.index(), demo.embedder(), agent)
     create_tables(demo.catalog().engine)
+    clear_sign_in_failures(demo.catalog().engine)  # a reused test data directory keeps its earlier runs' failures
     for name in USERS:
         add_user(demo.catalog().engine, name, PASSWORD, replace=True)
     app = create_app(settings, runtime=runtime)
