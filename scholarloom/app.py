@@ -134,6 +134,22 @@ def _viewer(settings: Settings, runtime: Runtime):
     return viewer
 
 
+def server_config(settings: Settings, application, **overrides):
+    """How uvicorn serves the app: the client's address comes from X-Forwarded-For only when the request
+    arrives from a trusted proxy (`forwarded_allow_ips`), so nobody else can pick the address they are
+    throttled under."""
+    import uvicorn
+
+    options = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "warning",
+        "proxy_headers": True,
+        "forwarded_allow_ips": settings.forwarded_allow_ips,
+    }
+    return uvicorn.Config(application, **{**options, **overrides})
+
+
 def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bool = True) -> FastAPI:
     runtime = runtime or Runtime.build(settings)
     install(runtime)

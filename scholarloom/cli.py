@@ -366,7 +366,7 @@ def serve(
     """Start the web app: pages, API and the chat at /chat."""
     import uvicorn
 
-    from scholarloom.app import create_app
+    from scholarloom.app import create_app, server_config
 
     settings = _settings()
     if host:
@@ -380,7 +380,7 @@ def serve(
         _fail(str(exc))
     mode = f"LLM {settings.llm}" if settings.llm else "retrieval-only mode (set SCHOLARLOOM_LLM for written answers)"
     typer.echo(f"ScholarLoom on http://{settings.host}:{settings.port} ({mode})")
-    uvicorn.run(application, host=settings.host, port=settings.port, log_level="warning")
+    uvicorn.Server(server_config(settings, application)).run()
 
 
 @users_app.command("add")

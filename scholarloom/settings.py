@@ -115,6 +115,12 @@ class Settings(BaseSettings):
     )
     host: str = Field("127.0.0.1", description="Address the web server listens on.")
     port: int = Field(8000, ge=1, le=65535, description="Port the web server listens on.")
+    forwarded_allow_ips: str = Field(
+        "127.0.0.1",
+        description="Reverse proxies whose X-Forwarded-For names the client (comma-separated addresses or networks;"
+        " '*' trusts anyone). Behind a proxy on another host or container, name it here, or every user shares"
+        " the proxy's address for sign-in throttling.",
+    )
     public_url: str | None = Field(
         None, description="Public base URL of the site, used in canonical links; unset means http://host:port."
     )

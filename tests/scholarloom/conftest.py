@@ -14,7 +14,7 @@ import uvicorn
 from assistant.agent import Agent
 from assistant.llm import LLMConfig
 from auth.accounts import add_user, clear_sign_in_failures, create_tables
-from scholarloom.app import create_app
+from scholarloom.app import create_app, server_config
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
 from tests.serve import free_port, user_message
@@ -36,7 +36,7 @@ def server(demo, llm_server):
     for name in USERS:
         add_user(demo.catalog().engine, name, PASSWORD, replace=True)
     app = create_app(settings, runtime=runtime)
-    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    uv = uvicorn.Server(server_config(settings, app))  # as `scholarloom serve` runs it
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"

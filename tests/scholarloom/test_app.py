@@ -110,3 +110,66 @@ def test_session_lifetime_follows_the_setting(server, tmp_path):
     assert "Max-Age=604800" in right.headers["set-cookie"]
     root = prepare_chainlit_root(Settings(data_dir=tmp_path, session_hours=2))
     assert "user_session_timeout = 7200" in (root / ".chainlit" / "config.toml").read_text()
+
+
+def test_a_trusted_proxy_names_the_client(server, demo):
+    """Behind a reverse proxy on 127.0.0.1 (the default trusted one), sign-in failures count against the client
+    it names in X-Forwarded-For, not against the proxy, so one guesser does not lock everyone out."""
+    from auth.accounts import clear_sign_in_failures
+    from auth.throttle import Throttle
+
+    throttle = Throttle(demo.catalog().engine)
+    for _ in range(6):
+        answer = httpx.post(
+            server + "/chat/login",
+            data={"username": "nobody", "password": "wrong password"},
+            headers={"X-Forwarded-For": "203.0.113.77"},
+        )
+        assert answer.status_code == 401
+    try:
+        assert throttle.retry_after("addr:203.0.113.77") > 0
+        assert throttle.retry_after("addr:127.0.0.1") == 0
+        other = {"X-Forwarded-For": "198.51.100.20"}
+        right = httpx.post(server + "/chat/login", data={"username": "alice", "password": PASSWORD}, headers=other)
+        assert right.status_code == 200
+    finally:
+        clear_sign_in_failures(demo.catalog().engine)
+
+
+def test_an_untrusted_client_cannot_choose_its_address():
+    """From an address not named in forwarded_allow_ips, X-Forwarded-For is ignored (uvicorn, as configured by
+    `scholarloom.app.server_config`, the way `scholarloom serve` runs)."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from scholarloom.app import server_config
+    from scholarloom.settings import Settings
+    from tests.serve import free_port
+
+    async def echo(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": scope["client"][0].encode()})
+
+    def address_seen(trusted: str) -> str:
+        settings = Settings(port=free_port(), forwarded_allow_ips=trusted)
+        server = uvicorn.Server(server_config(settings, echo))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        try:
+            for _ in range(100):
+                try:
+                    url = f"http://127.0.0.1:{settings.port}/"
+                    return httpx.get(url, headers={"X-Forwarded-For": "203.0.113.77"}, timeout=2).text
+                except httpx.TransportError:
+                    time.sleep(0.05)
+            raise AssertionError("the server did not start")
+        finally:
+            server.should_exit = True
+            thread.join(timeout=5)
+
+    assert address_seen("192.0.2.1") == "127.0.0.1"  # not from the trusted proxy: the header is ignored
+    assert address_seen("127.0.0.1") == "203.0.113.77"
