@@ -60,7 +60,8 @@ def authenticate(engine: Engine, username: str, password: str) -> Account | None
 
 
 def clear_sign_in_failures(engine: Engine, username: str | None = None) -> int:
-    """Lift the back-off of one user name (its account key), or of every key; returns how many were lifted."""
+    """Forget the failed sign-ins (and so the back-off) of one user name, or of every name and address;
+    returns how many keys were forgotten."""
     from sqlalchemy import delete
 
     table = SignInFailures.__table__

@@ -419,7 +419,7 @@ def users_unblock(
     engine = _settings().catalog().engine
     create_tables(engine)
     lifted = clear_sign_in_failures(engine, None if everyone else name)
-    typer.echo(f"lifted {lifted} back-off{'s' if lifted != 1 else ''}")
+    typer.echo(f"forgot the failed sign-ins of {lifted} {'name or address' if lifted == 1 else 'names and addresses'}")
 
 
 @models_app.command("prepare")
