@@ -68,7 +68,7 @@ def list_page(catalog: Catalog, kind: str, page: int = 1, query: str = "") -> Li
     statement = select(model.id, model.name, papers).join(Authorship, column == model.id).group_by(model.id, model.name)
     if query:
         words = normalise_name(query).split()[:6]
-        field = Researcher.name_key if kind == "researchers" else func.lower(Institution.name)
+        field = Researcher.name_key if kind == "researchers" else Institution.search_key
         statement = statement.where(*(field.contains(w) for w in words))
     with catalog.session() as session:
         total = session.exec(select(func.count()).select_from(statement.subquery())).one()

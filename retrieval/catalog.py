@@ -99,6 +99,17 @@ class Catalog:
         self.engine = make_engine(url)
         SQLModel.metadata.create_all(self.engine)
         add_missing_columns(self.engine)
+        self._fill_search_keys()
+
+    def _fill_search_keys(self) -> None:
+        """Institutions stored before `search_key` existed get theirs (once; later writes keep it up to date)."""
+        with self.session() as session:
+            missing = session.exec(select(Institution).where(Institution.search_key.is_(None))).all()
+            for institution in missing:
+                institution.search_key = institution.searchable()
+                session.add(institution)
+            if missing:
+                session.commit()
 
     def close(self) -> None:
         self.engine.dispose()

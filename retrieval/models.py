@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, UniqueConstraint, event
 from sqlmodel import Field, SQLModel
 
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def normalise_name(name: str) -> str:
+    """Lower case, accents and punctuation removed, spaces collapsed: 'Joseph E. Gonzalez' -> 'joseph e gonzalez'."""
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = re.sub(r"[^\w\s]", " ", text.lower())
+    return re.sub(r"\s+", " ", text).strip()
 
 
 class Paper(SQLModel, table=True):
@@ -76,6 +86,18 @@ class Institution(SQLModel, table=True):
     website: str | None = None
     parent_rors: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     child_rors: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    search_key: str | None = Field(
+        default=None, description="name, aliases and acronyms normalised (no accents or case), for finding by words"
+    )
+
+    def searchable(self) -> str:
+        return normalise_name(" ".join([self.name, *(self.aliases or []), *(self.acronyms or [])]))
+
+
+@event.listens_for(Institution, "before_insert")
+@event.listens_for(Institution, "before_update")
+def _keep_search_key(mapper, connection, target: Institution) -> None:
+    target.search_key = target.searchable()
 
 
 class Authorship(SQLModel, table=True):

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from sqlmodel import Session, select
 
-from retrieval.models import Authorship, Citation, Institution, Paper, Researcher
+from retrieval.models import Authorship, Citation, Institution, Paper, Researcher, normalise_name
 from retrieval.records import AuthorRecord, InstitutionRecord, PaperRecord, ResearcherRecord
 
 _MERGED_SCALARS = (
     "arxiv_id", "openalex_id", "doi", "title", "abstract", "primary_category", "published", "updated", "year",
     "version", "landing_url", "pdf_url", "journal_ref", "comments", "license", "venue", "cited_by_count",
 )  # fmt: skip
-
-
-def normalise_name(name: str) -> str:
-    """Lower case, accents and punctuation removed, spaces collapsed: 'Joseph E. Gonzalez' -> 'joseph e gonzalez'."""
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = re.sub(r"[^\w\s]", " ", text.lower())
-    return re.sub(r"\s+", " ", text).strip()
 
 
 def _find_paper(session: Session, record: PaperRecord) -> Paper | None:

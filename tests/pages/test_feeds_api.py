@@ -77,6 +77,16 @@ async def test_llms_txt_and_lists(client):
     assert "[Bobby Yan](/researchers/" in filtered.text
     places = await client.get("/institutions?q=massachusetts")
     assert "Massachusetts Institute of Technology" in places.text
+    # Words match without accents or case, and aliases and acronyms count too.
+    for query in ("universite montreal", "Université de Montréal", "wurzburg", "Würzburg", "cmu"):
+        found = await client.get("/institutions", params={"q": query}, headers={"accept": "text/markdown"})
+        assert {
+            "universite montreal": "[Université de Montréal]",
+            "Université de Montréal": "[Université de Montréal]",
+            "wurzburg": "[University of Würzburg]",
+            "Würzburg": "[University of Würzburg]",
+            "cmu": "[Carnegie Mellon University]",
+        }[query] in found.text, query
 
 
 async def test_json_api(client):

@@ -112,3 +112,27 @@ def test_remembered_sentence_vectors_match_fresh_ones_and_stay_bounded(demo):
     embedder.dense_remembered(["A fourth sentence."])
     assert len(embedder._remembered) == 3 and "Graphs are everywhere." not in embedder._remembered
     assert embedder.dense_remembered([]).shape == (0, fresh.shape[1])
+
+
+def test_institutions_stored_before_search_keys_get_them(tmp_path):
+    """A catalog written by a version without `institutions.search_key` gains the column and the keys on open."""
+    import sqlite3
+
+    from sqlmodel import select
+
+    from retrieval.catalog import Catalog
+    from retrieval.models import Institution
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    Catalog(url).close()
+    with sqlite3.connect(tmp_path / "old.db") as db:  # as an older version left it
+        db.execute("ALTER TABLE institutions DROP COLUMN search_key")
+        db.execute(
+            "INSERT INTO institutions (name, aliases, acronyms, types, parent_rors, child_rors)"
+            " VALUES ('Université de Montréal', '[\"UdeM\"]', '[]', '[]', '[]', '[]')"
+        )
+    catalog = Catalog(url)
+    with catalog.session() as session:
+        (institution,) = session.exec(select(Institution)).all()
+    assert institution.search_key == "universite de montreal udem"
+    catalog.close()
