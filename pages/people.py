@@ -267,7 +267,10 @@ class FollowingPage:
         lines = ["# Following", ""]
         if not self.researchers:
             lines.append("You follow no researcher yet: use the Follow button on a researcher's page.")
-        lines += [f"- [{md_escape(r.label)}]({r.href}): {r.count} papers" for r in self.researchers]
+        lines += [
+            f"- [{md_escape(r.label)}]({r.href}): {r.count} paper{'s' if r.count != 1 else ''}"
+            for r in self.researchers
+        ]
         lines += [
             "",
             f"Private RSS feed (keep the address to yourself): {self.feed_path}",
@@ -280,13 +283,10 @@ class FollowingPage:
 
 
 def following_page(catalog: Catalog, researcher_ids: list[int], feed_key: str) -> FollowingPage:
-    from retrieval.profiles import newest_papers_of, researchers_by_ids
+    from retrieval.profiles import newest_papers_of, paper_counts, researchers_by_ids
 
     people = researchers_by_ids(catalog, researcher_ids)
-    counts = {}
-    for rid in people:
-        found = researcher_profile(catalog, rid, per_page=1)
-        counts[rid] = found.paper_count if found else 0
+    counts = paper_counts(catalog, list(people))
     researchers = [
         Counted(people[r].name, counts[r], researcher_path(r, people[r].name)) for r in researcher_ids if r in people
     ]

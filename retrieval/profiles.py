@@ -373,6 +373,19 @@ def researchers_by_ids(catalog: Catalog, ids: list[int]) -> dict[int, Researcher
         return {r.id: r for r in session.exec(select(Researcher).where(Researcher.id.in_(ids)))}
 
 
+def paper_counts(catalog: Catalog, researcher_ids: list[int]) -> dict[int, int]:
+    """How many papers each of these researchers has in the catalog (one query; 0 for none)."""
+    if not researcher_ids:
+        return {}
+    with catalog.session() as session:
+        rows = session.exec(
+            select(Authorship.researcher_id, func.count(func.distinct(Authorship.paper_id)))
+            .where(Authorship.researcher_id.in_(researcher_ids))
+            .group_by(Authorship.researcher_id)
+        ).all()
+    return {rid: 0 for rid in researcher_ids} | dict(rows)
+
+
 def newest_papers_of(catalog: Catalog, researcher_ids: list[int], limit: int = 50) -> list[Paper]:
     """The newest papers by any of these researchers (a personal feed)."""
     if not researcher_ids:

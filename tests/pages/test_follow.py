@@ -63,6 +63,7 @@ async def test_following_a_researcher(app, bobby):
 
     mine = await alice.get("/me/following.md")
     assert "[Bobby Yan](" in mine.text and "Hindsight Logging for Model Training" in mine.text
+    assert f"[Bobby Yan]({path}): 1 paper\n" in mine.text  # his count in the demo, from one grouped query
     feed_path = next(line for line in mine.text.splitlines() if "/me/feed.xml?key=" in line).split(": ", 1)[1]
     feed = ElementTree.fromstring((await anonymous.get(feed_path)).content)  # a feed reader has no cookie
     assert [i.findtext("title") for i in feed.findall("./channel/item")] == ["Hindsight Logging for Model Training"]
