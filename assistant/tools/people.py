@@ -88,9 +88,10 @@ def summarize_researcher(deps: ToolDeps, researcher_id: int) -> ToolResult:
         facts.append("often writing with " + ", ".join(c.name for c in profile.coauthors[:3]))
     p = profile.positions
     if profile.matched_papers:
+        roles = [f"{role} author on {p[role]}" for role in ("sole", "first", "middle", "last") if p[role]]
+        matched = profile.matched_papers
         facts.append(
-            f"first author on {p['first']}, last on {p['last']}, middle on {p['middle']} and sole on {p['sole']} of "
-            f"the {profile.matched_papers} papers whose authors are all matched"
+            f"{', '.join(roles)} of the {matched} paper{'s' if matched != 1 else ''} whose authors are all matched"
         )
     subtitle = f"{n} paper{'s' if n != 1 else ''}" + (f", {_span(*profile.years)}" if profile.years[0] else "")
     result = _summary_material(

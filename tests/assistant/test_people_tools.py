@@ -78,7 +78,8 @@ def test_summarize_researcher_is_grounded_material(demo):
     result = call_tool(summarize_researcher, deps, {"researcher_id": rid})
     first = result.output.splitlines()[0]
     assert first.startswith("Summary from the catalog") and "Bobby Yan has 1 paper in this archive (2020)" in first
-    assert "mostly in cs.DC (1)" in first and "middle on 1" in first
+    assert "mostly in cs.DC (1)" in first and "middle author on 1 of the 1 paper whose authors are all matched" in first
+    assert "first author on" not in first  # positions he never held are not listed
     assert "[1] Hindsight Logging for Model Training (2020)" in result.output and "abstract: In modern" in result.output
 
 
