@@ -15,7 +15,6 @@ The 40-token windows are embedded once (about 7 minutes) and cached beside the o
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 from pathlib import Path
@@ -25,18 +24,22 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from retrieval_variants import Bm25Scorer, _cached, _head, ranked, top, windows_of  # noqa: E402
+from retrieval_variants import (  # noqa: E402
+    Bm25Scorer,
+    _cached,
+    _head,
+    experiment_arguments,
+    ranked,
+    top,
+    windows_of,
+)
 
 from retrieval.embeddings import Embedder  # noqa: E402
 from scholarloom.benchmarks import evaluate, read_beir  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("beir_dir", type=Path)
-    parser.add_argument("--models", type=Path, required=True)
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/scifact-variants"))
-    args = parser.parse_args()
+    args = experiment_arguments(__doc__)
     corpus, queries, qrels = read_beir(args.beir_dir)
     doc_ids = [r["_id"] for r in corpus]
     embedder = Embedder(args.models)

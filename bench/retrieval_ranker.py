@@ -16,13 +16,11 @@ is scored on the same candidates. Only train is read.
 
 from __future__ import annotations
 
-import argparse
 import random
-from pathlib import Path
 
 import numpy as np
 
-from bench.retrieval_variants import Bm25Scorer, _head, windows_of
+from bench.retrieval_variants import Bm25Scorer, _head, experiment_arguments, windows_of
 from retrieval.embeddings import Embedder
 from scholarloom.benchmarks import read_beir
 
@@ -69,13 +67,11 @@ def _folds(queries: list[str], qrels: dict, by_document: bool, k: int = 5) -> li
 
 
 def main() -> None:
-    import lightgbm as lgb
-
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("beir_dir", type=Path)
-    parser.add_argument("--models", type=Path, required=True)
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/scifact-variants"))
-    args = parser.parse_args()
+    args = experiment_arguments(__doc__)
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        raise SystemExit("this experiment needs LightGBM: pip install lightgbm==4.7.0") from None
     corpus, queries, qrels = read_beir(args.beir_dir)
     train = qrels["train"]
     embedder = Embedder(args.models)

@@ -46,6 +46,15 @@ def _head(row: dict) -> str:
     return title if title.endswith((".", "?", "!")) else title + "."
 
 
+def experiment_arguments(doc: str | None) -> argparse.Namespace:
+    """The arguments of the experiments that read this script's cache (`retrieval_fusion_shape`, `retrieval_ranker`)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("beir_dir", type=Path)
+    parser.add_argument("--models", type=Path, required=True)
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/scifact-variants"))
+    return parser.parse_args()
+
+
 def windows_of(corpus, embedder: Embedder, tokens: int, overlap: bool) -> tuple[list[str], np.ndarray]:
     """The product's own windowing (ingest.pipeline.abstract_windows) applied to BEIR rows."""
     texts, owners = [], []
