@@ -64,9 +64,11 @@ def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
     overall = (
         f" Overall it is cited {found.outside_count} times (OpenAlex/Semantic Scholar)." if found.outside_count else ""
     )
+    paper = deps.catalog.papers([resolved]).get(resolved)
+    named = f"{md_escape(paper.title)} ({resolved})" if paper else resolved  # titles are paper text: escaped
     if not found.papers:
-        return ToolResult(f"No paper in this archive cites {resolved}.{overall}")
-    lines = [f"{found.total} paper{'s' if found.total != 1 else ''} in this archive cite {resolved}.{overall}"]
+        return ToolResult(f"No paper in this archive cites {named}.{overall}")
+    lines = [f"{found.total} paper{'s' if found.total != 1 else ''} in this archive cite {named}.{overall}"]
     cards = []
     for paper in found.papers:
         line, card = _paper_line(deps, paper)
