@@ -22,6 +22,8 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = REPO / "test-artifacts" / "browser"
 PASSWORD = "browser test password"
 QUESTION = "How do I add logging after training?"
+# The cited-by tool's answer, naming the paper by title and id, is on the page.
+CITED_BY_SHOWN = "/cites? Hindsight Logging for Model Training [(]2006[.]07357[)]/.test(document.body.innerText)"
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -142,7 +144,7 @@ def _scenario(base, browser, scripted, pages):
     # A card's button runs its tool in the conversation.
     card.locator(".card-cited-by").click()
     page.wait_for_selector("text=Used get_cited_by", timeout=30_000)
-    page.wait_for_function("/cites? 2006[.]07357/.test(document.body.innerText)", timeout=30_000)
+    page.wait_for_function(CITED_BY_SHOWN, timeout=30_000)
     page.screenshot(path=SHOTS / "03-card-action.png", full_page=True)
 
     # Reload, then reopen the thread from the sidebar: the whole conversation is there.
@@ -152,7 +154,7 @@ def _scenario(base, browser, scripted, pages):
     page.wait_for_url("**/thread/**", timeout=30_000)
     thread_url = page.url
     page.wait_for_selector("text=Flor replays", timeout=30_000)
-    page.wait_for_function("/cites? 2006[.]07357/.test(document.body.innerText)", timeout=30_000)
+    page.wait_for_function(CITED_BY_SHOWN, timeout=30_000)
     body = _body(page)
     assert QUESTION in body and "Sources" in body and "Hindsight Logging for Model Training" in body
     page.screenshot(path=SHOTS / "04-resumed-thread.png", full_page=True)
