@@ -155,5 +155,5 @@ def _what_failed(exc: BaseException) -> str:
 
 
 def unavailable(result: ToolResult) -> bool:
-    """Whether a tool failed because a store is down (not because of its arguments)."""
-    return result.failed and result.output.startswith("Error:") and "is unavailable right now" in result.output
+    """Whether a tool failed because something under it broke (a store down), not because of what it was asked."""
+    return result.failed and not isinstance(result.exception, (ToolError, ValidationError))

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from assistant.tools import TOOLS, SourceBook, ToolDeps, call_tool, get_paper, search_papers, tool_schema
+from assistant.tools.base import unavailable
 from tests.conftest import FIXTURES
 
 
@@ -47,6 +48,9 @@ def test_invalid_arguments_are_a_readable_error(demo):
     result = call_tool(search_papers, deps_for(demo), {"limit": "many"})
     assert result.failed
     assert "query: Field required" in result.output and "limit" in result.output
+    assert not unavailable(result)  # the request was wrong, nothing is down
+    missing = call_tool(get_paper, deps_for(demo), {"paper_id": "9999.99999"})
+    assert missing.failed and not unavailable(missing)  # an unknown paper is an answer, not an outage
 
 
 def test_broken_store_reports_unavailable(demo):
@@ -60,6 +64,7 @@ def test_broken_store_reports_unavailable(demo):
         "Error: search_papers is unavailable right now: it failed unexpectedly (RuntimeError)."
     )
     assert "disk on fire" not in result.output  # internals stay in the log
+    assert unavailable(result)
 
 
 async def test_the_index_going_away_mid_conversation_and_coming_back(demo, tmp_path, monkeypatch):
