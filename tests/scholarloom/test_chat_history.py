@@ -33,16 +33,22 @@ async def _thread(chat: ChatClient, thread_id: str) -> httpx.Response:
 
 
 async def _settled(chat: ChatClient, thread_id: str, assistant_messages: int) -> dict:
-    """The stored thread once its writes (Chainlit makes them in background tasks) have landed."""
+    """The stored thread once its writes have landed: Chainlit makes them in background tasks that finish in no
+    set order (a user's message can land after the answer to it), so this waits for every turn's question and
+    finished answer, then for two reads in a row that agree."""
+    last = None
     for _ in range(100):
         answer = await _thread(chat, thread_id)
         if answer.status_code == 200:
             thread = answer.json()
+            kinds = [s["type"] for s in thread["steps"]]
             done = [
                 s for s in thread["steps"] if s["type"] == "assistant_message" and s.get("metadata", {}).get("turn")
             ]
-            if len(done) >= assistant_messages:
-                return thread
+            if len(done) >= assistant_messages and kinds.count("user_message") >= assistant_messages:
+                if last == thread:
+                    return thread
+                last = thread
         await asyncio.sleep(0.1)
     raise AssertionError(f"thread {thread_id} was not stored")
 
