@@ -88,7 +88,7 @@ def embed(args: argparse.Namespace) -> None:
 
 
 def score(args: argparse.Namespace) -> None:
-    from bench.retrieval_variants import Bm25Scorer, _head, ranked, top, windows_of
+    from bench.retrieval_variants import Bm25Scorer, _head, paper_scores, ranked, top, windows_of
     from retrieval.embeddings import Embedder
     from scholarloom.benchmarks import evaluate, read_beir
 
@@ -100,13 +100,8 @@ def score(args: argparse.Namespace) -> None:
     query_ids = sorted(set(qrels["train"]) | set(qrels["test"]))
     qpos = {q: i for i, q in enumerate(query_ids)}
     qv = np.load(args.cache / "queries.npy")
-    minilm = qv @ np.load(args.cache / "docs.npy").T
     _, owners = windows_of(corpus, embedder, 80, False)
-    order = np.argsort(owners, kind="stable")
-    bounds = np.searchsorted(owners[order], np.arange(len(corpus) + 1))
-    has = bounds[1:] > bounds[:-1]
-    best = np.maximum.reduceat((qv @ np.load(args.cache / "windows_80n.npy").T)[:, order], bounds[:-1][has], axis=1)
-    minilm[:, has] = np.maximum(minilm[:, has], best)
+    minilm = paper_scores(qv, np.load(args.cache / "docs.npy"), np.load(args.cache / "windows_80n.npy"), owners)
     mpnet = np.load(args.cache / "mpnet_queries.npy") @ np.load(args.cache / "mpnet_docs.npy").T
     bm25 = Bm25Scorer(embedder, [f"{_head(r)} {r.get('text') or ''}".strip() for r in corpus])
     sparse = np.stack([bm25.scores(queries[q]) for q in query_ids])

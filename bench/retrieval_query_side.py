@@ -24,7 +24,16 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from bench.retrieval_variants import Bm25Scorer, _cached, _head, experiment_arguments, ranked, top, windows_of
+from bench.retrieval_variants import (
+    Bm25Scorer,
+    _cached,
+    _head,
+    experiment_arguments,
+    paper_scores,
+    ranked,
+    top,
+    windows_of,
+)
 from retrieval.embeddings import Embedder
 from scholarloom.benchmarks import evaluate, read_beir
 
@@ -74,18 +83,11 @@ def main() -> None:
     qv, docs = np.load(args.cache / "queries.npy"), np.load(args.cache / "docs.npy")
     windows = np.load(args.cache / "windows_80n.npy")
     _, owners = windows_of(corpus, embedder, 80, False)
-    order = np.argsort(owners, kind="stable")
-    bounds = np.searchsorted(owners[order], np.arange(len(corpus) + 1))
-    has_windows = bounds[1:] > bounds[:-1]
     bm25 = Bm25Scorer(embedder, texts)
     sparse = np.stack([bm25.scores(queries[q]) for q in query_ids])
 
     def dense_scores(vectors: np.ndarray) -> np.ndarray:
-        """Each paper's dense score: its whole-abstract point or its best window, whichever is higher."""
-        scores = vectors @ docs.T
-        best = np.maximum.reduceat((vectors @ windows.T)[:, order], bounds[:-1][has_windows], axis=1)
-        scores[:, has_windows] = np.maximum(scores[:, has_windows], best)
-        return scores
+        return paper_scores(vectors, docs, windows, owners)
 
     def ndcg(dense: np.ndarray, lexical: np.ndarray, subset: list[str] | None = None) -> float:
         run = {}

@@ -66,6 +66,18 @@ def windows_of(corpus, embedder: Embedder, tokens: int, overlap: bool) -> tuple[
     return texts, np.array(owners, dtype=np.int64)
 
 
+def paper_scores(queries: np.ndarray, docs: np.ndarray, windows: np.ndarray, owners: np.ndarray) -> np.ndarray:
+    """Each paper's dense score for each query, as the product ranks papers: its whole-abstract point or its best
+    window (`owners[i]` is window i's paper), whichever is higher."""
+    scores = queries @ docs.T
+    order = np.argsort(owners, kind="stable")
+    bounds = np.searchsorted(owners[order], np.arange(len(docs) + 1))
+    has = bounds[1:] > bounds[:-1]
+    best = np.maximum.reduceat((queries @ windows.T)[:, order], bounds[:-1][has], axis=1)
+    scores[:, has] = np.maximum(scores[:, has], best)
+    return scores
+
+
 class Bm25Scorer:
     def __init__(self, embedder: Embedder, texts: list[str]) -> None:
         self.postings: dict[int, list[tuple[int, float]]] = defaultdict(list)
