@@ -15,7 +15,7 @@ from assistant.prompts import STARTERS
 from assistant.tools import Card, SourceBook, ToolResult
 from pages.addresses import paper_path
 from pages.base import md_escape
-from scholarloom.history import LocalFiles, make_history_layer
+from scholarloom.history import LocalFiles, make_history_layer, resumed_history
 from scholarloom.runtime import client_address, current
 
 STEP_OUTPUT_CHARS = 1_500
@@ -201,8 +201,9 @@ def _sources() -> SourceBook:
 
 
 async def _remember(history: list[dict], sources: SourceBook, ui: ChainlitTurnUI, asked: str | None = None) -> None:
-    """Keep the turn for the next one, and on the answer's step for a resumed thread (`asked`: the request a
-    card's button made, which has no message of its own)."""
+    """Keep the turn for the next one, and on the answer's step for a resumed thread, with what was asked (a
+    card's button has no message of its own, and Chainlit stores a user's message in a background task that can
+    land after the answer, or not before the thread is reopened)."""
     cl.user_session.set("history", history)
     cl.user_session.set("sources", {pid: list(entry) for pid, entry in sources.entries.items()})
     if ui.cards:  # what the conversation is now about, for follow-ups that say "she" or "it"
@@ -251,7 +252,7 @@ async def on_message(message: cl.Message) -> None:
     try:
         await runtime.agent.turn(deps, recent, message.content, ui)
     finally:  # even a turn that broke leaves what it showed in the thread
-        await _remember(recent, sources, ui)
+        await _remember(recent, sources, ui, message.content)
 
 
 async def _card_action(action: cl.Action) -> None:
@@ -280,22 +281,7 @@ for _name in CARD_ACTIONS:
 async def on_chat_resume(thread: dict) -> None:
     """Reopening a thread: the agent gets the conversation back (questions, answers and the tool results they
     rested on), the same source numbers and the same paper scope."""
-    history: list[dict] = []
-    last: dict = {}
-    for step in thread.get("steps") or []:
-        if step.get("type") == "user_message":
-            history.append({"role": "user", "content": step.get("output") or ""})
-        elif step.get("type") == "assistant_message":
-            meta = step.get("metadata") or {}
-            if isinstance(meta, str):
-                meta = json.loads(meta or "{}")
-            if not meta.get("asked") and not history:
-                continue  # a greeting before the first question
-            turn = meta.get("turn") if isinstance(meta.get("turn"), list) else []
-            if isinstance(meta.get("asked"), str):
-                history.append({"role": "user", "content": meta["asked"]})
-            history += [*turn, {"role": "assistant", "content": step.get("output") or ""}]
-            last = meta or last
+    history, last = resumed_history(thread.get("steps") or [])
     cl.user_session.set("history", history)
     if isinstance(last.get("sources"), dict):
         cl.user_session.set("sources", last["sources"])

@@ -111,6 +111,39 @@ feedbacks = Table(
 )
 
 
+def resumed_history(steps: list[dict]) -> tuple[list[dict], dict]:
+    """The conversation a thread's steps hold, for the agent, and the last answer's metadata. A question is
+    taken from its answer's metadata when there (so one whose own step was never stored is not lost), else from
+    its message step (threads stored before answers named their question); a question left without an answer
+    stays in."""
+    history: list[dict] = []
+    last: dict = {}
+    waiting: str | None = None  # the latest question not yet answered
+    for step in steps:
+        if step.get("type") == "user_message":
+            if waiting is not None:
+                history.append({"role": "user", "content": waiting})
+            waiting = step.get("output") or ""
+        elif step.get("type") == "assistant_message":
+            meta = step.get("metadata") or {}
+            if isinstance(meta, str):
+                meta = json.loads(meta or "{}")
+            asked = meta.get("asked") if isinstance(meta.get("asked"), str) else None
+            if waiting is not None and waiting.strip() != (asked or "").strip():
+                history.append({"role": "user", "content": waiting})
+            waiting = None
+            if asked is None and not history:
+                continue  # a greeting before the first question
+            if asked is not None:
+                history.append({"role": "user", "content": asked})
+            turn = meta.get("turn") if isinstance(meta.get("turn"), list) else []
+            history += [*turn, {"role": "assistant", "content": step.get("output") or ""}]
+            last = meta or last
+    if waiting is not None:
+        history.append({"role": "user", "content": waiting})
+    return history, last
+
+
 def create_history_tables(engine: Engine) -> None:
     metadata.create_all(engine)
 

@@ -60,6 +60,9 @@ async def test_history_survives_and_a_resumed_thread_keeps_its_context(server, s
     assert thread["userIdentifier"] == "alice" and thread["name"] == "How do I add logging after training?"
     kinds = [s["type"] for s in thread["steps"]]
     assert "user_message" in kinds and "tool" in kinds and "assistant_message" in kinds
+    (done,) = [s for s in thread["steps"] if s["type"] == "assistant_message"]
+    done_meta = done["metadata"] if isinstance(done["metadata"], dict) else json.loads(done["metadata"])
+    assert done_meta["asked"] == "How do I add logging after training?"  # resume does not need the question's step
     (card,) = [e for e in thread["elements"] if e["name"] == "ScholarCard"]
     props = card["props"] if isinstance(card["props"], dict) else json.loads(card["props"])
     assert props["id"] == FLOR and props["path"].startswith("/papers/2006.07357") and props["number"] == 1
@@ -274,3 +277,48 @@ async def test_thread_metadata_never_holds_the_conversation(tmp_path):
     assert layer.failures == []
     await layer.engine.dispose()
     engine.dispose()
+
+
+def test_a_resumed_thread_keeps_a_question_whose_own_step_was_never_stored():
+    """Chainlit stores a user's message in a background task that can land after the answer (CI saw it) or not
+    before the thread is reopened; the answer's metadata names its question, so resume does not depend on it."""
+    from scholarloom.history import resumed_history
+
+    def user(text):
+        return {"type": "user_message", "output": text}
+
+    def answer(text, **meta):
+        return {"type": "assistant_message", "output": text, "metadata": json.dumps(meta)}
+
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "Flor [1]"}
+    asked = "How do I add logging after training?"
+    expected = [{"role": "user", "content": asked}, call, result, {"role": "assistant", "content": "Flor replays."}]
+
+    # The question's step missing, present (once, not twice), and a thread stored before answers named it.
+    assert resumed_history([answer("Flor replays.", asked=asked, turn=[call, result])])[0] == expected
+    both = [user(asked), answer("Flor replays.", asked=asked, turn=[call, result])]
+    assert resumed_history(both)[0] == expected
+    assert resumed_history([user(asked), answer("Flor replays.", turn=[call, result])])[0] == expected
+
+    # A greeting before the first question is left out; a card's request (no message) comes from its metadata; a
+    # question that never got an answer stays, wherever it is; the last answer's metadata is returned.
+    history, last = resumed_history(
+        [
+            answer("Hello!"),
+            user("first, unanswered"),
+            user("second"),
+            answer("Two.", asked="second", sources={"2006.07357": [1]}),
+            answer("Cited by none.", asked="What cites it?", paper="2006.07357"),
+            user("third, unanswered"),
+        ]
+    )
+    assert [(m["role"], m["content"]) for m in history] == [
+        ("user", "first, unanswered"),
+        ("user", "second"),
+        ("assistant", "Two."),
+        ("user", "What cites it?"),
+        ("assistant", "Cited by none."),
+        ("user", "third, unanswered"),
+    ]
+    assert last == {"asked": "What cites it?", "paper": "2006.07357"}
