@@ -127,7 +127,11 @@ def resumed_history(steps: list[dict]) -> tuple[list[dict], dict]:
         elif step.get("type") == "assistant_message":
             meta = step.get("metadata") or {}
             if isinstance(meta, str):
-                meta = json.loads(meta or "{}")
+                try:
+                    meta = json.loads(meta or "{}")
+                except ValueError:
+                    meta = {}
+            meta = meta if isinstance(meta, dict) else {}
             asked = meta.get("asked") if isinstance(meta.get("asked"), str) else None
             if waiting is not None and waiting.strip() != (asked or "").strip():
                 history.append({"role": "user", "content": waiting})

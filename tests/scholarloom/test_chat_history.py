@@ -322,3 +322,7 @@ def test_a_resumed_thread_keeps_a_question_whose_own_step_was_never_stored():
         ("user", "third, unanswered"),
     ]
     assert last == {"asked": "What cites it?", "paper": "2006.07357"}
+    # Metadata that is not an object (Chainlit writes "null" for none) reads as none.
+    broken = [user("q"), {"type": "assistant_message", "output": "a", "metadata": "null"}, answer("b", asked="{")]
+    assert [m["content"] for m in resumed_history(broken)[0]] == ["q", "a", "{", "b"]
+    assert resumed_history([user("q"), {"type": "assistant_message", "output": "a", "metadata": "{oops"}])[1] == {}
