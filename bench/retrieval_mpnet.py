@@ -24,6 +24,7 @@ import argparse
 import json
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -52,10 +53,13 @@ def embed(args: argparse.Namespace) -> None:
     torch.set_num_threads(2)
     tokenizer = AutoTokenizer.from_pretrained(args.weights)
     model = AutoModel.from_pretrained(args.weights).eval()
+
     # Read directly: the product's packages are not installed in the scratch virtualenv.
-    lines = lambda name: [json.loads(x) for x in (args.beir_dir / name).read_text(encoding="utf-8").splitlines() if x]  # noqa: E731
-    corpus = lines("corpus.jsonl")
-    queries = {row["_id"]: row["text"] for row in lines("queries.jsonl")}
+    def rows(name: str) -> list[dict]:
+        return [json.loads(x) for x in (args.beir_dir / name).read_text(encoding="utf-8").splitlines() if x]
+
+    corpus = rows("corpus.jsonl")
+    queries = {row["_id"]: row["text"] for row in rows("queries.jsonl")}
     judged = {
         line.split("\t")[0]
         for split in ("train", "test")
@@ -90,6 +94,7 @@ def embed(args: argparse.Namespace) -> None:
 def score(args: argparse.Namespace) -> None:
     from bench.retrieval_variants import Bm25Scorer, _head, paper_scores, ranked, top, windows_of
     from retrieval.embeddings import Embedder
+    from retrieval.fusion import by_max
     from scholarloom.benchmarks import evaluate, read_beir
 
     if args.models is None:
@@ -109,13 +114,12 @@ def score(args: argparse.Namespace) -> None:
     def ndcg(split: str, weights: tuple[float, float, float]) -> float:
         run = {}
         for q in qrels[split]:
-            sides = [top(m[qpos[q]], 100) for m in (minilm, mpnet, sparse)]
-            highs = [max(max(side.values()), 1e-9) for side in sides]
-            keys = set().union(*(side.keys() for w, side in zip(weights, sides, strict=True) if w))
-            fused = {
-                k: sum(w * max(side.get(k, 0.0), 0.0) / h for w, side, h in zip(weights, sides, highs, strict=True))
-                for k in keys
-            }
+            fused: dict[int, float] = defaultdict(float)
+            for w, scores in zip(weights, (minilm, mpnet, sparse), strict=True):
+                if not w:
+                    continue
+                for k, value in by_max(top(scores[qpos[q]], 100)).items():
+                    fused[k] += w * value  # each side over its best, as retrieval.fusion does for two
             run[q] = ranked(fused, doc_ids)
         return evaluate(run, qrels[split]).ndcg10
 

@@ -35,6 +35,7 @@ from bench.retrieval_variants import (
     windows_of,
 )
 from retrieval.embeddings import Embedder
+from retrieval.fusion import FusionParams, fuse
 from scholarloom.benchmarks import evaluate, read_beir
 
 _PARENTHESIS = re.compile(r"\(([^()\s;,]{2,10})\)")
@@ -92,11 +93,7 @@ def main() -> None:
     def ndcg(dense: np.ndarray, lexical: np.ndarray, subset: list[str] | None = None) -> float:
         run = {}
         for q in subset or train:
-            d, s = top(dense[qpos[q]], 100), top(lexical[qpos[q]], 100)
-            d_max, s_max = max(d.values()), max(s.values()) or 1.0
-            fused = {
-                k: 0.7 * max(d.get(k, 0.0), 0.0) / d_max + 0.3 * s.get(k, 0.0) / s_max for k in d.keys() | s.keys()
-            }
+            fused = fuse(top(dense[qpos[q]], 100), top(lexical[qpos[q]], 100), FusionParams())  # the product's
             run[q] = ranked(fused, doc_ids)
         return evaluate(run, {q: qrels["train"][q] for q in run}).ndcg10
 
