@@ -2,41 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from dataclasses import dataclass, field
-from typing import Protocol
 
 from assistant.citations import StreamGuard, link_citations, sources_footer
 from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
+from common.retry import Retrier
 from assistant.prompts import system_prompt
 from assistant.retrieval_only import answer_without_llm
-from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool, tool_schema
+from assistant.tools import TOOLS, Card, ToolDeps, tool_schema
+from assistant.turn import TurnOutcome, TurnUI, run_tool
 
 log = logging.getLogger(__name__)
 TOOL_OUTPUT_CHARS = 12_000  # what one tool result may add to the model's context
 HISTORY_TOOL_CHARS = 2_000  # what one tool result keeps in the history later turns see
-
-
-class TurnUI(Protocol):
-    """Where a turn shows itself: the Chainlit handler in the app, a recorder in tests."""
-
-    async def tool_started(self, name: str, arguments: dict) -> object: ...
-    async def tool_finished(self, handle: object, result: ToolResult) -> None: ...
-    async def stream(self, text: str) -> None: ...
-    async def finish(self, answer: str, cards: list[Card]) -> None: ...
-
-
-@dataclass
-class TurnOutcome:
-    answer: str
-    cards: list[Card] = field(default_factory=list)
-    cited: list[int] = field(default_factory=list)
-    tool_calls: int = 0
-    error: str | None = None
-    # The turn's tool calls and (shortened) results, so a follow-up question sees what was found, not only
-    # what was said ("who else did she write with?" needs the researcher id the last turn looked up).
-    exchange: list[dict] = field(default_factory=list)
 
 
 def recent_history(history: list[dict], keep: int) -> list[dict]:
@@ -50,22 +28,11 @@ def recent_history(history: list[dict], keep: int) -> list[dict]:
     return history[start:]
 
 
-async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> ToolResult:
-    handle = await ui.tool_started(name, arguments)
-    tool = TOOLS_BY_NAME.get(name)
-    if tool is None:
-        result = ToolResult(f"Error: there is no tool named {name[:60]!r}; use one of {', '.join(TOOLS_BY_NAME)}.")
-    else:
-        # Tools are synchronous (database and index calls); keep the event loop free for other sessions.
-        result = await asyncio.to_thread(call_tool, tool, deps, arguments)
-    await ui.tool_finished(handle, result)
-    return result
-
-
 class Agent:
-    def __init__(self, llm: LLMConfig | None, max_tool_rounds: int = 4) -> None:
+    def __init__(self, llm: LLMConfig | None, max_tool_rounds: int = 4, retrier: Retrier | None = None) -> None:
         self.llm = llm
         self.max_tool_rounds = max_tool_rounds
+        self.retrier = retrier  # None: the LLM client's own policy
         self.schemas = [tool_schema(t) for t in TOOLS]
 
     async def turn(self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI) -> TurnOutcome:
@@ -92,7 +59,7 @@ class Agent:
                 tools = self.schemas if round_number < self.max_tool_rounds else []
                 completion = Completion()
                 guard = StreamGuard()
-                async for item in stream_completion(self.llm, messages, tools):
+                async for item in stream_completion(self.llm, messages, tools, self.retrier):
                     if isinstance(item, Completion):
                         completion = item
                     elif shown := guard.feed(item):

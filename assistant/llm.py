@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-RETRIES = 2
-MAX_RETRY_WAIT = 20.0  # a provider asking for a longer pause gets a clear message instead of a stalled chat
+from common.retry import GaveUp, Retrier
+
+
+def llm_retrier(**clock) -> Retrier:
+    """Two more tries at most, 0.5-8 s apart; a provider asking for a pause over 20 s gets a clear message instead
+    of a stalled chat. `clock` takes `sleep`, `async_sleep` and `jitter` (tests record instead of sleeping)."""
+    return Retrier(retries=2, base=0.5, cap=8.0, max_wait=20.0, asked_spread=0.1, **clock)
 
 
 class LLMError(RuntimeError):
@@ -68,53 +71,55 @@ def _retryable(litellm) -> tuple[type[Exception], ...]:
     )
 
 
-def retry_wait(exc: Exception, attempt: int) -> float | None:
-    """Seconds before the next try: the provider's Retry-After when it sent one (None when that is longer than we
-    are willing to keep a user waiting), else exponential back-off with jitter."""
+def asked_pause(exc: BaseException) -> float | None:
+    """The provider's Retry-After, in seconds, when it sent one."""
     headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
-    asked = None
     try:
-        asked = float((headers or {}).get("retry-after", ""))
+        return float((headers or {}).get("retry-after", ""))
     except (TypeError, ValueError):
-        asked = None
-    if asked is not None:
-        return asked * (1 + 0.1 * random.random()) if asked <= MAX_RETRY_WAIT else None
-    return min(8.0, 0.5 * 2**attempt) * (0.5 + random.random())
+        return None
 
 
-async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict]):
-    litellm = _litellm()
+def _retry_on(litellm):
     retryable = _retryable(litellm)
-    for attempt in range(RETRIES + 1):
-        try:
-            return await litellm.acompletion(
-                model=config.model,
-                messages=messages,
-                tools=tools or None,
-                stream=True,
-                api_base=config.api_base,
-                api_key=config.api_key,
-                timeout=config.timeout,
-                max_tokens=config.max_tokens,
-                max_retries=0,  # retries are ours (bounded, with jitter), not the SDK's on top of them
-            )
-        except retryable as exc:
-            wait = retry_wait(exc, attempt)
-            if attempt == RETRIES or wait is None:
-                raise LLMError(
-                    f"the language model is unavailable ({type(exc).__name__}); please try again shortly"
-                ) from exc
-            await asyncio.sleep(wait)
-        except Exception as exc:  # authentication, bad request, unknown model...: retrying will not help
-            raise LLMError(f"the language model refused the request ({type(exc).__name__})") from exc
-    raise AssertionError("unreachable")
+    return lambda exc: (asked_pause(exc) or True) if isinstance(exc, retryable) else False
+
+
+def _llm_error(exc: BaseException) -> LLMError:
+    if isinstance(exc, GaveUp):
+        cause = exc.__cause__ or exc
+        return LLMError(f"the language model is unavailable ({type(cause).__name__}); please try again shortly")
+    # authentication, bad request, unknown model...: retrying will not help
+    return LLMError(f"the language model refused the request ({type(exc).__name__})")
+
+
+async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict], retrier: Retrier):
+    litellm = _litellm()
+
+    async def attempt():
+        return await litellm.acompletion(
+            model=config.model,
+            messages=messages,
+            tools=tools or None,
+            stream=True,
+            api_base=config.api_base,
+            api_key=config.api_key,
+            timeout=config.timeout,
+            max_tokens=config.max_tokens,
+            max_retries=0,  # retries are ours (bounded, with jitter), not the SDK's on top of them
+        )
+
+    try:
+        return await retrier.call_async(attempt, _retry_on(litellm))
+    except Exception as exc:
+        raise _llm_error(exc) from exc
 
 
 async def stream_completion(
-    config: LLMConfig, messages: list[dict], tools: list[dict]
+    config: LLMConfig, messages: list[dict], tools: list[dict], retrier: Retrier | None = None
 ) -> AsyncIterator[str | Completion]:
     """Yields text deltas as they arrive, then the whole Completion (text and assembled tool calls)."""
-    stream = await _open_stream(config, messages, tools)
+    stream = await _open_stream(config, messages, tools, retrier or llm_retrier())
     done = Completion()
     calls: dict[int, ToolCall] = {}
     try:
@@ -143,31 +148,30 @@ async def stream_completion(
     yield done
 
 
-def complete(config: LLMConfig, messages: list[dict], json_object: bool = False) -> str:
+def complete(
+    config: LLMConfig, messages: list[dict], json_object: bool = False, retrier: Retrier | None = None
+) -> str:
     """One whole (not streamed) answer, with the same bounded retries as the chat; for batch jobs."""
-    import time
-
     litellm = _litellm()
-    retryable = _retryable(litellm)
     extra = {"response_format": {"type": "json_object"}} if json_object else {}
-    for attempt in range(RETRIES + 1):
-        try:
-            response = litellm.completion(
-                model=config.model,
-                messages=messages,
-                api_base=config.api_base,
-                api_key=config.api_key,
-                timeout=config.timeout,
-                max_tokens=config.max_tokens,
-                max_retries=0,
-                **extra,
-            )
-            return response.choices[0].message.content or ""
-        except retryable as exc:
-            wait = retry_wait(exc, attempt)
-            if attempt == RETRIES or wait is None:
-                raise LLMError(f"the language model is unavailable ({type(exc).__name__})") from exc
-            time.sleep(wait)
-        except Exception as exc:
-            raise LLMError(f"the language model refused the request ({type(exc).__name__}: {str(exc)[:200]})") from exc
-    raise AssertionError("unreachable")
+
+    def attempt() -> str:
+        response = litellm.completion(
+            model=config.model,
+            messages=messages,
+            api_base=config.api_base,
+            api_key=config.api_key,
+            timeout=config.timeout,
+            max_tokens=config.max_tokens,
+            max_retries=0,
+            **extra,
+        )
+        return response.choices[0].message.content or ""
+
+    try:
+        return (retrier or llm_retrier()).call(attempt, _retry_on(litellm))
+    except Exception as exc:
+        error = _llm_error(exc)
+        if not isinstance(exc, GaveUp):  # batch jobs log the provider's words (never a key: litellm redacts)
+            error = LLMError(f"{error} ({str(exc)[:200]})")
+        raise error from exc

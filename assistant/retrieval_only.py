@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+from assistant.citations import link_citations
 from assistant.tools import ToolDeps
-from assistant.tools.base import unavailable
+from assistant.tools.base import ProfileSummary, unavailable
+from assistant.turn import TurnOutcome, TurnUI, run_tool
+from pages.addresses import institution_path, researcher_path
 from pages.base import md_escape
+from pages.people import ResearcherPage
 from retrieval.search import clean_query
-
-if TYPE_CHECKING:  # pragma: no cover
-    from assistant.agent import TurnOutcome, TurnUI
+from retrieval.upsert import normalise_name
 
 NOTICE = (
     "_Retrieval-only mode: no language model is configured, so these are the papers and sentences that best "
@@ -42,15 +43,14 @@ def _only_about(query: str, span: str) -> bool:
 _ARXIV_ID = re.compile(r"\b(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7})\b")
 
 
-async def answer_without_llm(deps: ToolDeps, question: str, ui: "TurnUI") -> "TurnOutcome":
-    from assistant.agent import TurnOutcome, run_tool
-
+async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI) -> TurnOutcome:
     query = clean_query(question)
     mentioned = _ARXIV_ID.search(query)
     if mentioned:
         result = await run_tool(ui, deps, "get_paper", {"paper_id": mentioned.group(1)})
         if not result.failed:
-            answer = f"{NOTICE}\n\n{result.output}"
+            (card,) = result.cards
+            answer = f"{NOTICE}\n\nPaper [{card.number}]:\n\n{result.data.to_markdown()}"
             await ui.finish(answer, result.cards)
             return TurnOutcome(answer, result.cards, [c.number for c in result.cards if c.number], 1)
     follow_up = await _follow_up(deps, query, ui)
@@ -86,30 +86,27 @@ _CITES = re.compile(r"\b(cit(?:e|es|ed|ing|ation|ations)|follow(?:ed|s)? (?:up|o
 _REFERENCES = re.compile(r"\b(reference\w*|build[s]? on|based on|prior work)\b", re.I)
 
 
-async def _follow_up(deps: ToolDeps, query: str, ui: "TurnUI") -> "TurnOutcome | None":
+async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI) -> TurnOutcome | None:
     """A follow-up that names no one ("who else did she write with?", "what cites it?") is about what the last
     answer showed: its first researcher card for a person, its first paper card for a thing."""
-    from assistant.agent import TurnOutcome, run_tool
-
     person = next((c for c in deps.focus if c.kind == "researcher"), None)
     paper = next((c for c in deps.focus if c.kind == "paper"), None)
     if person is not None and _PERSON.search(query):
         if _WROTE_WITH.search(query):
             result = await run_tool(ui, deps, "get_researcher", {"researcher_id": int(person.id)})
-            if result.failed:
+            if result.failed or not isinstance(result.data, ResearcherPage):
                 return None
-            section = (
-                result.output.split("## Co-authors", 1)[1].split("\n## ", 1)[0].strip()
-                if ("## Co-authors" in result.output)
-                else "No co-authors are known in this archive."
-            )
+            section = [
+                f"- [{md_escape(c.label)}]({c.href}): {c.count} shared paper{'s' if c.count != 1 else ''}"
+                for c in result.data.coauthors
+            ] or ["No co-authors are known in this archive."]
             lines = [NOTICE, "", f"Co-authors of **[{md_escape(person.title)}]({person.path})** in this archive:", "",
-                     section]  # fmt: skip
+                     *section]  # fmt: skip
         else:
             result = await run_tool(ui, deps, "summarize_researcher", {"researcher_id": int(person.id)})
-            if result.failed:
+            if result.failed or not isinstance(result.data, ProfileSummary):
                 return None
-            lines = [NOTICE, "", result.output.split("\n", 1)[0].split(": ", 1)[-1]]
+            lines = [NOTICE, "", md_escape(result.data.assembled)]
         answer = "\n".join(lines)
         await ui.finish(answer, result.cards)
         return TurnOutcome(answer, result.cards, [], 1)
@@ -118,8 +115,6 @@ async def _follow_up(deps: ToolDeps, query: str, ui: "TurnUI") -> "TurnOutcome |
         result = await run_tool(ui, deps, tool, {"paper_id": paper.id})
         if result.failed:
             return None
-        from assistant.citations import link_citations
-
         text, cited = link_citations(result.output, deps.sources.by_number())
         answer = f"{NOTICE}\n\n**{md_escape(paper.title)}**\n\n{text}"
         await ui.finish(answer, result.cards)
@@ -127,19 +122,14 @@ async def _follow_up(deps: ToolDeps, query: str, ui: "TurnUI") -> "TurnOutcome |
     return None
 
 
-async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: "TurnUI") -> "TurnOutcome | None":
+async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI) -> TurnOutcome | None:
     """A question naming a researcher (a known full name) or an institution (a name or acronym the resolver
     is sure of) is answered with that profile's summary assembled from the catalog."""
-    from assistant.agent import TurnOutcome, run_tool
-    from pages.addresses import institution_path, researcher_path
-    from retrieval.profiles import find_institution, find_researchers
-    from retrieval.upsert import normalise_name
-
     for span in _NAME.findall(query):
         if not _only_about(query, span):
             continue
         people = [
-            c for c in find_researchers(deps.catalog, span, limit=3) if c.researcher.name_key == normalise_name(span)
+            c for c in deps.library.find_researchers(span, limit=3) if c.researcher.name_key == normalise_name(span)
         ]
         if len(people) == 1:
             person = people[0].researcher
@@ -151,18 +141,17 @@ async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: "TurnUI") 
         for span in [*_NAME.findall(query), *_ACRONYM.findall(query)]:
             if not _only_about(query, span):
                 continue
-            hit = find_institution(deps.catalog, span, threshold=0.9)
-            if hit.institution is not None and hit.how in ("exact", "acronym"):
+            hit = deps.library.find_institution(span, threshold=0.9)
+            if hit.institution is not None and hit.how.certain:
                 break
-        if hit is None or hit.institution is None or hit.how not in ("exact", "acronym"):
+        if hit is None or hit.institution is None or not hit.how.certain:
             return None
         tool, arguments = "summarize_institution", {"institution": str(hit.institution.id)}
         profile = institution_path(hit.institution.id, hit.institution.name)
     result = await run_tool(ui, deps, tool, arguments)
-    if result.failed:
+    if result.failed or not isinstance(result.data, ProfileSummary):
         return None
-    head = result.output.split("\n", 1)[0].replace("Summary from the catalog (statistics and titles only): ", "")
-    lines = [NOTICE, "", head, ""]
+    lines = [NOTICE, "", md_escape(result.data.assembled), ""]
     paper_cards = [c for c in result.cards if c.kind == "paper"]
     for card in paper_cards:
         year = f" ({card.subtitle})" if card.subtitle else ""

@@ -8,7 +8,7 @@ import re
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, select
 
-from auth.models import Account, ExternalIdentity, SignInFailures
+from auth.models import Account, ExternalIdentity, SignInFailures, UsedNonce
 from auth.passwords import MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, hash_password, verify
 from auth.throttle import Throttle
 
@@ -22,9 +22,8 @@ class AccountError(ValueError):
 
 
 def create_tables(engine: Engine) -> None:
-    SQLModel.metadata.create_all(
-        engine, tables=[Account.__table__, ExternalIdentity.__table__, SignInFailures.__table__]
-    )
+    tables = [Account.__table__, ExternalIdentity.__table__, SignInFailures.__table__, UsedNonce.__table__]
+    SQLModel.metadata.create_all(engine, tables=tables)
 
 
 def add_user(engine: Engine, username: str, password: str, *, replace: bool = False) -> Account:

@@ -45,3 +45,12 @@ class SignInFailures(SQLModel, table=True):
     failures: int = 0
     blocked_until: float = 0.0  # seconds since the epoch
     updated: float = Field(default=0.0, index=True)
+
+
+class UsedNonce(SQLModel, table=True):
+    """One-time values already spent (the chat-paper intent cookie's), shared by every server process."""
+
+    __tablename__ = "used_nonces"
+
+    nonce: str = Field(primary_key=True, max_length=64)
+    used_at: float = Field(default=0.0, index=True)  # seconds since the epoch

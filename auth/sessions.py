@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextvars
+
 import jwt
 
 COOKIE = "access_token"  # Chainlit's auth cookie (split into access_token_0, _1... when long)
@@ -28,3 +30,10 @@ def signed_in_user(cookies: dict[str, str], secret: str) -> str | None:
         return None
     identifier = payload.get("identifier")
     return identifier if isinstance(identifier, str) and 0 < len(identifier) <= 200 else None
+
+
+# The user name of the signed-in user of the HTTP request being served (set by the app's middleware from the
+# verified session cookie); Chainlit's feedback routes do not tell the chat-history layer who is asking.
+request_user: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_user", default=None)
+# The address of the client whose request is being served (set by the app's middleware), for sign-in throttling.
+client_address: contextvars.ContextVar[str] = contextvars.ContextVar("client_address", default="unknown")

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/retrieval.py /path/to/scifact_beir [--split train --split test] [--work-dir DIR]
 
-The same command as `scholarloom bench retrieval` (all its options work); `scholarloom/benchmarks.py` says
+The same command as `scholarloom bench retrieval` (all its options work); `ingest/beir.py` says
 what runs. The data set is read where it lies (SciFact is licensed for non-commercial use and is not part
 of this repository).
 """

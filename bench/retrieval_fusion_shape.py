@@ -35,7 +35,8 @@ from retrieval_variants import (  # noqa: E402
 )
 
 from retrieval.embeddings import Embedder  # noqa: E402
-from scholarloom.benchmarks import evaluate, read_beir  # noqa: E402
+from ingest.beir import read_beir  # noqa: E402
+from retrieval.evaluation import evaluate  # noqa: E402
 
 
 def main() -> None:

@@ -95,7 +95,8 @@ def score(args: argparse.Namespace) -> None:
     from bench.retrieval_variants import Bm25Scorer, _head, paper_scores, ranked, top, windows_of
     from retrieval.embeddings import Embedder
     from retrieval.fusion import by_max
-    from scholarloom.benchmarks import evaluate, read_beir
+    from ingest.beir import read_beir
+    from retrieval.evaluation import evaluate
 
     if args.models is None:
         sys.exit("--models: the product's models folder")

@@ -36,7 +36,8 @@ from bench.retrieval_variants import (
 )
 from retrieval.embeddings import Embedder
 from retrieval.fusion import FusionParams, fuse
-from scholarloom.benchmarks import evaluate, read_beir
+from ingest.beir import read_beir
+from retrieval.evaluation import evaluate
 
 _PARENTHESIS = re.compile(r"\(([^()\s;,]{2,10})\)")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/]*[A-Za-z0-9]|[A-Za-z0-9]")

@@ -22,7 +22,7 @@ import numpy as np
 
 from bench.retrieval_variants import Bm25Scorer, _head, experiment_arguments, windows_of
 from retrieval.embeddings import Embedder
-from scholarloom.benchmarks import read_beir
+from ingest.beir import read_beir
 
 SETTINGS = [(3, 100, 200), (15, 50, 300), (63, 100, 500)]  # leaves, least rows per leaf, rounds
 DISCOUNT = 1 / np.log2(np.arange(2, 12))

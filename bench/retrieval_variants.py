@@ -28,7 +28,8 @@ from ingest.pipeline import Windowing, abstract_windows  # noqa: E402
 from retrieval.embeddings import BM25_AVG_LEN, Embedder  # noqa: E402
 from retrieval.fusion import FusionParams, fuse  # noqa: E402
 from retrieval.models import Paper  # noqa: E402
-from scholarloom.benchmarks import evaluate, read_beir  # noqa: E402
+from ingest.beir import read_beir  # noqa: E402
+from retrieval.evaluation import evaluate  # noqa: E402
 
 WINDOWS = [(80, False), (80, True), (128, True), (128, False), (256, True)]  # the product's choice first
 

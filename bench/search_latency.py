@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 from retrieval.embeddings import Embedded  # noqa: E402
 from retrieval.index import Filters, Index, IndexPoint  # noqa: E402
 from retrieval.passages import split_sentences  # noqa: E402
-from retrieval.store import ClientStore, EdgeStore  # noqa: E402
+from retrieval.store_client import ClientStore  # noqa: E402
+from retrieval.store_edge import EdgeStore  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 
 

@@ -27,6 +27,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from common.retry import GaveUp, Retrier
 from retrieval.records import whole_number
 
 log = logging.getLogger(__name__)
@@ -217,11 +218,12 @@ class PoliteClient:
     def _with_retries(self, method: str, url: str, headers, json) -> Response:
         host, _port = self.check_url(url)
         group, rules = self._settings_for(host)
+        retrier = Retrier(rules.retries, rules.backoff, cap=rules.max_wait, max_wait=rules.max_wait, jitter=self.jitter)
         attempt = 0
         while True:
             self._wait_turn(group, rules)
-            problem: str
-            wait: float | None = None
+            last: Response | None = None
+            asked: float | None = None
             try:
                 response = self._send(method, url, headers, json, rules)
             except httpx.TransportError as exc:
@@ -229,20 +231,20 @@ class PoliteClient:
             else:
                 if response.status not in RETRY_STATUSES:
                     return response
-                problem = f"status {response.status}"
-                wait = retry_after_seconds(response.headers.get("retry-after"))
-                if attempt >= rules.retries:
-                    return response
-            if attempt >= rules.retries:
-                raise FetchError(f"{method} {_short(url)} failed after {attempt + 1} attempts ({problem})")
-            if wait is None:
-                wait = min(rules.max_wait, rules.backoff * (2**attempt)) * (0.5 + self.jitter())
-            elif wait > rules.max_wait:
-                raise FetchError(
-                    f"{method} {_short(url)}: the service asks us to wait {wait:.0f} s (Retry-After), "
-                    f"more than the {rules.max_wait:.0f} s we allow; try again later",
-                    429,
-                )
+                problem, last = f"status {response.status}", response
+                asked = retry_after_seconds(response.headers.get("retry-after"))
+            try:
+                wait = retrier.next_wait(attempt, asked)
+            except GaveUp as gave_up:
+                if gave_up.asked is not None:
+                    raise FetchError(
+                        f"{method} {_short(url)}: the service asks us to wait {gave_up.asked:.0f} s (Retry-After), "
+                        f"more than the {rules.max_wait:.0f} s we allow; try again later",
+                        429,
+                    ) from None
+                if last is not None:
+                    return last  # the caller reports the status and the service's own words
+                raise FetchError(f"{method} {_short(url)} failed after {attempt + 1} attempts ({problem})") from None
             log.info("%s %s: %s; retrying in %.1f s", method, _short(url), problem, wait)
             self.sleep(wait)
             attempt += 1

@@ -17,7 +17,8 @@ from retrieval.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index, IndexPoint
 from retrieval.models import Paper
 from retrieval.passages import chunk_spans
 from retrieval.records import InstitutionRecord, PaperRecord, ResearcherRecord
-from retrieval.upsert import link_citations, refine_researchers, upsert_institution, upsert_paper, upsert_researcher
+from retrieval.identity import refine_researchers, upsert_researcher
+from retrieval.upsert import link_citations, upsert_institution, upsert_paper
 
 log = logging.getLogger(__name__)
 Record = PaperRecord | InstitutionRecord | ResearcherRecord

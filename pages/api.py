@@ -10,8 +10,6 @@ from pydantic import BaseModel, Field
 from pages.addresses import institution_path, paper_path, researcher_path
 from pages.people import institution_page, researcher_page
 from retrieval.index import Filters
-from retrieval.profiles import find_institution
-from retrieval.search import search
 
 
 class PaperOut(BaseModel):
@@ -90,8 +88,8 @@ def make_api(deps) -> APIRouter:
 
     @api.get("/papers/{paper_id:path}", response_model=PaperOut, responses={404: {"description": "Unknown paper"}})
     def get_paper(paper_id: str = Path(max_length=300)) -> PaperOut:
-        resolved = deps.catalog.resolve_paper_id(paper_id)
-        view = deps.catalog.paper_view(resolved) if resolved else None
+        resolved = deps.library.catalog.resolve_paper_id(paper_id)
+        view = deps.library.catalog.paper_view(resolved) if resolved else None
         if view is None:
             raise HTTPException(404, "no such paper in this archive")
         p = view.paper
@@ -103,7 +101,7 @@ def make_api(deps) -> APIRouter:
 
     @api.get("/researchers/{researcher_id}", response_model=ResearcherOut, responses={404: {"description": "Unknown"}})
     def get_researcher(researcher_id: int = Path(ge=1, le=2**62)) -> ResearcherOut:
-        page = researcher_page(deps.catalog, researcher_id)
+        page = researcher_page(deps.library.catalog, researcher_id)
         if page is None:
             raise HTTPException(404, "no such researcher")
         return ResearcherOut(
@@ -115,8 +113,8 @@ def make_api(deps) -> APIRouter:
 
     @api.get("/institutions/{institution}", response_model=InstitutionOut, responses={404: {"description": "Unknown"}})
     def get_institution(institution: str = Path(max_length=300, description="Id, ROR id, name or acronym")):
-        found = find_institution(deps.catalog, institution)
-        page = institution_page(deps.catalog, found.institution.id) if found.institution else None
+        found = deps.library.find_institution(institution)
+        page = institution_page(deps.library.catalog, found.institution.id) if found.institution else None
         if page is None:
             raise HTTPException(404, "no such institution")
         return InstitutionOut(
@@ -137,7 +135,7 @@ def make_api(deps) -> APIRouter:
         filters = Filters(
             categories=(category,) if category else (), published_from=published_after, published_to=published_before
         )
-        result = search(deps.catalog, deps.index, deps.embedder, q, filters, limit=limit, sentences=1)
+        result = deps.library.search(q, filters, limit=limit, sentences=1)
         hits = [
             SearchHitOut(
                 id=h.paper.id,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from sqlalchemy import func
@@ -12,6 +11,7 @@ from pages.addresses import institution_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
 from retrieval.catalog import Catalog
 from retrieval.models import Authorship, Institution, Researcher
+from retrieval.paging import Pages
 from retrieval.upsert import normalise_name
 
 PER_PAGE = 50
@@ -72,8 +72,7 @@ def list_page(catalog: Catalog, kind: str, page: int = 1, query: str = "") -> Li
         statement = statement.where(*(field.contains(w) for w in words))
     with catalog.session() as session:
         total = session.exec(select(func.count()).select_from(statement.subquery())).one()
-        pages = max(1, math.ceil(total / PER_PAGE))
-        page = min(max(1, page), pages)
-        rows = session.exec(statement.order_by(papers.desc(), model.name).offset((page - 1) * PER_PAGE).limit(PER_PAGE))
+        at = Pages.of(total, page, PER_PAGE)
+        rows = session.exec(statement.order_by(papers.desc(), model.name).offset(at.offset).limit(PER_PAGE))
         items = [ListItem(name, path_of(i, name), n) for i, name, n in rows]
-    return ListPage(kind, f"/{kind}", items, total, page, pages, query)
+    return ListPage(kind, f"/{kind}", items, total, at.page, at.pages, query)

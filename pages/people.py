@@ -8,7 +8,9 @@ from urllib.parse import quote
 from pages.addresses import external, institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
 from retrieval.catalog import Catalog
-from retrieval.profiles import PER_PAGE, institution_profile, researcher_profile
+from retrieval.institutions import institution_profile
+from retrieval.paging import PER_PAGE
+from retrieval.researchers import researcher_profile
 
 MATCHING_NOTE = (
     "Papers are linked to researchers by OpenAlex, ORCID and Semantic Scholar ids first, then by name with "
@@ -283,7 +285,7 @@ class FollowingPage:
 
 
 def following_page(catalog: Catalog, researcher_ids: list[int], feed_key: str) -> FollowingPage:
-    from retrieval.profiles import newest_papers_of, paper_counts, researchers_by_ids
+    from retrieval.researchers import newest_papers_of, paper_counts, researchers_by_ids
 
     people = researchers_by_ids(catalog, researcher_ids)
     counts = paper_counts(catalog, list(people))

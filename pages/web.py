@@ -18,12 +18,12 @@ from pages.paper import paper_page
 from pages.people import MATCHING_NOTE, following_page, institution_page, researcher_page
 from pages.render import PAGE_CSP, Renderer
 from pages.search_page import build_search_page
-from retrieval.catalog import Catalog
-from retrieval.embeddings import Embedder
-from retrieval.index import Filters, Index
-from retrieval.profiles import find_institution, newest_papers_of
+from retrieval.affiliations import MatchedBy
+from retrieval.index import Filters
+from retrieval.researchers import newest_papers_of
+from retrieval.library import Library
 from retrieval.records import whole_number
-from retrieval.search import SearchResult, search
+from retrieval.search import SearchResult
 
 MARKDOWN = "text/markdown; charset=utf-8"
 XML = "application/xml; charset=utf-8"
@@ -31,9 +31,7 @@ XML = "application/xml; charset=utf-8"
 
 @dataclass(frozen=True)
 class PagesDeps:
-    catalog: Catalog
-    index: Index
-    embedder: Embedder
+    library: Library
     renderer: Renderer
     search_limit: int = 10
     viewer: Callable[[Request], str | None] = lambda _request: None  # the signed-in user, from the session
@@ -81,20 +79,19 @@ def _day(text: str):
         return None
 
 
-def _named_matches(catalog: Catalog, query: str) -> tuple[list, list]:
+def _named_matches(library: Library, query: str) -> tuple[list, list]:
     """Researchers whose name is the query, and the institution it names, shown above the papers."""
     from pages.addresses import institution_path, researcher_path
     from pages.search_page import NamedResult
-    from retrieval.profiles import find_researchers
 
     people = [
         NamedResult(c.researcher.name, researcher_path(c.researcher.id, c.researcher.name),
                     f"{c.paper_count} paper{'s' if c.paper_count != 1 else ''}" + (f", {c.fields[0][0]}" if c.fields else ""))
-        for c in find_researchers(catalog, query, limit=5)
+        for c in library.find_researchers(query, limit=5)
     ]  # fmt: skip
-    found = find_institution(catalog, query, threshold=0.9)
+    found = library.find_institution(query, threshold=0.9)
     places = []
-    if found.institution is not None and found.how in ("exact", "acronym", "ROR id", "OpenAlex id"):
+    if found.institution is not None and found.how.certain:
         i = found.institution
         places.append(
             NamedResult(i.name, institution_path(i.id, i.name), ", ".join(x for x in (i.city, i.country_name) if x))
@@ -108,8 +105,14 @@ def _positive(value: str | None) -> int:
 
 
 def make_router(deps: PagesDeps) -> APIRouter:
+    """Every page route, in the order they are matched."""
     router = APIRouter()
+    for add in (_home_and_papers, _lists_and_feeds, _people, _following, _search):
+        add(router, deps)
+    return router
 
+
+def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
     @router.get("/", response_class=HTMLResponse, include_in_schema=False)
     def home(request: Request) -> Response:
         base = deps.renderer.base_url
@@ -131,54 +134,41 @@ def make_router(deps: PagesDeps) -> APIRouter:
             json_ld=[website],
         )
         return HTMLResponse(
-            deps.renderer.html("home.html", meta, counts=deps.catalog.counts()), headers=_page_headers()
+            deps.renderer.html("home.html", meta, counts=deps.library.catalog.counts()), headers=_page_headers()
         )
 
     @router.get("/papers/{address:path}", include_in_schema=False)
     def paper(request: Request, address: str) -> Response:
         markdown_suffix = address.endswith(".md")
         parts = split_paper_address(address.removesuffix(".md"))
-        page = paper_page(deps.catalog, parts[0]) if parts else None
+        page = paper_page(deps.library.catalog, parts[0]) if parts else None
         if page is None:
             return not_found(request, deps, f"No paper with the address /papers/{address[:200]} in this archive.")
         if f"/papers/{address.removesuffix('.md')}" != page.path:
             return RedirectResponse(page.path + (".md" if markdown_suffix else ""), status_code=301)
         return respond(request, deps, page, "paper.html")
 
-    def profile(request: Request, address: str, kind: str, build, template: str, resolve=None, **context):
-        markdown_suffix = address.endswith(".md")
-        bare = address.removesuffix(".md")
-        leading = re.match(r"^(\d{1,12})(?:-|$)", bare)
-        number = int(leading.group(1)) if leading else resolve(bare) if resolve else None
-        page_number = _positive(request.query_params.get("page"))
-        category = (request.query_params.get("category") or "")[:40] or None
-        page = build(deps.catalog, number, page_number, category) if number is not None else None
-        if page is None:
-            return not_found(request, deps, f"No {kind} with the address /{kind}s/{address[:200]} in this archive.")
-        if f"/{kind}s/{bare}" != page.path:
-            query = f"?{request.url.query}" if request.url.query else ""
-            return RedirectResponse(page.path + (".md" if markdown_suffix else "") + query, status_code=301)
-        return respond(request, deps, page, template, **context)
 
+def _lists_and_feeds(router: APIRouter, deps: PagesDeps) -> None:
     @router.get("/researchers", include_in_schema=False)
     @router.get("/researchers.md", include_in_schema=False)
     def researchers(request: Request, q: str = Query("", max_length=200)) -> Response:
-        page = list_page(deps.catalog, "researchers", _positive(request.query_params.get("page")), q)
+        page = list_page(deps.library.catalog, "researchers", _positive(request.query_params.get("page")), q)
         return respond(request, deps, page, "list.html")
 
     @router.get("/institutions", include_in_schema=False)
     @router.get("/institutions.md", include_in_schema=False)
     def institutions(request: Request, q: str = Query("", max_length=200)) -> Response:
-        page = list_page(deps.catalog, "institutions", _positive(request.query_params.get("page")), q)
+        page = list_page(deps.library.catalog, "institutions", _positive(request.query_params.get("page")), q)
         return respond(request, deps, page, "list.html")
 
     @router.get("/sitemap.xml", include_in_schema=False)
     def sitemap_xml() -> Response:
-        return Response(sitemap(deps.catalog, deps.renderer.base_url), media_type=XML)
+        return Response(sitemap(deps.library.catalog, deps.renderer.base_url), media_type=XML)
 
     @router.get("/sitemaps/{name}", include_in_schema=False)
     def sitemap_part_xml(request: Request, name: str) -> Response:
-        body = sitemap_part(deps.catalog, deps.renderer.base_url, name)
+        body = sitemap_part(deps.library.catalog, deps.renderer.base_url, name)
         if body is None:
             return not_found(request, deps, f"No sitemap part {name[:100]}.")
         return Response(body, media_type=XML)
@@ -188,12 +178,29 @@ def make_router(deps: PagesDeps) -> APIRouter:
         category = name.removesuffix(".xml")
         if not name.endswith(".xml") or not re.fullmatch(r"[A-Za-z-]+(\.[A-Za-z-]+)?", category):
             return not_found(request, deps, f"No feed {name[:100]}.")
-        body = rss(deps.catalog, deps.renderer.base_url, None if category == "latest" else category)
+        body = rss(deps.library.catalog, deps.renderer.base_url, None if category == "latest" else category)
         return Response(body, media_type="application/rss+xml; charset=utf-8")
 
     @router.get("/llms.txt", include_in_schema=False)
     def llms() -> Response:
-        return PlainTextResponse(llms_txt(deps.catalog, deps.renderer.base_url), media_type=MARKDOWN)
+        return PlainTextResponse(llms_txt(deps.library.catalog, deps.renderer.base_url), media_type=MARKDOWN)
+
+
+def _people(router: APIRouter, deps: PagesDeps) -> None:
+    def profile(request: Request, address: str, kind: str, build, template: str, resolve=None, **context):
+        markdown_suffix = address.endswith(".md")
+        bare = address.removesuffix(".md")
+        leading = re.match(r"^(\d{1,12})(?:-|$)", bare)
+        number = int(leading.group(1)) if leading else resolve(bare) if resolve else None
+        page_number = _positive(request.query_params.get("page"))
+        category = (request.query_params.get("category") or "")[:40] or None
+        page = build(deps.library.catalog, number, page_number, category) if number is not None else None
+        if page is None:
+            return not_found(request, deps, f"No {kind} with the address /{kind}s/{address[:200]} in this archive.")
+        if f"/{kind}s/{bare}" != page.path:
+            query = f"?{request.url.query}" if request.url.query else ""
+            return RedirectResponse(page.path + (".md" if markdown_suffix else "") + query, status_code=301)
+        return respond(request, deps, page, template, **context)
 
     @router.get("/researchers/{address:path}", include_in_schema=False)
     def researcher(request: Request, address: str) -> Response:
@@ -205,6 +212,18 @@ def make_router(deps: PagesDeps) -> APIRouter:
             matching_note=MATCHING_NOTE, viewer=user, following=following,
         )  # fmt: skip
 
+    def institution_number(text: str) -> int | None:
+        found = deps.library.find_institution(text.replace("-", " ") if not text.startswith("0") else text)
+        return found.institution.id if found.institution is not None and found.how is not MatchedBy.WORDS else None
+
+    @router.get("/institutions/{address:path}", include_in_schema=False)
+    def institution(request: Request, address: str) -> Response:
+        return profile(request, address, "institution", institution_page, "institution.html", institution_number)
+
+
+def _following(router: APIRouter, deps: PagesDeps) -> None:
+    """Signed-in users follow researchers, and read what they published since (a page and a private feed)."""
+
     def same_origin(request: Request) -> bool:
         """A form post from our own pages: its Origin (or Referer) names this host."""
         from urllib.parse import urlsplit
@@ -215,7 +234,7 @@ def make_router(deps: PagesDeps) -> APIRouter:
     @router.post("/researchers/{researcher_id}/{action}", include_in_schema=False)
     def follow(request: Request, researcher_id: int, action: str) -> Response:
         user = deps.viewer(request)
-        page = researcher_page(deps.catalog, researcher_id) if 0 < researcher_id < 2**62 else None
+        page = researcher_page(deps.library.catalog, researcher_id) if 0 < researcher_id < 2**62 else None
         if action not in ("follow", "unfollow") or page is None:
             return not_found(request, deps, "No such researcher.")
         if user is None or deps.follows is None:
@@ -231,7 +250,7 @@ def make_router(deps: PagesDeps) -> APIRouter:
         user = deps.viewer(request)
         if user is None or deps.follows is None:
             return RedirectResponse("/chat/login", status_code=303)
-        page = following_page(deps.catalog, deps.follows.followed(user), deps.follows.feed_key(user))
+        page = following_page(deps.library.catalog, deps.follows.followed(user), deps.follows.feed_key(user))
         return respond(request, deps, page, "following.html")
 
     @router.get("/me/feed.xml", include_in_schema=False)
@@ -239,20 +258,14 @@ def make_router(deps: PagesDeps) -> APIRouter:
         user = deps.follows.user_for_key(key) if deps.follows else None
         if user is None:
             return PlainTextResponse("Unknown feed address.", status_code=404)
-        papers = newest_papers_of(deps.catalog, deps.follows.followed(user))
+        papers = newest_papers_of(deps.library.catalog, deps.follows.followed(user))
         base = deps.renderer.base_url
-        body = rss_of(deps.catalog, base, papers, "ScholarLoom: new papers by researchers you follow",
+        body = rss_of(deps.library.catalog, base, papers, "ScholarLoom: new papers by researchers you follow",
                       base + "/me/following", f"{base}/me/feed.xml")  # fmt: skip
         return Response(body, media_type="application/rss+xml; charset=utf-8", headers={"Cache-Control": "private"})
 
-    def institution_number(text: str) -> int | None:
-        found = find_institution(deps.catalog, text.replace("-", " ") if not text.startswith("0") else text)
-        return found.institution.id if found.institution is not None and found.how != "words" else None
 
-    @router.get("/institutions/{address:path}", include_in_schema=False)
-    def institution(request: Request, address: str) -> Response:
-        return profile(request, address, "institution", institution_page, "institution.html", institution_number)
-
+def _search(router: APIRouter, deps: PagesDeps) -> None:
     @router.get("/search", include_in_schema=False)
     def search_page(
         request: Request,
@@ -270,15 +283,13 @@ def make_router(deps: PagesDeps) -> APIRouter:
         if q.strip():
             filters = Filters(categories=(category,) if category else (), published_from=start, published_to=end)
             limit = deps.search_limit * page_number + 1
-            result = search(deps.catalog, deps.index, deps.embedder, q, filters, limit=limit, sentences=1)
+            result = deps.library.search(q, filters, limit=limit, sentences=1)
             if page_number == 1:
-                researchers, institutions = _named_matches(deps.catalog, q)
+                researchers, institutions = _named_matches(deps.library, q)
         else:  # the bare search page
             result = SearchResult("", [])
-        authors = deps.catalog.author_names([h.paper.id for h in result.hits])
+        authors = deps.library.catalog.author_names([h.paper.id for h in result.hits])
         page = build_search_page(
             result, authors, deps.search_limit, page_number, researchers=researchers, institutions=institutions, **extra
         )
         return respond(request, deps, page, "search.html", query=page.query)
-
-    return router

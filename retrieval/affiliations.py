@@ -22,117 +22,26 @@ The resolver:
 
 from __future__ import annotations
 
-import html
 import math
 import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 
-ABBREVIATIONS = {
-    "univ": "university", "uni": "university", "universite": "university", "universidad": "university",
-    "universitat": "university", "universita": "university", "universidade": "university",
-    "universiteit": "university", "universitet": "university", "universitaet": "university",
-    "universiti": "university", "univerzita": "university", "uniwersytet": "university",
-    "universitesi": "university", "universitatea": "university", "universitas": "university",
-    "univerzitet": "university", "universiteti": "university", "universitario": "university",
-    "universitaria": "university", "universitaire": "university", "universitats": "university",
-    "inst": "institute", "institut": "institute", "instituto": "institute", "istituto": "institute",
-    "institution": "institute", "natl": "national", "nat": "national", "nacional": "national",
-    "dept": "department", "dep": "department", "lab": "laboratory", "labs": "laboratory",
-    "laboratories": "laboratory", "tech": "technology", "technol": "technology", "technological": "technology",
-    "sci": "science", "sciences": "science", "coll": "college", "hosp": "hospital", "med": "medical",
-    "medicine": "medical", "res": "research", "ctr": "center", "cntr": "center", "centre": "center",
-    "cent": "center", "acad": "academy", "eng": "engineering", "engn": "engineering", "polytech": "polytechnic",
-    "politecnico": "polytechnic", "polytechnique": "polytechnic", "agric": "agricultural", "agr": "agricultural",
-    "agriculture": "agricultural", "int": "international", "intl": "international", "sch": "school",
-    "fac": "faculty", "fed": "federal", "gen": "general", "hlth": "health", "mem": "memorial",
-    "ecole": "school", "escuela": "school", "hopital": "hospital", "hospitalier": "hospital",
-    "klinikum": "hospital", "centro": "center", "centrum": "center", "zentrum": "center",
-    "st": "saint", "ste": "saint", "mt": "mount",
-}  # fmt: skip
-STOP_WORDS = frozenset(
-    "of the and at in for on de del della degli des di da do dos das du la le les et und fur y e a an "
-    "ltd inc co corp corporation gmbh llc plc ag sa srl bv kg limited company".split()
+from retrieval.affiliation_text import (
+    COUNTRY_ALIASES,
+    GENERIC,
+    KIND_WEIGHT,
+    KIND_WORDS,
+    MAX_PIECES,
+    US_STATES,
+    as_phrase,
+    deletions_of,
+    pieces,
+    trigrams_of,
+    words,
 )
-US_STATES = {
-    "al": "alabama", "ak": "alaska", "az": "arizona", "ar": "arkansas", "ca": "california", "co": "colorado",
-    "ct": "connecticut", "de": "delaware", "fl": "florida", "ga": "georgia", "hi": "hawaii", "id": "idaho",
-    "il": "illinois", "in": "indiana", "ia": "iowa", "ks": "kansas", "ky": "kentucky", "la": "louisiana",
-    "me": "maine", "md": "maryland", "ma": "massachusetts", "mi": "michigan", "mn": "minnesota",
-    "ms": "mississippi", "mo": "missouri", "mt": "montana", "ne": "nebraska", "nv": "nevada",
-    "nh": "new hampshire", "nj": "new jersey", "nm": "new mexico", "ny": "new york", "nc": "north carolina",
-    "nd": "north dakota", "oh": "ohio", "ok": "oklahoma", "or": "oregon", "pa": "pennsylvania",
-    "ri": "rhode island", "sc": "south carolina", "sd": "south dakota", "tn": "tennessee", "tx": "texas",
-    "ut": "utah", "vt": "vermont", "va": "virginia", "wa": "washington", "wv": "west virginia",
-    "wi": "wisconsin", "wy": "wyoming", "dc": "district of columbia",
-}  # fmt: skip
-COUNTRY_ALIASES = {
-    "usa": "US", "u s a": "US", "us": "US", "united states of america": "US", "united states": "US",
-    "uk": "GB", "u k": "GB", "united kingdom": "GB", "england": "GB", "scotland": "GB", "wales": "GB",
-    "great britain": "GB", "northern ireland": "GB", "prc": "CN", "p r china": "CN", "pr china": "CN",
-    "peoples republic of china": "CN", "china": "CN", "korea": "KR", "south korea": "KR",
-    "republic of korea": "KR", "russia": "RU", "russian federation": "RU", "iran": "IR", "taiwan": "TW",
-    "viet nam": "VN", "vietnam": "VN", "czech republic": "CZ", "eua": "US", "estados unidos": "US",
-    "etats unis": "US", "czechia": "CZ", "the netherlands": "NL",
-    "holland": "NL", "deutschland": "DE", "espana": "ES", "brasil": "BR", "italia": "IT", "turkiye": "TR",
-}  # fmt: skip
-# Words that say what kind of body a name is: rare or not, a name that has one and a string that lacks it
-# are different things ("Boston" is not "Boston University").
-KIND_WORDS = frozenset(
-    "university college institute school hospital center laboratory academy polytechnic clinic foundation "
-    "museum observatory society council agency ministry department faculty library".split()
-)
-KIND_WEIGHT = 2.0
-# Words that name a field or a part of a body rather than a body: a match needs more than these.
-GENERIC = KIND_WORDS | frozenset(
-    "health medical science technology research national international general public state federal "
-    "engineering education studies division unit group program graduate clinical physics chemistry biology "
-    "mathematics economics management business law nursing pharmacy dentistry surgery pathology "
-    "medical sciences new north south east west central".split()
-)
-MAX_PIECES = 3
-CANDIDATES = 60
-
-
-def _ascii(text: str) -> str:
-    text = unicodedata.normalize("NFKD", html.unescape(text))
-    return "".join(ch for ch in text if not unicodedata.combining(ch))
-
-
-def _unglue(text: str) -> str:
-    """'ManagementUniversity of CaliforniaBerkeley' -> 'Management University of California Berkeley'
-    (three lower-case letters before the capital, so 'HeFei' and 'McGill' stay whole)."""
-    text = re.sub(r"(?<=[a-z]{3})(?=[A-Z][a-z])", " ", text)
-    text = re.sub(r"(?<=[a-z]{3})(?=[A-Z]{2}\b)", " ", text)  # "BerkeleyCA 94720"
-    return re.sub(r"(?<=\d)(?=[A-Za-z]{2})|(?<=[A-Za-z]{2})(?=\d)", " ", text)  # "94720USA"
-
-
-def words(text: str) -> list[str]:
-    """Normalised content words of a name or a piece of an affiliation string, in order."""
-    lowered = _ascii(_unglue(text)).lower().replace("&", " and ")
-    lowered = re.sub(r"(\w)['\u2019]s\b", r"\1s", lowered)  # King's -> kings, as "Kings College" is written
-    raw = re.findall(r"[a-z0-9]+", lowered)
-    if len(raw) > 1 and raw[-1] == "u":  # "Ghent U.", "Boston U"
-        raw[-1] = "university"
-    out = []
-    for token in raw:
-        token = ABBREVIATIONS.get(token, token)
-        if token in STOP_WORDS or token.isdigit() or len(token) < 2:
-            continue
-        out.append(token)
-    return out
-
-
-def pieces(text: str) -> list[str]:
-    """An affiliation string cut where people separate its parts."""
-    text = _unglue(html.unescape(text))
-    return [p.strip() for p in re.split(r"[,;\n|]+|\s[-–]\s|\s{2,}", text) if p.strip()]
-
-
-def _phrase(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", _ascii(text).lower()))
 
 
 @dataclass(frozen=True)
@@ -149,22 +58,34 @@ class InstitutionNames:
     parents: tuple[str, ...] = ()
 
 
+class MatchedBy(StrEnum):
+    """How a text was matched to an institution; the value is what pages and tools print."""
+
+    ID = "id"
+    ROR = "ROR id"
+    OPENALEX = "OpenAlex id"
+    EXACT = "exact"  # a name, alias or translation, equal after normalising
+    ACRONYM = "acronym"
+    CONTAINS = "contains"  # the whole name, in order, inside a longer piece
+    WORDS = "words"  # words in common, weighted
+    AMBIGUOUS = "ambiguous"  # an acronym several institutions hold
+    LETTERS = "letters"  # only looks alike letter by letter (a "did you mean" candidate)
+    NOT_FOUND = "not found"
+    EMPTY = "empty"
+
+    @property
+    def certain(self) -> bool:
+        """An id, or a name or acronym that names this institution as such (not a guess from shared words)."""
+        return self in (MatchedBy.ID, MatchedBy.ROR, MatchedBy.OPENALEX, MatchedBy.EXACT, MatchedBy.ACRONYM)
+
+
 @dataclass(frozen=True)
 class Match:
     id: int | str
     name: str
     score: float
     matched: str  # the name, alias or acronym that matched
-    evidence: str  # "exact", "words", "acronym"
-
-
-def _trigrams(phrase: str) -> set[str]:
-    padded = f"  {phrase} "
-    return {padded[i : i + 3] for i in range(len(padded) - 2)} if phrase else set()
-
-
-def _deletes(token: str) -> set[str]:
-    return {token[:i] + token[i + 1 :] for i in range(len(token))}
+    evidence: MatchedBy
 
 
 @dataclass
@@ -190,7 +111,7 @@ class AffiliationResolver:
                         continue
                     tokens = frozenset(sequence)
                     self._names.append((number, sequence, tokens, label))
-                    self._literal.append(_phrase(variant))
+                    self._literal.append(as_phrase(variant))
                     self._display.append(label == inst.name)
                     self._stripped.append(variant != label)
                     self._exact[tokens].add(number)
@@ -201,7 +122,7 @@ class AffiliationResolver:
                 if acronym and len(acronym) >= 2:
                     self._acronyms[acronym.upper()].add(number)
             if inst.country_code and inst.country_name:
-                self._countries[_phrase(inst.country_name)] = inst.country_code.upper()
+                self._countries[as_phrase(inst.country_name)] = inst.country_code.upper()
         total = max(1, len(self.institutions))
         self._idf = {t: math.log(1 + total / df) for t, df in document_frequency.items()}
         for token in KIND_WORDS & self._idf.keys():
@@ -215,10 +136,10 @@ class AffiliationResolver:
         self._near: dict[str, set[str]] = defaultdict(set)  # one-edit neighbourhoods of longer words
         for token in self._idf:
             if len(token) >= 5:
-                for variant in _deletes(token) | {token}:
+                for variant in deletions_of(token) | {token}:
                     self._near[variant].add(token)
         self._countries.update(COUNTRY_ALIASES)
-        self._cities = {_phrase(i.city) for i in self.institutions if i.city}
+        self._cities = {as_phrase(i.city) for i in self.institutions if i.city}
         self._by_id = {i.id: i for i in self.institutions}
         self._initials = [
             "".join(w[0] for w in words(re.sub(r"\s*\([^)]*\)\s*$", "", i.name))).upper() for i in self.institutions
@@ -254,8 +175,8 @@ class AffiliationResolver:
         if token in self._idf or len(token) < 5:
             return token
         missing = self._near.get(token, set())
-        extra = {d for d in _deletes(token) if d in self._idf}
-        changed = set().union(*(self._near.get(d, set()) for d in _deletes(token))) - missing - extra
+        extra = {d for d in deletions_of(token) if d in self._idf}
+        changed = set().union(*(self._near.get(d, set()) for d in deletions_of(token))) - missing - extra
         for found in (missing, extra, changed):
             if len(found) == 1:
                 return next(iter(found))
@@ -268,7 +189,7 @@ class AffiliationResolver:
         US state code next to a ZIP-like number."""
         found = set()
         for piece in pieces(text):
-            phrase = _phrase(piece)
+            phrase = as_phrase(piece)
             tail = phrase.split()
             for candidate in {phrase, " ".join(tail[-3:]), " ".join(tail[-2:]), tail[-1] if tail else ""}:
                 code = self._countries.get(candidate)
@@ -280,7 +201,7 @@ class AffiliationResolver:
         return found
 
     def _is_place(self, piece: str) -> bool:
-        phrase = _phrase(piece)
+        phrase = as_phrase(piece)
         return phrase in self._countries or phrase in US_STATES or phrase in US_STATES.values()
 
     # --- resolving ------------------------------------------------------------------------------
@@ -291,11 +212,11 @@ class AffiliationResolver:
             return []
         parts = pieces(text) or [text]
         countries = self.countries_in(text)
-        lowered = f" {_phrase(text)} "
+        lowered = f" {as_phrase(text)} "
         everything = self._weight(set(words(text))) or 1.0
         best: dict[int, Match] = {}
 
-        def offer(number: int, score: float, matched: str, evidence: str, covered: float) -> None:
+        def offer(number: int, score: float, matched: str, evidence: MatchedBy, covered: float) -> None:
             inst = self.institutions[number]
             code = (inst.country_code or "").upper()
             if countries and code and code not in countries:
@@ -303,7 +224,7 @@ class AffiliationResolver:
             # Of two names that fit as well, the one that accounts for more of the string wins
             # ("University of California, Davis" over "University of California").
             score *= 0.94 + 0.06 * min(1.0, covered / everything)
-            if inst.city and len(inst.city) > 3 and f" {_phrase(inst.city)} " in lowered:
+            if inst.city and len(inst.city) > 3 and f" {as_phrase(inst.city)} " in lowered:
                 score += 0.01
             score = min(1.0, score)
             current = best.get(number)
@@ -317,7 +238,7 @@ class AffiliationResolver:
         for window in dict.fromkeys(windows):
             sequence = tuple(self._spelled(t) for t in words(window))
             if sequence:
-                self._score_window(sequence, offer, _phrase(window))
+                self._score_window(sequence, offer, as_phrase(window))
         for part in parts:
             acronym = part.strip().strip(".()")
             capitals = sum(1 for ch in acronym if ch.isupper())
@@ -330,7 +251,7 @@ class AffiliationResolver:
                 chosen = local if len(local) == 1 else spelled if len(spelled) == 1 else holders
                 weight = self._unknown_weight
                 for number in chosen:
-                    offer(number, 0.93 if len(chosen) == 1 else 0.6, acronym, "acronym", weight)
+                    offer(number, 0.93 if len(chosen) == 1 else 0.6, acronym, MatchedBy.ACRONYM, weight)
         # Ties: the body others belong to ("Google (United States)" over "Google (Australia)").
         parents = {str(p) for m in best.values() for p in self._by_id[m.id].parents}
         ranked = sorted(best.values(), key=lambda m: (-m.score, str(m.id) not in parents, str(m.name)))
@@ -338,7 +259,7 @@ class AffiliationResolver:
             first, second = ranked[0], ranked[1]
             related = str(second.id) in self._by_id[first.id].parents or str(first.id) in self._by_id[second.id].parents
             if not related:  # two unrelated bodies fit equally ("University of Newcastle"): say so
-                ranked[0] = Match(first.id, first.name, round(first.score * 0.9, 4), first.matched, "ambiguous")
+                ranked[0] = Match(first.id, first.name, round(first.score * 0.9, 4), first.matched, MatchedBy.AMBIGUOUS)
         return ranked[:limit]
 
     def _score_window(self, sequence: tuple[str, ...], offer, literal: str = "") -> None:
@@ -371,7 +292,7 @@ class AffiliationResolver:
                     continue  # "Missouri" alone is a state, not "Missouri S&T"
                 score = 1.0 if same else 0.98 if name_sequence == sequence else 0.96
                 score -= 0.01 * (not self._display[position]) + 0.02 * self._stripped[position]
-                evidence = "exact"
+                evidence = MatchedBy.EXACT
             elif place_only:
                 continue  # "Boston" alone names a city, not Boston University
             elif f" {phrase} " in joined and len(name_sequence) > 1:
@@ -380,25 +301,25 @@ class AffiliationResolver:
                 at_start = joined.startswith(f" {phrase} ")
                 as_written = f" {self._literal[position]} " in f" {literal} "
                 score = 0.86 + 0.05 * at_start + 0.02 * as_written + 0.05 * self._name_weight[position] / window_weight
-                evidence = "contains"
+                evidence = MatchedBy.CONTAINS
             else:
                 score = 2 * overlap / (window_weight + self._name_weight[position])
                 if (name_tokens - tokens) & KIND_WORDS:
                     score *= 0.8  # the name says what kind of body it is; the string does not
-                evidence = "words"
+                evidence = MatchedBy.WORDS
             offer(number, score, label, evidence, overlap)
 
     def closest(self, text: str, limit: int = 5) -> list[Match]:
         """Names that look most like the text letter by letter (character trigrams), for "not found, did you
         mean...": a fallback that needs no word in common."""
-        grams = _trigrams(_phrase(text))
+        grams = trigrams_of(as_phrase(text))
         if not grams:
             return []
         if not hasattr(self, "_grams"):
             self._grams: dict[str, list[int]] = defaultdict(list)
             self._gram_counts = []
             for position, literal in enumerate(self._literal):
-                own = _trigrams(literal)
+                own = trigrams_of(literal)
                 self._gram_counts.append(len(own))
                 for gram in own:
                     self._grams[gram].append(position)
@@ -412,7 +333,7 @@ class AffiliationResolver:
             score = shared / (len(grams) + self._gram_counts[position] - shared)
             if number not in scored or score > scored[number].score:
                 inst = self.institutions[number]
-                scored[number] = Match(inst.id, inst.name, round(score, 4), self._names[position][3], "letters")
+                scored[number] = Match(inst.id, inst.name, round(score, 4), self._names[position][3], MatchedBy.LETTERS)
         return sorted(scored.values(), key=lambda m: (-m.score, str(m.name)))[:limit]
 
     def best(self, text: str, threshold: float = 0.0) -> Match | None:

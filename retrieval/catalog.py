@@ -7,12 +7,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import event, func
+from collections.abc import Callable
+from typing import TypeVar
+
+from sqlalchemy import event, func, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, create_engine, select
 
 from retrieval.models import (
+    VERSIONED,
     Authorship,
+    CatalogVersion,
     Citation,
     HarvestCursor,
     Institution,
@@ -22,6 +28,18 @@ from retrieval.models import (
     utcnow,
 )
 from retrieval.records import is_arxiv_id, split_arxiv_version
+
+
+T = TypeVar("T")
+
+
+@event.listens_for(Session, "after_flush")
+def _bump_versions(session: Session, _context) -> None:
+    """Every flush that writes a versioned kind of row bumps its version in the same transaction."""
+    changed = [*session.new, *session.deleted, *(o for o in session.dirty if session.is_modified(o))]
+    for subject in {VERSIONED[type(o)] for o in changed if type(o) in VERSIONED}:
+        statement = update(CatalogVersion).where(CatalogVersion.subject == subject)
+        session.connection().execute(statement.values(version=CatalogVersion.version + 1))
 
 
 @dataclass(frozen=True)
@@ -100,6 +118,25 @@ class Catalog:
         SQLModel.metadata.create_all(self.engine)
         add_missing_columns(self.engine)
         self._fill_search_keys()
+        self._cached: dict[str, tuple[int, object]] = {}
+        with self.session() as session:  # every versioned subject has its row, so a bump is one UPDATE
+            for subject in set(VERSIONED.values()) - {v.subject for v in session.exec(select(CatalogVersion))}:
+                session.add(CatalogVersion(subject=subject))
+            try:
+                session.commit()
+            except IntegrityError:  # another process made them first
+                session.rollback()
+
+    def cached(self, subject: str, build: Callable[[Session], T]) -> T:
+        """A value built from the rows of a versioned subject, kept until a write to them (from any process)."""
+        with self.session() as session:
+            version = session.get(CatalogVersion, subject).version
+            kept = self._cached.get(subject)
+            if kept is not None and kept[0] == version:
+                return kept[1]
+            value = build(session)
+        self._cached[subject] = (version, value)
+        return value
 
     def _fill_search_keys(self) -> None:
         """Institutions stored before `search_key` existed get theirs (once; later writes keep it up to date)."""

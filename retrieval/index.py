@@ -19,8 +19,6 @@ from retrieval.fusion import FusionParams, fuse, group_max
 from retrieval.store import (
     DENSE,
     SPARSE,
-    ClientStore,
-    EdgeStore,
     Filters,
     IndexUnavailable,
     PointHit,
@@ -28,6 +26,8 @@ from retrieval.store import (
     VectorQuery,
     VectorStore,
 )
+from retrieval.store_client import ClientStore
+from retrieval.store_edge import EdgeStore
 
 __all__ = ["Filters", "Index", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "point_id"]
 

@@ -94,6 +94,19 @@ class Institution(SQLModel, table=True):
         return normalise_name(" ".join([self.name, *(self.aliases or []), *(self.acronyms or [])]))
 
 
+class CatalogVersion(SQLModel, table=True):
+    """How many times a kind of row was written, so caches built from those rows (the affiliation resolver) know
+    when they are stale, whichever process wrote."""
+
+    __tablename__ = "catalog_versions"
+
+    subject: str = Field(primary_key=True, max_length=40)
+    version: int = 0
+
+
+VERSIONED = {Institution: "institutions"}  # row type -> the subject whose version its writes bump
+
+
 @event.listens_for(Institution, "before_insert")
 @event.listens_for(Institution, "before_update")
 def _keep_search_key(mapper, connection, target: Institution) -> None:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
-import shutil
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -15,36 +11,18 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from auth.accounts import is_active
 from auth.follows import Follows
-from auth.sessions import signed_in_user
+from auth.sessions import client_address, request_user, signed_in_user
+from chatui.files import LocalFiles
+from chatui.intent import ChatPaperIntent
+from chatui.root import point_chainlit_at, prepare_chainlit_root
+from chatui.tables import create_history_tables, user_key
 from pages.api import make_api
 from pages.render import STATIC, Renderer
 from pages.web import PagesDeps, make_router, not_found
-from scholarloom.history import LocalFiles, create_history_tables, hide_foreign_threads, request_user, user_key
-from scholarloom.runtime import Runtime, client_address, install
+from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-WELCOME = PACKAGE_DIR.parent / "chainlit.md"
-
-
-def prepare_chainlit_root(settings: Settings) -> Path:
-    """Chainlit reads its config and writes its files under one root: ours lives in the data directory."""
-    root = settings.data_dir / "chainlit"
-    (root / ".chainlit").mkdir(parents=True, exist_ok=True)
-    config = (PACKAGE_DIR / "chainlit" / "config.toml").read_text()
-    origins = sorted({settings.base_url, f"http://{settings.host}:{settings.port}"})
-    config = config.replace(
-        'allow_origins = ["http://127.0.0.1:8000", "http://localhost:8000"]', f"allow_origins = {json.dumps(origins)}"
-    ).replace(
-        "user_session_timeout = 604800  # 7 days",
-        f"user_session_timeout = {int(settings.session_hours * 3600)}  # SCHOLARLOOM_SESSION_HOURS",
-    )
-    (root / ".chainlit" / "config.toml").write_text(config)
-    if WELCOME.exists():
-        shutil.copyfile(WELCOME, root / "chainlit.md")
-        shutil.copyfile(WELCOME, root / "chainlit_en-US.md")  # what English browsers ask for first
-    shutil.copytree(PACKAGE_DIR / "chainlit" / "public", root / "public", dirs_exist_ok=True)  # our logos
-    return root
+CHAT_HANDLERS = Path(__file__).resolve().parent / "chat.py"
 
 
 class ClientAddress:
@@ -65,7 +43,7 @@ class ClientAddress:
 
 class RequestUser:
     """Pure ASGI middleware: the signed-in user of an HTTP request (session cookie verified with our secret), for
-    the chat-history rules Chainlit's routes leave to the data layer (`scholarloom.history.request_user`)."""
+    the chat-history rules Chainlit's routes leave to the data layer (`auth.sessions.request_user`)."""
 
     def __init__(self, app, secret: str) -> None:
         self.app = app
@@ -88,37 +66,6 @@ class RequestUser:
             request_user.reset(token)
 
 
-CHAT_PAPER_COOKIE = "scholarloom_chat_paper"
-
-
-class ChatPaperIntent:
-    """Pure ASGI middleware: opening `/chat?paper=<id>` leaves a short-lived cookie naming the paper and a
-    one-time nonce, so the intent survives the sign-in page (whose redirect drops the query); opening `/chat`
-    without a paper forgets it. The chat uses the nonce once (`scholarloom.chat`)."""
-
-    def __init__(self, app) -> None:
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope.get("method") != "GET" or scope.get("path") not in ("/chat", "/chat/"):
-            return await self.app(scope, receive, send)
-        from urllib.parse import parse_qs, quote
-
-        wanted = (parse_qs(scope.get("query_string", b"").decode("latin-1")).get("paper") or [""])[0][:200]
-        if wanted:
-            value = f"{secrets.token_urlsafe(12)}.{quote(wanted, safe='')}"
-            cookie = f"{CHAT_PAPER_COOKIE}={value}; Max-Age=900; Path=/; HttpOnly; SameSite=Lax"
-        else:
-            cookie = f"{CHAT_PAPER_COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax"
-
-        async def with_cookie(message):
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), (b"set-cookie", cookie.encode())]}
-            await send(message)
-
-        return await self.app(scope, receive, with_cookie)
-
-
 def _viewer(settings: Settings, runtime: Runtime):
     """Who is signed in, for plain pages: the chat's session cookie, verified with our secret, naming an active
     account. Without a usable secret nobody is."""
@@ -129,7 +76,7 @@ def _viewer(settings: Settings, runtime: Runtime):
 
     def viewer(request: Request) -> str | None:
         user = signed_in_user(request.cookies, secret)
-        return user if user and is_active(runtime.catalog.engine, user) else None
+        return user if user and is_active(runtime.engine, user) else None
 
     return viewer
 
@@ -152,29 +99,52 @@ def server_config(settings: Settings, application, **overrides):
 
 def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bool = True) -> FastAPI:
     runtime = runtime or Runtime.build(settings)
-    install(runtime)
-    create_history_tables(runtime.catalog.engine)
+    create_history_tables(runtime.engine)
     viewer = _viewer(settings, runtime)
     deps = PagesDeps(
-        runtime.catalog,
-        runtime.index,
-        runtime.embedder,
+        runtime.library,
         Renderer(settings.base_url),
         viewer=viewer,
-        follows=Follows(runtime.catalog.engine),
+        follows=Follows(runtime.engine),
     )
     app = FastAPI(
         title="ScholarLoom",
         description="Papers, researchers and institutions, woven together: browse, search and chat with research papers.",
         version="0.1.0",
     )
+    app.state.runtime = runtime
     app.add_middleware(ClientAddress)
     app.add_middleware(ChatPaperIntent)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
+    _health_and_files(app, settings, runtime, viewer, with_chat)
+    app.include_router(make_router(deps))
+    app.include_router(make_api(deps))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 404 and not request.url.path.startswith("/api/"):
+            return not_found(request, deps, f"Nothing lives at {request.url.path[:200]}.")
+        from fastapi.exception_handlers import http_exception_handler
+
+        return await http_exception_handler(request, exc)
+
+    if with_chat:
+        _mount_chat(app, settings, runtime)
+    return app
+
+
+def prepare_chat_root(settings: Settings) -> Path:
+    """Chainlit's root in the data directory, configured from the settings (origins, session lifetime)."""
+    origins = sorted({settings.base_url, f"http://{settings.host}:{settings.port}"})
+    return prepare_chainlit_root(settings.data_dir / "chainlit", origins, int(settings.session_hours * 3600))
+
+
+def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer, with_chat: bool) -> None:
+    """`/healthz`, and the chat's element files for their owner only."""
     @app.get("/healthz", include_in_schema=False)
     def health() -> dict:
-        answer = {"status": "ok", "papers": runtime.catalog.counts()["papers"], "llm": bool(settings.llm)}
+        answer = {"status": "ok", "papers": runtime.library.catalog.counts()["papers"], "llm": bool(settings.llm)}
         if with_chat:  # failed chat-history writes since start (each is also logged as an error)
             from chainlit.data import get_data_layer
 
@@ -193,7 +163,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         if (
             not user
             or path is None
-            or key.split("/")[0] != user_key(runtime.catalog.engine, user)
+            or key.split("/")[0] != user_key(runtime.engine, user)
             or not path.is_file()
         ):
             return PlainTextResponse("Not found", status_code=404)
@@ -203,24 +173,17 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
             headers={"Content-Disposition": "attachment", "X-Content-Type-Options": "nosniff"},
         )
 
-    app.include_router(make_router(deps))
-    app.include_router(make_api(deps))
 
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException):
-        if exc.status_code == 404 and not request.url.path.startswith("/api/"):
-            return not_found(request, deps, f"Nothing lives at {request.url.path[:200]}.")
-        from fastapi.exception_handlers import http_exception_handler
+def _mount_chat(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
+    """Chainlit at /chat, its handlers (`scholarloom/chat.py`) finding the runtime on Chainlit's own app."""
+    secret = settings.require_secret()
+    app.add_middleware(RequestUser, secret=secret)
+    point_chainlit_at(prepare_chat_root(settings))
+    import chainlit.server
+    from chainlit.utils import mount_chainlit
 
-        return await http_exception_handler(request, exc)
+    from chatui import patches
 
-    if with_chat:
-        app.add_middleware(RequestUser, secret=settings.require_secret())
-        # Chainlit reads these when it is first imported, so they are set before the import.
-        os.environ["CHAINLIT_AUTH_SECRET"] = settings.require_secret()
-        os.environ["CHAINLIT_APP_ROOT"] = str(prepare_chainlit_root(settings))
-        from chainlit.utils import mount_chainlit
-
-        mount_chainlit(app, target=str(PACKAGE_DIR / "chat.py"), path="/chat")
-        hide_foreign_threads()
-    return app
+    patches.apply(secret)
+    chainlit.server.app.state.runtime = runtime
+    mount_chainlit(app, target=str(CHAT_HANDLERS), path="/chat")

@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from retrieval.catalog import Catalog
     from retrieval.embeddings import Embedder
     from retrieval.index import Index
+    from retrieval.library import Library
 
 DEMO_SECRET_MARKER = "demo-secret-change-me"
 
@@ -76,6 +77,11 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None,
         description="SQLAlchemy URL of the catalog and user database; unset means a SQLite file in the data directory.",
+    )
+    shared_models_dir: Path | None = Field(
+        None,
+        description="Directory of prepared embedding models (`scholarloom models prepare`) that several instances on "
+        "one machine share; unset means <data dir>/models.",
     )
     qdrant_url: str | None = Field(
         None, description="URL of a Qdrant server or cluster; unset means the embedded store in the data directory."
@@ -147,7 +153,7 @@ class Settings(BaseSettings):
 
     @property
     def models_dir(self) -> Path:
-        return self.data_dir / "models"
+        return self.shared_models_dir.expanduser().resolve() if self.shared_models_dir else self.data_dir / "models"
 
     @property
     def index_dir(self) -> Path:
@@ -176,6 +182,15 @@ class Settings(BaseSettings):
             self._built[key] = build()
         return self._built[key]
 
+    def adopt(self, **built) -> "Settings":
+        """Use objects built elsewhere instead of building them (e.g. one embedder shared by several instances in
+        one process: `settings.adopt(embedder=...)`)."""
+        unknown = set(built) - {"catalog", "index", "embedder", "library"}
+        if unknown:
+            raise ValueError(f"nothing to adopt under {sorted(unknown)}")
+        self._built.update(built)
+        return self
+
     def catalog(self) -> "Catalog":
         from retrieval.catalog import Catalog
 
@@ -193,6 +208,12 @@ class Settings(BaseSettings):
         return self._once(
             "index", lambda: Index.open(self.collection, path=self.index_dir, url=self.qdrant_url, api_key=api_key)
         )
+
+    def library(self) -> "Library":
+        """The archive as one object (catalog, index, embedder): what tools, pages and benchmarks hold."""
+        from retrieval.library import Library
+
+        return self._once("library", lambda: Library(self.catalog(), self.index(), self.embedder()))
 
     def llm_config(self):
         """The LLM to call, or None in retrieval-only mode."""

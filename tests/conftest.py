@@ -1,4 +1,4 @@
-"""Shared fixtures: the demo corpus loaded once, a scripted LLM server, and no network but loopback."""
+"""Shared fixtures: one models directory and embedder, the demo corpus loaded once, a scripted LLM server, and no\nnetwork but loopback."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ for name in list(os.environ):
 from scholarloom.settings import Settings  # noqa: E402
 from tests.llm_server import ScriptedLLM  # noqa: E402
 
+# The chat app on a real port, for every test that touches Chainlit: Chainlit reads its config on first import, so
+# the app is mounted (and its root prepared) before any test imports a Chainlit module.
+pytest_plugins = ("tests.chat_server",)
 FIXTURES = Path(__file__).parent / "fixtures"
 PDFS = FIXTURES / "pdfs"
 S2ORC, LONGEVAL = "1911.02782", "2301.13298"  # the arXiv ids of the two fixture PDFs (ACL Anthology copies)
@@ -45,15 +48,51 @@ def no_network():
     socket.socket.connect = _real_connect
 
 
-@pytest.fixture(scope="session")
-def demo_load(tmp_path_factory):
-    """The whole demo corpus loaded once into a fresh data directory (about 3 minutes): (settings, summary)."""
-    from ingest.demo import load_demo
+@pytest.fixture(scope="session", autouse=True)
+def models_dir(tmp_path_factory) -> Path:
+    """One prepared models directory for the whole run, shared by every instance a test makes (in this process
+    and in the subprocesses tests start) through SCHOLARLOOM_SHARED_MODELS_DIR."""
+    from retrieval.embeddings import prepare_models
 
-    # For quicker local runs a developer may keep one loaded copy (SL_TEST_DEMO_DIR); CI always loads afresh.
-    kept = os.environ.get("SL_TEST_DEMO_DIR")
-    settings = Settings(data_dir=Path(kept) if kept else tmp_path_factory.mktemp("demo-data"))
-    summary = load_demo(settings.catalog(), settings.index(), settings.embedder())
+    folder = tmp_path_factory.mktemp("models")
+    prepare_models(folder)
+    os.environ["SCHOLARLOOM_SHARED_MODELS_DIR"] = str(folder)
+    yield folder
+    os.environ.pop("SCHOLARLOOM_SHARED_MODELS_DIR", None)
+
+
+@pytest.fixture(scope="session")
+def embedder(models_dir):
+    """One embedder (the ONNX session and the BM25 model) for every in-process instance of the run."""
+    from retrieval.embeddings import Embedder
+
+    return Embedder(models_dir)
+
+
+@pytest.fixture
+def make_instance(embedder):
+    """A fresh instance on a data directory, sharing the run's embedder; closed after the test."""
+    made = []
+
+    def make(data_dir: Path, **fields) -> Settings:
+        settings = Settings(data_dir=data_dir, **fields).adopt(embedder=embedder)
+        made.append(settings)
+        return settings
+
+    yield make
+    for settings in made:
+        settings.close()
+
+
+@pytest.fixture(scope="session")
+def demo_load(tmp_path_factory, embedder):
+    """The whole demo corpus loaded into a fresh data directory: (settings, summary). A cold load takes about
+    three minutes; the result is kept (`tests/demo_cache.py`) under a fingerprint of everything that makes it."""
+    from tests.demo_cache import demo_build
+
+    data_dir = tmp_path_factory.mktemp("demo-data")
+    summary = demo_build(data_dir, embedder)
+    settings = Settings(data_dir=data_dir).adopt(embedder=embedder)
     yield settings, summary
     settings.close()
 
@@ -64,14 +103,9 @@ def demo(demo_load) -> Settings:
 
 
 @pytest.fixture
-def empty_instance(demo, tmp_path) -> Settings:
-    """A fresh, empty instance that borrows the demo's prepared models (nothing else of it)."""
-    data_dir = tmp_path / "instance"
-    data_dir.mkdir()
-    (data_dir / "models").symlink_to(demo.models_dir)
-    settings = Settings(data_dir=data_dir)
-    yield settings
-    settings.close()
+def empty_instance(make_instance, tmp_path) -> Settings:
+    """A fresh, empty instance (the run's shared models and embedder, nothing else)."""
+    return make_instance(tmp_path / "instance")
 
 
 def _fulltext_paper(arxiv_id, title, names):
@@ -92,7 +126,7 @@ def _fulltext_paper(arxiv_id, title, names):
 
 
 @pytest.fixture(scope="session")
-def fulltext(tmp_path_factory):
+def fulltext(tmp_path_factory, embedder):
     """A fresh instance holding the two papers' metadata and, from their PDFs, their full text."""
     import shutil
 
@@ -106,8 +140,8 @@ def fulltext(tmp_path_factory):
     shutil.copy(PDFS / "2020.acl-main.447.pdf", files / f"{S2ORC}v2.pdf")
     shutil.copy(PDFS / "2023.eacl-main.121.pdf", files / f"{LONGEVAL}.pdf")
     (files / "9999.99999.pdf").write_bytes(b"%PDF-1.7 not really")  # no such paper: reported, skipped
-    settings = Settings(data_dir=root / "data")
-    catalog, index, embedder = settings.catalog(), settings.index(), settings.embedder()
+    settings = Settings(data_dir=root / "data").adopt(embedder=embedder)
+    catalog, index = settings.catalog(), settings.index()
     records = [
         _fulltext_paper(S2ORC, "S2ORC: The Semantic Scholar Open Research Corpus", ["Kyle Lo", "Lucy Lu Wang"]),
         _fulltext_paper(LONGEVAL, "LongEval: Guidelines for Human Evaluation of Faithfulness", ["Kalpesh Krishna"]),

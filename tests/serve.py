@@ -26,7 +26,12 @@ def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tupl
     once /healthz answers, and stops it afterwards."""
     port = port or free_port()
     environment = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SCHOLARLOOM_")},
+        # Not this process's own settings, nor the Chainlit root its chat app was given: the child is an app of its own.
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("SCHOLARLOOM_", "CHAINLIT_")) or k.endswith("SHARED_MODELS_DIR")
+        },
         "SCHOLARLOOM_DATA_DIR": str(data_dir),
         "SCHOLARLOOM_DEMO": "1",
         "SCHOLARLOOM_PORT": str(port),

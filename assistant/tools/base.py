@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from pydantic import Field, ValidationError, create_model
 
 from pages.addresses import paper_path
-from retrieval.catalog import Catalog
-from retrieval.embeddings import Embedder
-from retrieval.index import Index
+from retrieval.library import Library
 from retrieval.models import Paper
 
 log = logging.getLogger(__name__)
@@ -42,11 +40,9 @@ class SourceBook:
 
 @dataclass
 class ToolDeps:
-    """Hidden from the schema: the stores, the session's user and the conversation's sources."""
+    """Hidden from the schema: the archive, the session's user and the conversation's sources."""
 
-    catalog: Catalog
-    index: Index
-    embedder: Embedder
+    library: Library
     user: str | None = None
     sources: SourceBook = field(default_factory=SourceBook)
     scope_paper_id: str | None = None
@@ -69,11 +65,25 @@ class Card:
     quotes: tuple[str, ...] = ()  # sentences of the paper that match the question
 
 
+@dataclass(frozen=True)
+class ProfileSummary:
+    """What a summary tool assembled from the catalog: one sentence of statistics (plain text, not markdown), and
+    whose profile it is."""
+
+    assembled: str
+    name: str
+    path: str
+
+
 @dataclass
 class ToolResult:
+    """What the model reads (`output`, markdown) and what the app uses (`cards`, and `data`: the typed object the
+    text was written from, e.g. a `ResearcherPage`); nothing in the app parses `output`."""
+
     output: str
     cards: list[Card] = field(default_factory=list)
     exception: BaseException | None = None
+    data: object | None = None
 
     @property
     def failed(self) -> bool:

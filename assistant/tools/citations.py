@@ -5,12 +5,10 @@ from __future__ import annotations
 from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
 from pages.base import md_escape
 from pages.paper import MAX_REFERENCES_SHOWN, reference_items
-from retrieval.profiles import cited_by
-from retrieval.search import similar_papers as nearest
 
 
 def _resolve(deps: ToolDeps, paper_id: str) -> str:
-    resolved = deps.catalog.resolve_paper_id(paper_id)
+    resolved = deps.library.catalog.resolve_paper_id(paper_id)
     if resolved is None:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
     return resolved
@@ -32,7 +30,7 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
         paper_id: The paper's id as search results give it, e.g. 2007.14454 or openalex:W2741809807.
     """
     resolved = _resolve(deps, paper_id)
-    items, total = reference_items(deps.catalog, resolved)
+    items, total = reference_items(deps.library.catalog, resolved)
     if not items:
         return ToolResult(f"No references of {resolved} are known (none came with its metadata or full text).")
     lines = [f"References of {resolved} ({total} known; in this archive first):"]
@@ -60,11 +58,11 @@ def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
         limit: How many citing papers to list, 1 to 50.
     """
     resolved = _resolve(deps, paper_id)
-    found = cited_by(deps.catalog, resolved, limit=max(1, min(limit, 50)))
+    found = deps.library.cited_by(resolved, limit=max(1, min(limit, 50)))
     overall = (
         f" Overall it is cited {found.outside_count} times (OpenAlex/Semantic Scholar)." if found.outside_count else ""
     )
-    paper = deps.catalog.papers([resolved]).get(resolved)
+    paper = deps.library.catalog.papers([resolved]).get(resolved)
     named = f"{md_escape(paper.title)} ({resolved})" if paper else resolved  # titles are paper text: escaped
     if not found.papers:
         return ToolResult(f"No paper in this archive cites {named}.{overall}")
@@ -85,7 +83,7 @@ def similar_papers(deps: ToolDeps, paper_id: str, limit: int = 5) -> ToolResult:
         limit: How many papers to return, 1 to 10.
     """
     resolved = _resolve(deps, paper_id)
-    found = nearest(deps.catalog, deps.index, deps.embedder, resolved, limit=max(1, min(limit, deps.max_results)))
+    found = deps.library.similar(resolved, limit=max(1, min(limit, deps.max_results)))
     if not found:
         return ToolResult(f"No paper close to {resolved} was found.")
     lines, cards = [f"Papers closest to {resolved}:"], []

@@ -9,7 +9,6 @@ from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
 from pages.base import md_escape
 from pages.paper import paper_page
 from retrieval.index import Filters
-from retrieval.search import search, search_passages
 
 
 def _byline(names: list[str], year: int | None) -> str:
@@ -47,12 +46,12 @@ def search_papers(
     hits = []
     if deps.scope_paper_id:  # the paper this chat is about first, then the rest of the archive
         scoped = replace(filters, paper_ids=(deps.scope_paper_id,))
-        hits += search(deps.catalog, deps.index, deps.embedder, query, scoped, limit=1, sentences=2).hits
-    result = search(deps.catalog, deps.index, deps.embedder, query, filters, limit=limit, sentences=2)
+        hits += deps.library.search(query, scoped, limit=1, sentences=2).hits
+    result = deps.library.search(query, filters, limit=limit, sentences=2)
     hits += [h for h in result.hits if h.paper.id != deps.scope_paper_id][: limit - len(hits)]
     if not hits:
         return ToolResult(result.note or "No paper matched.")
-    authors = deps.catalog.author_names([h.paper.id for h in hits])
+    authors = deps.library.catalog.author_names([h.paper.id for h in hits])
     lines, cards = [f"Papers matching {md_escape(result.query)!r}:"], []
     for hit in hits:
         n = deps.sources.number(hit.paper)
@@ -71,14 +70,14 @@ def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
         paper_id: The paper's id as search results give it: an arXiv id such as 2006.07357 (a version
             suffix or an old-style id like hep-th/9901001 works too) or an id like openalex:W2741809807.
     """
-    page = paper_page(deps.catalog, paper_id)
+    page = paper_page(deps.library.catalog, paper_id)
     if page is None:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
-    paper = deps.catalog.papers([page.id])[page.id]
+    paper = deps.library.catalog.papers([page.id])[page.id]
     n = deps.sources.number(paper)
     byline = _byline(page.authors, page.year)
     card = Card("paper", page.id, page.title, page.path, byline, n)
-    return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card])
+    return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card], data=page)
 
 
 def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, limit: int = 5) -> ToolResult:
@@ -96,15 +95,15 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
     limit = max(1, min(limit, deps.max_results))
     filters = Filters()
     if paper_id:
-        resolved = deps.catalog.resolve_paper_id(paper_id)
+        resolved = deps.library.catalog.resolve_paper_id(paper_id)
         if resolved is None:
             raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
         filters = Filters(paper_ids=(resolved,))
     hits = []
     if deps.scope_paper_id and not paper_id:
         scoped = Filters(paper_ids=(deps.scope_paper_id,))
-        hits += search_passages(deps.catalog, deps.index, deps.embedder, query, scoped, limit=limit).hits[:3]
-    result = search_passages(deps.catalog, deps.index, deps.embedder, query, filters, limit=limit, per_paper=3)
+        hits += deps.library.passages(query, scoped, limit=limit).hits[:3]
+    result = deps.library.passages(query, filters, limit=limit, per_paper=3)
     seen = {(h.paper.id, h.number) for h in hits}
     hits += [h for h in result.hits if (h.paper.id, h.number) not in seen][: max(0, limit - len(hits))]
     if not hits:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
+from assistant.tools.base import Card, ProfileSummary, ToolDeps, ToolError, ToolResult
 from pages.addresses import institution_path, researcher_path
 from pages.base import md_escape
 from pages.people import institution_page, researcher_page
-from retrieval.profiles import find_institution as lookup_institution
-from retrieval.profiles import find_researchers, institution_profile, researcher_profile
 
 SUMMARY_PAPERS = 8
+SUMMARY_HEAD = "Summary from the catalog (statistics and titles only): "
 
 
 def _researcher_card(researcher_id: int, name: str, subtitle: str) -> Card:
@@ -28,7 +27,7 @@ def find_researcher(deps: ToolDeps, name: str, limit: int = 5) -> ToolResult:
         name: A full or partial name such as "Joseph Gonzalez", or an id such as A5023888391 or an ORCID.
         limit: How many candidates to return, 1 to 10.
     """
-    found = find_researchers(deps.catalog, name, limit=max(1, min(limit, 10)))
+    found = deps.library.find_researchers(name, limit=max(1, min(limit, 10)))
     if not found:
         raise ToolError(f"no researcher named {name[:100]!r} in this archive; try another spelling or a paper search")
     lines, cards = [f"Researchers matching {md_escape(name[:100])!r} (most papers first):"], []
@@ -55,13 +54,13 @@ def get_researcher(deps: ToolDeps, researcher_id: int, category: str | None = No
         category: Only papers with this primary arXiv category, e.g. cs.DC.
         page: Which page of papers, from 1.
     """
-    found = researcher_page(deps.catalog, researcher_id, max(1, page), category)
+    found = researcher_page(deps.library.catalog, researcher_id, max(1, page), category)
     if found is None:
         raise ToolError(f"no researcher with id {researcher_id}; use find_researcher to look one up by name")
     subtitle = f"{found.paper_count} paper{'s' if found.paper_count != 1 else ''}" + (
         f", {found.years}" if found.years else ""
     )
-    return ToolResult(found.to_markdown(), [_researcher_card(found.id, found.name, subtitle)])
+    return ToolResult(found.to_markdown(), [_researcher_card(found.id, found.name, subtitle)], data=found)
 
 
 def summarize_researcher(deps: ToolDeps, researcher_id: int) -> ToolResult:
@@ -72,7 +71,7 @@ def summarize_researcher(deps: ToolDeps, researcher_id: int) -> ToolResult:
     Args:
         researcher_id: The researcher id that find_researcher or a page gave.
     """
-    profile = researcher_profile(deps.catalog, researcher_id, per_page=SUMMARY_PAPERS)
+    profile = deps.library.researcher(researcher_id, per_page=SUMMARY_PAPERS)
     if profile is None:
         raise ToolError(f"no researcher with id {researcher_id}; use find_researcher to look one up by name")
     r = profile.researcher
@@ -103,7 +102,7 @@ def summarize_researcher(deps: ToolDeps, researcher_id: int) -> ToolResult:
 
 def _summary_material(deps: ToolDeps, assembled: str, papers, name: str, path: str) -> ToolResult:
     lines = [
-        f"Summary from the catalog (statistics and titles only): {md_escape(assembled)}",
+        f"{SUMMARY_HEAD}{md_escape(assembled)}",
         "",
         "Papers, newest first:",
     ]
@@ -117,11 +116,11 @@ def _summary_material(deps: ToolDeps, assembled: str, papers, name: str, path: s
             lines.append(f"    abstract: {md_escape(opening)}")
         cards.append(Card("paper", paper.id, paper.title, deps.sources.entries[paper.id][2], year.strip(" ()"), number))
     lines += ["", f"Profile page: {path} ({md_escape(name)})"]
-    return ToolResult("\n".join(lines), cards)
+    return ToolResult("\n".join(lines), cards, data=ProfileSummary(assembled, name, path))
 
 
 def _institution_or_error(deps: ToolDeps, institution: str):
-    found = lookup_institution(deps.catalog, institution)
+    found = deps.library.find_institution(institution)
     if found.institution is None:
         near = "; ".join(f"{md_escape(i.name)} (id {i.id})" for i, _s in found.candidates[:5])
         raise ToolError(
@@ -138,7 +137,7 @@ def find_institution(deps: ToolDeps, institution: str) -> ToolResult:
     Args:
         institution: What to resolve, e.g. "MIT", "https://ror.org/042nb2s44" or "Univ. of Toronto, Canada".
     """
-    found = lookup_institution(deps.catalog, institution)
+    found = deps.library.find_institution(institution)
     if found.institution is None:
         near = [f"- {md_escape(i.name)} (institution id {i.id}; score {s:.2f})" for i, s in found.candidates[:5]]
         text = f"Not found: no institution in this archive matches {md_escape(institution[:200])!r}."
@@ -167,7 +166,7 @@ def get_institution(deps: ToolDeps, institution: str, category: str | None = Non
         page: Which page of papers, from 1.
     """
     found = _institution_or_error(deps, institution)
-    built = institution_page(deps.catalog, found.institution.id, max(1, page), category)
+    built = institution_page(deps.library.catalog, found.institution.id, max(1, page), category)
     card = Card("institution", str(built.id), built.name, built.path, built.location)
     return ToolResult(built.to_markdown(), [card])
 
@@ -181,7 +180,7 @@ def summarize_institution(deps: ToolDeps, institution: str) -> ToolResult:
         institution: Its id, ROR id, name or acronym.
     """
     found = _institution_or_error(deps, institution)
-    profile = institution_profile(deps.catalog, found.institution.id, per_page=SUMMARY_PAPERS)
+    profile = deps.library.institution(found.institution.id, per_page=SUMMARY_PAPERS)
     i = profile.institution
     facts = [f"{i.name}" + (f" ({', '.join(x for x in (i.city, i.country_name) if x)})" if i.city else "")]
     facts[0] += f" has {profile.paper_count} papers and {profile.researcher_count} researchers in this archive"

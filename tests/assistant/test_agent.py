@@ -3,7 +3,7 @@
 import re
 
 from assistant.agent import Agent
-from assistant.llm import LLMConfig
+from assistant.llm import LLMConfig, llm_retrier
 from assistant.retrieval_only import NOTICE
 from assistant.tools import SourceBook, ToolDeps
 from tests.llm_server import text, tool_call
@@ -34,10 +34,16 @@ class RecordingUI:
         self.final, self.cards = answer, cards
 
 
-def agent_for(server) -> Agent:
-    return Agent(
-        LLMConfig(model="openai/scripted", api_base=server.api_base, api_key="test-key", timeout=20), max_tool_rounds=3
-    )
+class Pauses(list):
+    """The retry pauses a turn asked for, recorded instead of slept."""
+
+    async def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def agent_for(server, pauses: Pauses | None = None) -> Agent:
+    config = LLMConfig(model="openai/scripted", api_base=server.api_base, api_key="test-key", timeout=20)
+    return Agent(config, max_tool_rounds=3, retrier=llm_retrier(async_sleep=pauses if pauses is not None else Pauses()))
 
 
 async def test_streamed_tool_call_then_cited_answer(demo, scripted):
@@ -45,7 +51,7 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
         tool_call("search_papers", query="replay log statements from checkpoints after training", limit=3),
         text("Hindsight logging adds log statements after training and replays them from checkpoints [1]."),
     )
-    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder(), user="alice")
+    deps = ToolDeps(demo.library(), user="alice")
     ui, history = RecordingUI(), []
     outcome = await agent_for(scripted).turn(deps, history, "How can I add logging after training has finished?", ui)
 
@@ -72,7 +78,7 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
 
 async def test_model_made_up_links_are_dropped(demo, scripted):
     scripted.enqueue(text("See [this page](https://evil.example/steal) and ![x](https://evil.example/p.png) [7]."))
-    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder(), sources=SourceBook())
+    deps = ToolDeps(demo.library(), sources=SourceBook())
     ui = RecordingUI()
     await agent_for(scripted).turn(deps, [], "hello", ui)
     assert "evil.example" not in ui.final and "this page" in ui.final and "[7]" in ui.final
@@ -80,7 +86,7 @@ async def test_model_made_up_links_are_dropped(demo, scripted):
 
 async def test_tool_rounds_are_capped(demo, scripted):
     scripted.enqueue(*[tool_call("search_papers", query=f"graphs {n}") for n in range(3)], text("Done."))
-    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    deps = ToolDeps(demo.library())
     ui = RecordingUI()
     outcome = await agent_for(scripted).turn(deps, [], "loop", ui)
     assert outcome.tool_calls == 3 and ui.final == "Done."
@@ -88,15 +94,18 @@ async def test_tool_rounds_are_capped(demo, scripted):
 
 
 async def test_llm_down_gives_a_clear_message(demo):
-    agent = Agent(LLMConfig(model="openai/scripted", api_base="http://127.0.0.1:9/v1", api_key="x", timeout=2))
-    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    pauses = Pauses()
+    config = LLMConfig(model="openai/scripted", api_base="http://127.0.0.1:9/v1", api_key="x", timeout=2)
+    agent = Agent(config, retrier=llm_retrier(async_sleep=pauses))
+    deps = ToolDeps(demo.library())
     ui = RecordingUI()
     outcome = await agent.turn(deps, [], "anything", ui)
     assert outcome.error and ui.final.startswith("Sorry: the language model is unavailable")
+    assert len(pauses) == 2 and 0.25 <= pauses[0] <= 0.75 and 0.5 <= pauses[1] <= 1.5  # backing off, bounded
 
 
 async def test_retrieval_only_mode(demo):
-    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    deps = ToolDeps(demo.library())
     ui = RecordingUI()
     outcome = await Agent(None).turn(deps, [], "replay log statements from checkpoints after training", ui)
     assert ui.final.startswith(NOTICE) and "SCHOLARLOOM_LLM" in ui.final
@@ -106,7 +115,7 @@ async def test_retrieval_only_mode(demo):
 
 
 async def test_retrieval_only_reads_a_mentioned_paper(demo):
-    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    deps = ToolDeps(demo.library())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What is 2006.07357 about?", ui)
     assert ui.steps[0] == {
@@ -125,13 +134,13 @@ async def test_starter_questions_find_their_papers(demo):
                 "An institution": "openalex:W2936368166"}  # fmt: skip
     for label, question in STARTERS:
         ui = RecordingUI()
-        outcome = await Agent(None).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], question, ui)
+        outcome = await Agent(None).turn(ToolDeps(demo.library()), [], question, ui)
         assert next(c for c in outcome.cards if c.kind == "paper").id == expected[label], label
     assert outcome.cards  # (the researcher starter's answer also carries the researcher's own card)
 
 
 async def test_retrieval_only_answers_about_a_researcher_or_an_institution(demo):
-    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    deps = ToolDeps(demo.library())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
     assert ui.steps[0]["name"] == "summarize_researcher" and ui.final.startswith(NOTICE)
@@ -149,11 +158,12 @@ async def test_retrieval_only_answers_about_a_researcher_or_an_institution(demo)
 
 async def test_provider_error_after_retries_gives_a_clear_message(demo, scripted):
     # Nothing scripted: the stand-in answers 500 to every request, as a failing provider would.
-    agent = agent_for(scripted)
+    pauses = Pauses()
+    agent = agent_for(scripted, pauses)
     ui = RecordingUI()
-    outcome = await agent.turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], "anything", ui)
+    outcome = await agent.turn(ToolDeps(demo.library()), [], "anything", ui)
     assert outcome.error and ui.final.startswith("Sorry: the language model")
-    assert len(scripted.requests) == 3  # the first try and two bounded retries
+    assert len(scripted.requests) == 3 and len(pauses) == 2  # the first try and two bounded retries
 
 
 async def test_rate_limited_provider_is_retried_after_its_retry_after(demo, scripted):
@@ -162,9 +172,12 @@ async def test_rate_limited_provider_is_retried_after_its_retry_after(demo, scri
 
     scripted.enqueue(failure(429, retry_after="1"), failure(503), text("Here it is."))
     ui = RecordingUI()
-    outcome = await agent_for(scripted).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], "q", ui)
+    pauses = Pauses()
+    deps = ToolDeps(demo.library())
+    outcome = await agent_for(scripted, pauses).turn(deps, [], "q", ui)
     assert outcome.error is None and ui.final == "Here it is."
-    assert len(scripted.requests) == 3 and scripted.arrivals[1] - scripted.arrivals[0] >= 1.0
+    # The provider's second (plus up to 10%, so refused clients do not all return at once), then a back-off.
+    assert len(scripted.requests) == 3 and 1.0 <= pauses[0] <= 1.1 and 0.5 <= pauses[1] <= 1.5
 
 
 async def test_a_provider_asking_for_a_long_pause_gets_a_clear_message_at_once(demo, scripted):
@@ -172,16 +185,17 @@ async def test_a_provider_asking_for_a_long_pause_gets_a_clear_message_at_once(d
 
     scripted.enqueue(failure(429, retry_after="3600"))
     ui = RecordingUI()
-    outcome = await agent_for(scripted).turn(ToolDeps(demo.catalog(), demo.index(), demo.embedder()), [], "q", ui)
+    pauses = Pauses()
+    outcome = await agent_for(scripted, pauses).turn(ToolDeps(demo.library()), [], "q", ui)
     assert outcome.error and ui.final.startswith("Sorry: the language model is unavailable (RateLimitError)")
-    assert len(scripted.requests) == 1
+    assert len(scripted.requests) == 1 and pauses == []
 
 
 async def test_retrieval_only_follow_ups_resolve_she_and_it(demo):
     """Without a model, "who else did she write with?" and "what cites it?" are about the last answer's cards."""
     from assistant.tools import Card
 
-    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    deps = ToolDeps(demo.library())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
     person = next(c for c in ui.cards if c.kind == "researcher")
@@ -203,7 +217,7 @@ async def test_retrieval_only_follow_ups_resolve_she_and_it(demo):
 async def test_retrieval_only_what_else_did_they_write_is_their_work(demo):
     from assistant.tools import Card
 
-    deps = ToolDeps(demo.catalog(), demo.index(), demo.embedder())
+    deps = ToolDeps(demo.library())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
     deps.focus = tuple(ui.cards)

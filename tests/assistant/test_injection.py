@@ -69,7 +69,7 @@ async def test_an_obedient_model_still_changes_nothing(hostile, scripted):
         ),
     )
     agent = Agent(LLMConfig(model="openai/scripted", api_base=scripted.api_base, api_key="k", timeout=20))
-    deps = ToolDeps(hostile.catalog(), hostile.index(), hostile.embedder(), user="bob")
+    deps = ToolDeps(hostile.library(), user="bob")
     ui = RecordingUI()
     outcome = await agent.turn(deps, [], "What is new on graph neural networks?", ui)
 

@@ -15,7 +15,7 @@ from ingest.report import Summary
 from retrieval.catalog import Catalog
 from retrieval.models import Citation
 from retrieval.records import AuthorRecord, PaperRecord
-from scholarloom.cli import _analyser
+from scholarloom.cli.ingest import analyser
 from scholarloom.settings import Settings
 from tests.conftest import LONGEVAL, PDFS
 from tests.ingest.test_http import make_client
@@ -54,7 +54,7 @@ def test_analysis_is_validated_retried_and_stored(catalog, scripted, tmp_path):
     )
     settings = Settings(data_dir=tmp_path, llm="openai/scripted", llm_api_base=scripted.api_base, llm_api_key="k")
     summary = Summary()
-    analyse_papers(catalog, _analyser(settings), summary)
+    analyse_papers(catalog, analyser(settings), summary)
     papers = catalog.papers(["2001.00001", "2001.00002", "2001.00003"])
     done = [p for p in papers.values() if p.analysed]
     assert len(done) == 1 and done[0].topics == GOOD["topics"] and done[0].paper_type == "system"
@@ -74,13 +74,15 @@ def test_analysis_is_validated_retried_and_stored(catalog, scripted, tmp_path):
 
 
 def test_an_unreachable_model_ends_the_step_not_the_run(catalog, scripted, tmp_path):
-    from assistant.llm import LLMError
+    from assistant.llm import LLMError, llm_retrier
 
     load_records(catalog, "t", [paper("2001.00001"), paper("2001.00002")], Summary())
     settings = Settings(data_dir=tmp_path, llm="openai/scripted", llm_api_base=scripted.api_base, llm_api_key="k")
     summary = Summary()  # nothing scripted: the server answers 500, litellm retries, then gives up
-    analyse_papers(catalog, _analyser(settings), summary, unavailable=LLMError)
+    slept = []
+    analyse_papers(catalog, analyser(settings, llm_retrier(sleep=slept.append)), summary, unavailable=LLMError)
     assert summary.counts["failed"] == 1 and "stopped" in summary.failures[0].reason
+    assert len(slept) == 2 and len(scripted.requests) == 3  # two bounded retries, backing off, then it stops
     assert not any(p.analysed for p in catalog.papers(["2001.00001", "2001.00002"]).values())
 
 
@@ -107,8 +109,8 @@ def test_reference_identifiers_in_their_usual_spellings():
     ]  # fmt: skip
 
 
-def test_pdfs_come_from_arxiv_org_with_their_reference_lists(tmp_path):
-    settings = Settings(data_dir=tmp_path / "data")
+def test_pdfs_come_from_arxiv_org_with_their_reference_lists(make_instance, tmp_path):
+    settings = make_instance(tmp_path / "data")
     catalog, index, embedder = settings.catalog(), settings.index(), settings.embedder()
     records = [paper(LONGEVAL), paper("2006.14799"), paper("2999.00001")]
     load_records(catalog, "t", records, Summary())

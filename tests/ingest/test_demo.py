@@ -5,7 +5,6 @@ import shutil
 
 from ingest.demo import DEMO_DIR, load_demo
 from retrieval.index import Filters
-from scholarloom.settings import Settings
 
 
 def test_demo_loads_every_source(demo_load):
@@ -38,7 +37,7 @@ def test_second_run_changes_nothing(demo):
     assert demo.index().count(Filters(kinds=("abstract",))) == before["papers"]
 
 
-def test_corrupt_records_are_reported_and_skipped(tmp_path):
+def test_corrupt_records_are_reported_and_skipped(make_instance, tmp_path):
     root = tmp_path / "corpus"
     (root / "arxiv_metadata").mkdir(parents=True)
     shutil.copytree(DEMO_DIR / "seed", root / "seed")
@@ -54,15 +53,12 @@ def test_corrupt_records_are_reported_and_skipped(tmp_path):
         json.dumps(["a list, not a record"]),
     ]
     (root / "arxiv_metadata" / "mixed.jsonl").write_text("\n".join([good[0], *bad, *good[1:]]) + "\n")
-    settings = Settings(data_dir=tmp_path / "data")
-    try:
-        summary = load_demo(settings.catalog(), settings.index(), settings.embedder(), root=root)
-        assert settings.catalog().counts()["papers"] == 4  # three good lines and the seed record
-        assert summary.counts["failed"] == len(bad)
-        reasons = {f.key: f.reason for f in summary.failures}
-        assert "not JSON" in reasons["line 2"] and "not an object" in reasons["line 7"]
-        assert "title" in reasons["0704.9001"] and "abstract" in reasons["0704.9004"]
-        written = summary.write_failures(tmp_path / "failures.jsonl").read_text().splitlines()
-        assert len(written) == len(bad) and all(json.loads(line)["reason"] for line in written)
-    finally:
-        settings.close()
+    settings = make_instance(tmp_path / "data")
+    summary = load_demo(settings.catalog(), settings.index(), settings.embedder(), root=root)
+    assert settings.catalog().counts()["papers"] == 4  # three good lines and the seed record
+    assert summary.counts["failed"] == len(bad)
+    reasons = {f.key: f.reason for f in summary.failures}
+    assert "not JSON" in reasons["line 2"] and "not an object" in reasons["line 7"]
+    assert "title" in reasons["0704.9001"] and "abstract" in reasons["0704.9004"]
+    written = summary.write_failures(tmp_path / "failures.jsonl").read_text().splitlines()
+    assert len(written) == len(bad) and all(json.loads(line)["reason"] for line in written)

@@ -7,11 +7,10 @@ from ingest.pipeline import index_fulltext, index_papers, load_records
 from ingest.report import Summary
 from retrieval.index import Filters
 from retrieval.records import AuthorRecord, PaperRecord
-from scholarloom.settings import Settings
 
 
-def test_new_people_relabel_points_without_reembedding(tmp_path):
-    settings = Settings(data_dir=tmp_path)
+def test_new_people_relabel_points_without_reembedding(make_instance, tmp_path):
+    settings = make_instance(tmp_path)
     catalog, index, embedder = settings.catalog(), settings.index(), settings.embedder()
     record = PaperRecord(
         id="2101.00001", arxiv_id="2101.00001", title="Sparse retrieval for long scientific documents",

@@ -1,5 +1,6 @@
 """An ingest killed with SIGKILL, twice (mid-harvest and mid-indexing), then rerun: every paper once, none
-lost, and the index holding exactly the expected points. The arXiv API is a local server replaying the
+lost, and the index holding exactly the expected points (two recorded pages of 100: enough to be killed between
+pages and between embedding batches). The arXiv API is a local server replaying the
 recorded Atom pages; the command is the real `scholarloom ingest arxiv` in its own process."""
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from retrieval.index import Filters
 from scholarloom.settings import Settings
 
 ATOM = DEMO_DIR / "arxiv_api_atom"
-# Built, not recorded: the page after the last recorded one, saying the result set ends at 500 entries.
+PAPERS = 200
+# Built, not recorded: the page after the last one served, saying the result set ends at PAPERS entries.
 END = (
     b'<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom" '
-    b'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"><opensearch:totalResults>500'
-    b"</opensearch:totalResults></feed>"
+    b'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"><opensearch:totalResults>%d'
+    b"</opensearch:totalResults></feed>" % PAPERS
 )
 
 
@@ -43,7 +45,7 @@ class ArxivReplay(BaseHTTPRequestHandler):
         if start == type(self).hold_at:
             type(self).gate.wait(60)  # the client is killed while it waits here
         page = ATOM / f"query_cs_start{start:03d}_max100.xml"
-        body = page.read_bytes() if page.exists() else END
+        body = page.read_bytes() if page.exists() and start < PAPERS else END
         self.send_response(200)
         self.send_header("Content-Type", "application/atom+xml")
         self.send_header("Content-Length", str(len(body)))
@@ -91,27 +93,31 @@ def run_until(command, env, condition, timeout=240.0):
 
 def test_sigkill_mid_harvest_and_mid_index_then_rerun(tmp_path, arxiv_server):
     data = tmp_path / "data"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARLOOM_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SCHOLARLOOM_", "CHAINLIT_")) or k.endswith("SHARED_MODELS_DIR")
+    }
     env |= {
         "SCHOLARLOOM_DATA_DIR": str(data),
         "SCHOLARLOOM_SOURCES__ARXIV_API_URL": f"http://127.0.0.1:{arxiv_server}/api/query",
         "SCHOLARLOOM_SOURCES__PRIVATE_HOSTS": json.dumps([f"127.0.0.1:{arxiv_server}"]),
         "SCHOLARLOOM_SOURCES__ARXIV_INTERVAL": "0",
     }
-    command = [sys.executable, "-m", "scholarloom.cli", "ingest", "arxiv", "--category", "cs.AI", "--limit", "500"]
+    command = [sys.executable, "-m", "scholarloom.cli", "ingest", "arxiv", "--category", "cs.AI"]
     db = data / "scholarloom.db"
 
-    # 1. Killed while waiting for the third page: two pages are stored, with the offset that follows them.
-    ArxivReplay.hold_at, ArxivReplay.starts = 200, []
-    assert run_until(command, env, lambda: ArxivReplay.starts[-1:] == [200])
-    assert ledger_count(db, "arxiv_api") == 200 and ledger_count(db, "index") == 0
+    # 1. Killed while waiting for the second page: the first is stored, with the offset that follows it.
+    ArxivReplay.hold_at, ArxivReplay.starts = 100, []
+    assert run_until(command, env, lambda: ArxivReplay.starts[-1:] == [100])
+    assert ledger_count(db, "arxiv_api") == 100 and ledger_count(db, "index") == 0
 
-    # 2. Rerun: it resumes at offset 200; killed while embedding, after some batches are indexed.
+    # 2. Rerun: it resumes at offset 100; killed while embedding, after some batches are indexed.
     ArxivReplay.hold_at, ArxivReplay.starts = None, []
     ArxivReplay.gate.set()
-    assert run_until(command, env, lambda: 0 < ledger_count(db, "index") < 500)
-    assert ArxivReplay.starts[:3] == [200, 300, 400]
-    assert ledger_count(db, "arxiv_api") == 500
+    assert run_until(command, env, lambda: 0 < ledger_count(db, "index") < PAPERS)
+    assert ArxivReplay.starts[:1] == [100]
+    assert ledger_count(db, "arxiv_api") == PAPERS
 
     # 3. Rerun to the end.
     assert not run_until(command, env, lambda: False)
@@ -120,10 +126,10 @@ def test_sigkill_mid_harvest_and_mid_index_then_rerun(tmp_path, arxiv_server):
     catalog, index = settings.catalog(), settings.index()
     with sqlite3.connect(db) as connection:
         ids = [row[0] for row in connection.execute("SELECT id FROM papers")]
-    assert len(ids) == len(set(ids)) == 500
+    assert len(ids) == len(set(ids)) == PAPERS
     papers = list(catalog.iter_papers())
     windows = sum(len(abstract_windows(p, settings.embedder().count_tokens)) for p in papers)
-    assert index.count(Filters(kinds=("abstract",))) == 500
+    assert index.count(Filters(kinds=("abstract",))) == PAPERS
     assert index.count(Filters(kinds=("window",))) == windows
-    assert index.count() == 500 + windows
+    assert index.count() == PAPERS + windows
     settings.close()

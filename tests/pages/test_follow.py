@@ -12,7 +12,7 @@ from defusedxml import ElementTree
 from pydantic import SecretStr
 
 from auth.accounts import add_user
-from retrieval.profiles import find_researchers
+from retrieval.researchers import find_researchers
 
 SECRET = "s" * 48
 
@@ -27,7 +27,7 @@ def app(demo):
         application = create_app(demo, with_chat=False)
     finally:
         demo.auth_secret = before
-    for name in ("alice", "bob"):
+    for name in ("fiona", "gus"):
         add_user(demo.catalog().engine, name, "a long enough password", replace=True)
     return application
 
@@ -50,10 +50,10 @@ async def test_following_a_researcher(app, bobby):
     anonymous = client_for(app)
     assert "Sign in to follow" in (await anonymous.get(path)).text
     assert (await anonymous.post(f"/researchers/{number}/follow", headers={"origin": "http://test"})).status_code == 401
-    forged = client_for(app, "alice", secret="not-our-secret" * 4)
+    forged = client_for(app, "fiona", secret="not-our-secret" * 4)
     assert "Sign in to follow" in (await forged.get(path)).text
 
-    alice = client_for(app, "alice")
+    alice = client_for(app, "fiona")
     assert ">Follow</button>" in (await alice.get(path)).text
     other_site = await alice.post(f"/researchers/{number}/follow", headers={"origin": "http://evil.example"})
     assert other_site.status_code == 403
@@ -69,7 +69,7 @@ async def test_following_a_researcher(app, bobby):
     assert [i.findtext("title") for i in feed.findall("./channel/item")] == ["Hindsight Logging for Model Training"]
     assert (await anonymous.get("/me/feed.xml?key=wrong")).status_code == 404
 
-    bob = client_for(app, "bob")
+    bob = client_for(app, "gus")
     assert "Bobby Yan" not in (await bob.get("/me/following.md")).text  # another user's list is their own
     assert (await anonymous.get("/me/following")).status_code == 303  # to the sign-in page
 

@@ -13,7 +13,7 @@ from pages.feeds import rss, sitemap
 from pages.people import researcher_page
 from pages.render import Renderer
 from retrieval.catalog import Catalog
-from retrieval.profiles import find_researchers
+from retrieval.researchers import find_researchers
 from retrieval.records import AuthorRecord, PaperRecord
 
 EVIL = '<script>alert("x")</script>[click](https://evil.example/)&amp;'

@@ -10,6 +10,7 @@ from bs4 import BeautifulSoup
 from pages.paper import paper_page
 from pages.render import Renderer
 from pages.web import PagesDeps, make_router
+from retrieval.library import Library
 from retrieval.catalog import Catalog
 from retrieval.models import Paper
 
@@ -25,7 +26,7 @@ def client(demo):
     from fastapi import FastAPI
 
     app = FastAPI()
-    deps = PagesDeps(demo.catalog(), demo.index(), demo.embedder(), Renderer("http://test"))
+    deps = PagesDeps(demo.library(), Renderer("http://test"))
     app.include_router(make_router(deps))
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 
@@ -102,7 +103,7 @@ async def small_client(tmp_path):
         )
         session.commit()
     app = FastAPI()
-    app.include_router(make_router(PagesDeps(catalog, None, None, Renderer("http://test"))))
+    app.include_router(make_router(PagesDeps(Library(catalog, None, None), Renderer("http://test"))))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         yield client
     catalog.close()

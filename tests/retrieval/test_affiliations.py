@@ -6,7 +6,8 @@ import pytest
 
 from ingest.demo import DEMO_DIR
 from ingest.parsers.ror import parse_ror_lines
-from retrieval.affiliations import AffiliationResolver, pieces, words
+from retrieval.affiliation_text import pieces, words
+from retrieval.affiliations import AffiliationResolver
 from retrieval.records import InstitutionRecord
 
 

@@ -7,7 +7,9 @@ import pytest
 
 from retrieval.embeddings import Embedded, SparseVector
 from retrieval.index import Filters, Index, IndexPoint, IndexUnavailable
-from retrieval.store import DENSE, SPARSE, ClientStore, EdgeStore, VectorQuery
+from retrieval.store import DENSE, SPARSE, VectorQuery
+from retrieval.store_client import ClientStore
+from retrieval.store_edge import EdgeStore
 
 RNG = np.random.default_rng(7)
 N = 120

@@ -3,7 +3,7 @@
 import httpx
 
 from tests.llm_server import text, tool_call
-from tests.scholarloom.conftest import PASSWORD, ChatClient
+from tests.chat_server import PASSWORD, ChatClient
 
 
 def test_pages_and_chat_share_one_app(server):
@@ -101,14 +101,14 @@ def test_session_lifetime_follows_the_setting(server, tmp_path):
 
     import jwt
 
-    from scholarloom.app import prepare_chainlit_root
+    from scholarloom.app import prepare_chat_root
     from scholarloom.settings import Settings
 
     right = httpx.post(server + "/chat/login", data={"username": "alice", "password": PASSWORD})
     claims = jwt.decode(right.cookies["access_token"], options={"verify_signature": False})
     assert abs(claims["exp"] - time.time() - 168 * 3600) < 120  # the default: 7 days
     assert "Max-Age=604800" in right.headers["set-cookie"]
-    root = prepare_chainlit_root(Settings(data_dir=tmp_path, session_hours=2))
+    root = prepare_chat_root(Settings(data_dir=tmp_path, session_hours=2))
     assert "user_session_timeout = 7200" in (root / ".chainlit" / "config.toml").read_text()
 
 

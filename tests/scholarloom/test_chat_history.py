@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.llm_server import text, tool_call
-from tests.scholarloom.conftest import ChatClient
+from tests.chat_server import ChatClient
 
 FLOR = "2006.07357"
 
@@ -244,85 +244,3 @@ async def test_feedback_only_on_ones_own_answers(server, scripted, history):
     rows = await history.execute_sql('SELECT "value", "comment", "threadId" FROM feedbacks WHERE "forId" = :f',
                                      {"f": answer["id"]})  # fmt: skip
     assert rows == [{"value": 1, "comment": "useful", "threadId": thread_id}]
-
-
-async def test_thread_metadata_never_holds_the_conversation(tmp_path):
-    """At disconnect Chainlit saves the whole user session as the thread's metadata (`persist_user_session` ->
-    `update_thread`): the keys the chat rebuilds from the steps on resume are left out."""
-    from chainlit.context import init_http_context
-    from chainlit.user import User
-
-    from retrieval.catalog import make_engine
-    from scholarloom.history import SESSION_ONLY, LocalFiles, create_history_tables, make_history_layer
-
-    url = f"sqlite:///{tmp_path / 'history.db'}"
-    engine = make_engine(url)
-    create_history_tables(engine)
-    layer = make_history_layer(url, LocalFiles(tmp_path / "files"))
-    init_http_context()
-    alice = await layer.create_user(User(identifier="alice"))
-    thread_id = str(uuid.uuid4())
-    session = {
-        "client_type": "webapp",
-        "history": [{"role": "tool", "content": "Hindsight Logging for Model Training ..."}],
-        "sources": {FLOR: [1, "Hindsight Logging for Model Training", f"/papers/{FLOR}"]},
-        "focus": [{"kind": "paper", "id": FLOR}],
-        "paper": FLOR,
-        "paper_checked": True,
-    }
-    assert set(session) - {"client_type"} == SESSION_ONLY
-    await layer.update_thread(thread_id, name="Logging", user_id=alice.id, metadata=session)
-    metadata = (await layer.get_thread(thread_id))["metadata"]
-    assert (json.loads(metadata) if isinstance(metadata, str) else metadata) == {"client_type": "webapp"}
-    assert layer.failures == []
-    await layer.engine.dispose()
-    engine.dispose()
-
-
-def test_a_resumed_thread_keeps_a_question_whose_own_step_was_never_stored():
-    """Chainlit stores a user's message in a background task that can land after the answer (CI saw it) or not
-    before the thread is reopened; the answer's metadata names its question, so resume does not depend on it."""
-    from scholarloom.history import resumed_history
-
-    def user(text):
-        return {"type": "user_message", "output": text}
-
-    def answer(text, **meta):
-        return {"type": "assistant_message", "output": text, "metadata": json.dumps(meta)}
-
-    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]}
-    result = {"role": "tool", "tool_call_id": "c1", "content": "Flor [1]"}
-    asked = "How do I add logging after training?"
-    expected = [{"role": "user", "content": asked}, call, result, {"role": "assistant", "content": "Flor replays."}]
-
-    # The question's step missing, present (once, not twice), and a thread stored before answers named it.
-    assert resumed_history([answer("Flor replays.", asked=asked, turn=[call, result])])[0] == expected
-    both = [user(asked), answer("Flor replays.", asked=asked, turn=[call, result])]
-    assert resumed_history(both)[0] == expected
-    assert resumed_history([user(asked), answer("Flor replays.", turn=[call, result])])[0] == expected
-
-    # A greeting before the first question is left out; a card's request (no message) comes from its metadata; a
-    # question that never got an answer stays, wherever it is; the last answer's metadata is returned.
-    history, last = resumed_history(
-        [
-            answer("Hello!"),
-            user("first, unanswered"),
-            user("second"),
-            answer("Two.", asked="second", sources={"2006.07357": [1]}),
-            answer("Cited by none.", asked="What cites it?", paper="2006.07357"),
-            user("third, unanswered"),
-        ]
-    )
-    assert [(m["role"], m["content"]) for m in history] == [
-        ("user", "first, unanswered"),
-        ("user", "second"),
-        ("assistant", "Two."),
-        ("user", "What cites it?"),
-        ("assistant", "Cited by none."),
-        ("user", "third, unanswered"),
-    ]
-    assert last == {"asked": "What cites it?", "paper": "2006.07357"}
-    # Metadata that is not an object (Chainlit writes "null" for none) reads as none.
-    broken = [user("q"), {"type": "assistant_message", "output": "a", "metadata": "null"}, answer("b", asked="{")]
-    assert [m["content"] for m in resumed_history(broken)[0]] == ["q", "a", "{", "b"]
-    assert resumed_history([user("q"), {"type": "assistant_message", "output": "a", "metadata": "{oops"}])[1] == {}

@@ -1,5 +1,6 @@
 """The whole app on a real port (one per test session: Chainlit keeps its state in the process), two users,
-and a socket.io client that behaves like the browser."""
+and a socket.io client that behaves like the browser. A pytest plugin of the root conftest: a test that imports
+any Chainlit module asks for `server` first (Chainlit reads its config on first import)."""
 
 import asyncio
 import threading
@@ -30,7 +31,7 @@ def server(demo, llm_server):
         data_dir=demo.data_dir, port=port, demo=True, llm="openai/scripted", llm_api_base=llm_server.api_base
     )
     agent = Agent(LLMConfig(model="openai/scripted", api_base=llm_server.api_base, api_key="test-key", timeout=20))
-    runtime = Runtime(settings, demo.catalog(), demo.index(), demo.embedder(), agent)
+    runtime = Runtime(settings, demo.library(), agent)
     create_tables(demo.catalog().engine)
     clear_sign_in_failures(demo.catalog().engine)  # a reused test data directory keeps its earlier runs' failures
     for name in USERS:

@@ -1,37 +1,25 @@
-"""Retrieval quality on BEIR SciFact, through the product's own ingest, index and search code.
+"""Retrieval quality on a BEIR data set (e.g. SciFact), through the product's own ingest, index and search code.
 
-The corpus (5,183 abstracts) is loaded as papers into a fresh catalog, embedded and indexed by
-`ingest.pipeline.index_papers` exactly as arXiv papers are, and every query goes through
-`Index.papers`: BM25 alone, dense alone and the hybrid, in one run. The data set is read from where the
-user keeps it (it is licensed for non-commercial use and is not shipped).
+The corpus is loaded as papers into a fresh catalog, embedded and indexed by `ingest.pipeline.index_papers`
+exactly as arXiv papers are, and every query goes through `Index.papers` (`retrieval.evaluation`). The data set
+is read from where the user keeps it (SciFact is licensed for non-commercial use and is not shipped).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.pipeline import NullProgress, Windowing, index_papers, load_records
 from ingest.report import Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
+from retrieval.evaluation import Scores, evaluate, run_queries
 from retrieval.fusion import FusionParams
 from retrieval.index import Index
 from retrieval.records import PaperRecord
-from retrieval.store import DENSE, SPARSE
-
-MODES = {"BM25": (SPARSE,), "dense": (DENSE,), "hybrid": (DENSE, SPARSE)}
-
-
-@dataclass(frozen=True)
-class Scores:
-    ndcg10: float
-    recall100: float
-    mrr10: float
 
 
 def read_beir(folder: Path) -> tuple[list[dict], dict[str, str], dict[str, dict[str, dict[str, int]]]]:
@@ -49,21 +37,6 @@ def read_beir(folder: Path) -> tuple[list[dict], dict[str, str], dict[str, dict[
             query_id, doc_id, score = line.split("\t")
             split[query_id][doc_id] = int(score)
     return corpus, queries, qrels
-
-
-def evaluate(run: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> Scores:
-    """nDCG@10 (binary gains, as BEIR's SciFact qrels are), Recall@100 and MRR@10, averaged over queries."""
-    ndcg = recall = mrr = 0.0
-    for query_id, judged in qrels.items():
-        relevant = {doc for doc, grade in judged.items() if grade > 0}
-        ranked = run.get(query_id, [])
-        dcg = sum(1 / math.log2(i + 2) for i, doc in enumerate(ranked[:10]) if doc in relevant)
-        ideal = sum(1 / math.log2(i + 2) for i in range(min(10, len(relevant))))
-        ndcg += dcg / ideal if ideal else 0.0
-        recall += len(relevant & set(ranked[:100])) / len(relevant) if relevant else 0.0
-        mrr += next((1 / (i + 1) for i, doc in enumerate(ranked[:10]) if doc in relevant), 0.0)
-    n = max(1, len(qrels))
-    return Scores(ndcg / n, recall / n, mrr / n)
 
 
 def build_index(
@@ -88,20 +61,6 @@ def build_index(
     load_records(catalog, "beir", records, summary, progress)
     index_papers(catalog, index, embedder, summary, progress, windowing=windowing)
     return catalog, index, time.perf_counter() - started
-
-
-def run_queries(
-    index: Index, embedder: Embedder, queries: dict[str, str], query_ids: list[str], params: FusionParams
-) -> dict[str, dict[str, list[str]]]:
-    """Top 100 per query for each mode, with one query embedding shared by the three."""
-    index.params = params
-    runs: dict[str, dict[str, list[str]]] = {mode: {} for mode in MODES}
-    for query_id in query_ids:
-        embedded = embedder.query(queries[query_id])
-        for mode, sides in MODES.items():
-            scored = index.papers(embedded, limit=100, sides=sides)
-            runs[mode][query_id] = [s.paper_id.removeprefix("beir:") for s in scored]
-    return runs
 
 
 def retrieval_benchmark(

@@ -5,8 +5,9 @@ import math
 
 import pytest
 
+from ingest.beir import read_beir, retrieval_benchmark
+from retrieval.evaluation import evaluate
 from retrieval.fusion import FusionParams
-from scholarloom.benchmarks import evaluate, read_beir, retrieval_benchmark
 from tests.conftest import REPO
 
 

@@ -1,0 +1,137 @@
+"""One chat's state, typed: the history the agent sees, the numbered sources, what the last answer was about and
+the paper the chat is scoped to. The chat handler keeps it under one session key and serialises it at the edge
+(`to_dict`/`from_dict`); a reopened thread rebuilds it from its stored steps (`Conversation.resumed`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from assistant.tools import Card, SourceBook
+
+MAX_FOCUS_CARDS = 10
+
+
+def _cards(items: object) -> tuple[Card, ...]:
+    cards = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            cards.append(Card(**{**item, "quotes": tuple(item.get("quotes") or ())}))
+        except (TypeError, AttributeError):  # stored by another version, or not a card at all
+            continue
+    return tuple(cards)
+
+
+def _sources(entries: object) -> SourceBook:
+    book = SourceBook()
+    for paper_id, entry in (entries if isinstance(entries, dict) else {}).items():
+        if isinstance(entry, (list, tuple)) and len(entry) == 3:
+            book.entries[str(paper_id)] = (int(entry[0]), str(entry[1]), str(entry[2]))
+    return book
+
+
+def _metadata(step: dict) -> dict:
+    meta = step.get("metadata") or {}
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta or "{}")
+        except ValueError:
+            meta = {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def resumed_history(steps: list[dict]) -> tuple[list[dict], dict]:
+    """The conversation a thread's steps hold, for the agent, and the last answer's metadata. A question is
+    taken from its answer's metadata when there (so one whose own step was never stored is not lost), else from
+    its message step (threads stored before answers named their question); a question left without an answer
+    stays in."""
+    history: list[dict] = []
+    last: dict = {}
+    waiting: str | None = None  # the latest question not yet answered
+    for step in steps:
+        if step.get("type") == "user_message":
+            if waiting is not None:
+                history.append({"role": "user", "content": waiting})
+            waiting = step.get("output") or ""
+        elif step.get("type") == "assistant_message":
+            meta = _metadata(step)
+            asked = meta.get("asked") if isinstance(meta.get("asked"), str) else None
+            if waiting is not None and waiting.strip() != (asked or "").strip():
+                history.append({"role": "user", "content": waiting})
+            waiting = None
+            if asked is None and not history:
+                continue  # a greeting before the first question
+            if asked is not None:
+                history.append({"role": "user", "content": asked})
+            turn = meta.get("turn") if isinstance(meta.get("turn"), list) else []
+            history += [*turn, {"role": "assistant", "content": step.get("output") or ""}]
+            last = meta or last
+    if waiting is not None:
+        history.append({"role": "user", "content": waiting})
+    return history, last
+
+
+@dataclass
+class Conversation:
+    history: list[dict] = field(default_factory=list)
+    sources: SourceBook = field(default_factory=SourceBook)
+    focus: tuple[Card, ...] = ()  # the last answer's cards: what "she" or "it" in a follow-up refers to
+    paper: str | None = None  # the catalog id of the paper this chat is about
+    paper_checked: bool = False  # whether the chat's paper was worked out already (once per session)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "history": self.history,
+            "sources": {pid: list(entry) for pid, entry in self.sources.entries.items()},
+            "focus": [{**asdict(c), "quotes": list(c.quotes)} for c in self.focus],
+            "paper": self.paper,
+            "paper_checked": self.paper_checked,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> "Conversation":
+        """Whatever a session or a thread stored; anything unreadable is left out rather than trusted."""
+        data = data if isinstance(data, dict) else {}
+        history = data.get("history")
+        paper = data.get("paper")
+        return cls(
+            history=[m for m in history if isinstance(m, dict)] if isinstance(history, list) else [],
+            sources=_sources(data.get("sources")),
+            focus=_cards(data.get("focus")),
+            paper=paper if isinstance(paper, str) else None,
+            paper_checked=bool(data.get("paper_checked")),
+        )
+
+    @classmethod
+    def resumed(cls, steps: list[dict]) -> "Conversation":
+        """A reopened thread: the questions, answers and tool results it rested on, the same source numbers, the
+        last cards and the same paper scope, from the metadata each answer's step carries."""
+        history, last = resumed_history(steps)
+        return cls(
+            history=history,
+            sources=_sources(last.get("sources")),
+            focus=_cards(last.get("focus")),
+            paper=last.get("paper") if isinstance(last.get("paper"), str) else None,
+            paper_checked=True,
+        )
+
+    def after_turn(self, history: list[dict], cards: list[Card]) -> None:
+        """Keep the turn for the next one; new cards become what the conversation is about."""
+        self.history = history
+        if cards:
+            self.focus = tuple(cards[:MAX_FOCUS_CARDS])
+
+    def answer_metadata(self, asked: str | None = None) -> dict[str, Any]:
+        """What the answer's step keeps for a resumed thread: this turn's tool calls and shortened results, the
+        sources, the scope and the cards, and what was asked (a card's button has no message of its own, and
+        Chainlit stores a user's message in a background task that can land after the answer, or never)."""
+        start = max((i for i, m in enumerate(self.history) if m.get("role") == "user"), default=len(self.history))
+        stored = self.to_dict()
+        return {
+            "turn": self.history[start + 1 : -1],
+            "sources": stored["sources"],
+            "paper": self.paper,
+            "focus": stored["focus"],
+            **({"asked": asked} if asked else {}),
+        }

@@ -1,0 +1,71 @@
+"""How a turn shows itself in Chainlit: a step per tool call, the answer streamed into one message, cards as a
+custom element (`public/elements/ScholarCard.jsx`). Import only once Chainlit's root is prepared."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+import chainlit as cl
+
+from assistant.tools import Card, ToolResult
+
+STEP_OUTPUT_CHARS = 1_500
+MAX_CARDS = 10
+CARD_ELEMENT = "ScholarCard"  # renders paper, researcher and institution cards
+
+
+def card_element(card: Card) -> cl.CustomElement:
+    """A card as a custom element; its props are built here from catalog values only."""
+    props = {
+        "kind": card.kind,
+        "id": card.id,
+        "title": card.title,
+        "path": card.path,
+        "subtitle": card.subtitle,
+        "number": card.number,
+        "quotes": list(card.quotes),
+    }
+    if card.kind == "paper":
+        props["chatPath"] = "/chat?paper=" + quote(card.id, safe=":")
+    return cl.CustomElement(name=CARD_ELEMENT, props=props, display="inline")
+
+
+class ChainlitTurnUI:
+    """Shows a turn in Chainlit (the `assistant.turn.TurnUI` protocol)."""
+
+    def __init__(self) -> None:
+        self.message: cl.Message | None = None
+        self.cards: list[Card] = []
+
+    async def tool_started(self, name: str, arguments: dict) -> cl.Step:
+        step = cl.Step(name=name, type="tool", show_input="json")
+        step.input = json.dumps(arguments, ensure_ascii=False, default=str)
+        await step.send()
+        return step
+
+    async def tool_finished(self, handle: cl.Step, result: ToolResult) -> None:
+        handle.output = result.output[:STEP_OUTPUT_CHARS]
+        if result.failed:
+            handle.is_error = True
+        await handle.update()
+
+    async def stream(self, text: str) -> None:
+        if self.message is None:
+            self.message = cl.Message(content="")
+        await self.message.stream_token(text)
+
+    async def finish(self, answer: str, cards: list[Card]) -> None:
+        # The final text replaces what was streamed (citations linked, stray links dropped). It is sent by
+        # `deliver`, once the turn's context is attached: one write of the step, so no second write can race it.
+        self.message = self.message or cl.Message(content="")
+        self.message.content = answer
+        self.cards = cards[:MAX_CARDS]
+        self.message.elements = [card_element(c) for c in self.cards]
+
+    async def deliver(self, metadata: dict) -> None:
+        """Send the answer (ending its stream) with what a resumed thread needs, in the step the data layer
+        persists."""
+        if self.message is not None:
+            self.message.metadata = metadata
+            await self.message.send()

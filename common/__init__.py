@@ -1,0 +1,1 @@
+"""Small helpers every part may use; it imports nothing of ours."""

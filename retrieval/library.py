@@ -1,0 +1,61 @@
+"""The archive as one object: the catalog, the vector index and the embedder, and every way of reading them.
+
+Tools, pages, the JSON API and the benchmarks hold a `Library` (built by `Settings.library()`), never the three
+stores apart; what they ask of it is written once here, over `retrieval.search` and the profile modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from retrieval import citations, institutions, researchers
+from retrieval.catalog import Catalog
+from retrieval.embeddings import Embedder
+from retrieval.index import Index
+from retrieval.models import Paper
+from retrieval.search import PassageResult, SearchResult, search, search_passages, similar_papers
+from retrieval.store import Filters
+
+
+@dataclass(frozen=True)
+class Library:
+    catalog: Catalog
+    index: Index
+    embedder: Embedder
+
+    # --- search -------------------------------------------------------------------------------------
+    def search(self, query: str, filters: Filters = Filters(), limit: int = 8, sentences: int = 0) -> SearchResult:
+        """Hybrid search over titles and abstracts, one hit per paper (see `retrieval.search.search`)."""
+        return search(self.catalog, self.index, self.embedder, query, filters, limit, sentences)
+
+    def passages(
+        self, query: str, filters: Filters = Filters(), limit: int = 8, per_paper: int | None = None
+    ) -> PassageResult:
+        """Hybrid search over full-text passages, each with its page."""
+        return search_passages(self.catalog, self.index, self.embedder, query, filters, limit, per_paper)
+
+    def similar(self, paper_id: str, limit: int = 5, filters: Filters = Filters()) -> list[tuple[Paper, float]]:
+        """The paper's nearest neighbours by meaning, itself left out."""
+        return similar_papers(self.catalog, self.index, self.embedder, paper_id, limit, filters)
+
+    # --- papers, people, places, citations ----------------------------------------------------------
+    def papers(self, ids: list[str]) -> dict[str, Paper]:
+        return self.catalog.papers(ids)
+
+    def resolve_paper_id(self, raw: str) -> str | None:
+        return self.catalog.resolve_paper_id(raw)
+
+    def researcher(self, researcher_id: int, page: int = 1, category: str | None = None, per_page: int | None = None):
+        return researchers.researcher_profile(self.catalog, researcher_id, page, category, per_page)
+
+    def find_researchers(self, text: str, limit: int = 10) -> list[researchers.ResearcherCandidate]:
+        return researchers.find_researchers(self.catalog, text, limit)
+
+    def institution(self, institution_id: int, page: int = 1, category: str | None = None, per_page: int | None = None):
+        return institutions.institution_profile(self.catalog, institution_id, page, category, per_page)
+
+    def find_institution(self, text: str, threshold: float | None = None) -> institutions.InstitutionLookup:
+        return institutions.find_institution(self.catalog, text, threshold)
+
+    def cited_by(self, paper_id: str, limit: int = 50) -> citations.CitedBy:
+        return citations.cited_by(self.catalog, paper_id, limit)

@@ -1,0 +1,3 @@
+from scholarloom.cli import app
+
+app()

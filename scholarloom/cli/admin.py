@@ -1,0 +1,130 @@
+"""`scholarloom serve`, `users`, `models` and `bench`."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import closing
+from pathlib import Path
+
+import typer
+
+from scholarloom.cli.common import app, bench_app, fail, load_settings, models_app, progress, users_app
+
+
+@app.command()
+def serve(
+    host: str = typer.Option(None, help="Address to listen on (default SCHOLARLOOM_HOST)."),
+    port: int = typer.Option(None, help="Port to listen on (default SCHOLARLOOM_PORT)."),
+) -> None:
+    """Start the web app: pages, API and the chat at /chat."""
+    import uvicorn
+
+    from scholarloom.app import create_app, server_config
+
+    with closing(load_settings()) as settings:  # the embedded index is flushed and unlocked when serve stops
+        if host:
+            settings.host = host
+        if port:
+            settings.port = port
+        try:
+            settings.require_secret()
+            application = create_app(settings)
+        except RuntimeError as exc:
+            fail(str(exc))
+        mode = f"LLM {settings.llm}" if settings.llm else "retrieval-only mode (set SCHOLARLOOM_LLM for written answers)"
+        typer.echo(f"ScholarLoom on http://{settings.host}:{settings.port} ({mode})")
+        uvicorn.Server(server_config(settings, application)).run()
+
+
+@users_app.command("add")
+def users_add(
+    name: str = typer.Argument(..., help="User name (letters, digits, . _ @ -)."),
+    password_stdin: bool = typer.Option(False, "--password-stdin", help="Read the password from standard input."),
+    replace: bool = typer.Option(False, "--replace", help="Set a new password if the user exists."),
+) -> None:
+    """Create a user who can sign in to the chat."""
+    from auth.accounts import AccountError, add_user, create_tables
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    with closing(load_settings()) as settings:
+        engine = settings.catalog().engine
+        create_tables(engine)
+        try:
+            add_user(engine, name, password, replace=replace)
+        except AccountError as exc:
+            fail(str(exc))
+    typer.echo(f"user {name} is ready")
+
+
+@users_app.command("unblock")
+def users_unblock(
+    name: str = typer.Argument(None, help="The user whose sign-in back-off to lift."),
+    everyone: bool = typer.Option(False, "--all", help="Lift every back-off: all users and all addresses."),
+) -> None:
+    """Let a user (or everyone) sign in again now, after repeated wrong passwords started a back-off."""
+    from auth.accounts import clear_sign_in_failures, create_tables
+
+    if (name is None) == (not everyone):
+        fail("name one user, or pass --all")
+    with closing(load_settings()) as settings:
+        engine = settings.catalog().engine
+        create_tables(engine)
+        lifted = clear_sign_in_failures(engine, None if everyone else name)
+    typer.echo(f"forgot the failed sign-ins of {lifted} {'name or address' if lifted == 1 else 'names and addresses'}")
+
+
+@models_app.command("prepare")
+def models_prepare() -> None:
+    """Build the ONNX embedding model from the installed weights package (no network)."""
+    from retrieval.embeddings import prepare_models
+
+    dense, sparse = prepare_models(load_settings().models_dir)
+    typer.echo(f"dense model: {dense}\nBM25: {sparse}")
+
+
+@bench_app.command("retrieval")
+def bench_retrieval(
+    beir_dir: Path = typer.Argument(..., help="A BEIR data set folder: corpus.jsonl, queries.jsonl, qrels/*.tsv."),
+    split: list[str] = typer.Option(["test"], "--split", help="Which qrels to score (repeatable): test, train."),
+    work_dir: Path = typer.Option(
+        None, help="Where to keep the benchmark's catalog and index (reused when run again; default: data dir)."
+    ),
+    method: str = typer.Option("max", help="Score fusion: max, minmax or rrf."),
+    dense_weight: float = typer.Option(None, help="Weight of the dense side in the hybrid (default: the product's)."),
+    window_tokens: int = typer.Option(None, help="Dense window size for abstracts (default: the product's)."),
+    window_overlap: bool = typer.Option(None, "--window-overlap/--no-window-overlap", help="Half-overlapping windows."),
+) -> None:
+    """nDCG@10, Recall@100 and MRR@10 for BM25, dense and hybrid search on a BEIR data set (e.g. SciFact)."""
+    from ingest.beir import retrieval_benchmark
+    from ingest.pipeline import Windowing
+    from retrieval.fusion import FusionParams
+
+    settings = load_settings()
+    if not (beir_dir / "corpus.jsonl").is_file():
+        fail(f"no corpus.jsonl in {beir_dir}")
+    defaults = FusionParams()
+    params = FusionParams(method=method, dense_weight=defaults.dense_weight if dense_weight is None else dense_weight)
+    windowing = Windowing()
+    windowing = Windowing(
+        tokens=window_tokens or windowing.tokens,
+        overlap=windowing.overlap if window_overlap is None else window_overlap,
+    )
+    work = work_dir or settings.data_dir / "bench" / beir_dir.name
+    with progress() as bars:
+        try:
+            results = retrieval_benchmark(beir_dir, work, settings.models_dir, split, params, bars, windowing)
+        except ValueError as exc:
+            fail(str(exc))
+    typer.echo(
+        f"fusion: {params.method}, dense weight {params.dense_weight}, candidates {params.candidates}; "
+        f"windows: {windowing.tokens} tokens, {'half-overlapping' if windowing.overlap else 'no overlap'}"
+    )
+    for name, rows in results.items():
+        typer.echo(f"\n{beir_dir.name} {name} ({work})\n{'':8} nDCG@10  Recall@100  MRR@10")
+        for mode, s in rows.items():
+            typer.echo(f"{mode:8} {s.ndcg10:7.4f}  {s.recall100:10.4f}  {s.mrr10:6.4f}")
+
+

@@ -1,0 +1,79 @@
+"""The demo corpus loaded once and kept between test runs, under a fingerprint of everything that makes it.
+
+The fingerprint covers the corpus (`data/demo`), the code that loads and indexes it (`ingest/`, `retrieval/`,
+which also fixes the index format), the models' code and the locked library versions. Any change to those
+rebuilds; an unchanged tree copies the kept build into the run's own directory (tests write to it: users, chat
+threads) and reads the load's summary back, so the tests of the load itself still see what it reported.
+
+The cache lives in SL_TEST_CACHE (default `~/.cache/scholarloom-tests`); SL_TEST_CACHE=off always loads afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections import Counter
+from pathlib import Path
+
+from ingest.report import Failure, Summary
+
+REPO = Path(__file__).resolve().parent.parent
+INPUTS = ("data/demo", "ingest", "retrieval")
+LOCKS = ("requirements.lock", "requirements-model.lock")
+
+
+def fingerprint() -> str:
+    digest = hashlib.sha256()
+    for folder in INPUTS:
+        for path in sorted((REPO / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
+    for lock in LOCKS:
+        digest.update((REPO / lock).read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def cache_root() -> Path | None:
+    chosen = os.environ.get("SL_TEST_CACHE", "")
+    if chosen.lower() == "off":
+        return None
+    return Path(chosen) if chosen else Path.home() / ".cache" / "scholarloom-tests"
+
+
+def _write_summary(summary: Summary, path: Path) -> None:
+    failures = [f.__dict__ for f in summary.failures]
+    path.write_text(json.dumps({"counts": dict(summary.counts), "failures": failures}))
+
+
+def _read_summary(path: Path) -> Summary:
+    stored = json.loads(path.read_text())
+    return Summary(Counter(stored["counts"]), [Failure(**f) for f in stored["failures"]])
+
+
+def demo_build(data_dir: Path, embedder) -> Summary:
+    """Fill `data_dir` with the loaded demo (from the cache when its fingerprint matches) and return the summary
+    of the load that made it."""
+    from ingest.demo import load_demo
+    from scholarloom.settings import Settings
+
+    root = cache_root()
+    kept = root / f"demo-{fingerprint()}" if root else None
+    if kept is not None and (kept / "summary.json").is_file():
+        shutil.copytree(kept / "data", data_dir, dirs_exist_ok=True)
+        return _read_summary(kept / "summary.json")
+    settings = Settings(data_dir=data_dir).adopt(embedder=embedder)
+    try:
+        summary = load_demo(settings.catalog(), settings.index(), settings.embedder())
+    finally:
+        settings.close()  # the embedded index is flushed and unlocked before it is copied
+    if kept is not None:
+        scratch = root / f"building-{uuid.uuid4().hex}"
+        shutil.copytree(data_dir, scratch / "data")
+        _write_summary(summary, scratch / "summary.json")
+        for old in root.glob("demo-*"):  # one kept build: the tree's current one
+            shutil.rmtree(old, ignore_errors=True)
+        scratch.rename(kept)
+    return summary
