@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 
 from retrieval.index import Filters
-from retrieval.search import search, split_sentences
+from retrieval.search import split_sentences
 from scholarloom.settings import Settings
 
 
@@ -31,7 +31,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir)
-    catalog, index, embedder = settings.catalog(), settings.index(), settings.embedder()
+    library = settings.library()  # what the tools, pages and API search through
+    catalog, index, embedder = library.catalog, library.index, library.embedder
     papers = [p for p in catalog.iter_papers() if p.abstract]
     rng = random.Random(7)
     queries = [
@@ -40,21 +41,12 @@ def main() -> None:
     embedder.query("warm up")
     kinds = {
         "query embedding only": lambda q: embedder.query(q),
-        "hybrid search, no filter": lambda q: search(catalog, index, embedder, q, limit=10),
-        "hybrid search, category filter (cs.LG)": lambda q: search(
-            catalog, index, embedder, q, Filters(categories=("cs.LG",)), limit=10
+        "hybrid search, no filter": lambda q: library.search(q, limit=10),
+        "hybrid search, category filter (cs.LG)": lambda q: library.search(q, Filters(categories=("cs.LG",)), limit=10),
+        "hybrid search, date filter (2025)": lambda q: library.search(
+            q, Filters(published_from=date(2025, 1, 1), published_to=date(2025, 12, 31)), limit=10
         ),
-        "hybrid search, date filter (2025)": lambda q: search(
-            catalog,
-            index,
-            embedder,
-            q,
-            Filters(published_from=date(2025, 1, 1), published_to=date(2025, 12, 31)),
-            limit=10,
-        ),
-        "hybrid search + 2 matching sentences per hit": lambda q: search(
-            catalog, index, embedder, q, limit=10, sentences=2
-        ),
+        "hybrid search + 2 matching sentences per hit": lambda q: library.search(q, limit=10, sentences=2),
     }
     print(f"{len(queries)} queries over {index.count()} points ({settings.data_dir})\n")
     print("| what | p50 ms | p95 ms |\n| --- | --- | --- |")
