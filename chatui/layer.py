@@ -64,7 +64,9 @@ class HistoryLayer(SQLAlchemyDataLayer):
 
     async def execute_sql(self, query: str, parameters: dict):
         # Lists and dicts (tags, modes, player config) are stored as JSON text on every database.
-        parameters = {k: json.dumps(v, default=str) if isinstance(v, (list, dict)) else v for k, v in parameters.items()}
+        parameters = {
+            k: json.dumps(v, default=str) if isinstance(v, (list, dict)) else v for k, v in parameters.items()
+        }
         async with self.async_session() as session:
             try:
                 result = await session.execute(text(query), parameters)

@@ -7,13 +7,11 @@ from datetime import datetime, timezone
 from email.utils import format_datetime
 from xml.sax.saxutils import escape
 
-from sqlalchemy import String, cast, func
-from sqlmodel import select
-
 from pages.addresses import institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, TAGLINE
 from retrieval.catalog import Catalog
-from retrieval.models import Authorship, Institution, Paper, Researcher
+from retrieval.listings import indexable_count, indexable_slice, newest_papers
+from retrieval.models import Paper
 from retrieval.records import whole_number
 
 SITEMAP_LIMIT = 50_000  # URLs per sitemap file (the sitemaps.org limit)
@@ -22,32 +20,13 @@ FEED_ITEMS = 50
 KINDS = ("papers", "researchers", "institutions")
 
 
-def _count(catalog: Catalog, kind: str) -> int:
-    with catalog.session() as session:
-        if kind == "papers":
-            return session.exec(select(func.count()).select_from(Paper)).one()
-        if kind == "researchers":
-            return session.exec(select(func.count(func.distinct(Authorship.researcher_id)))).one()
-        return session.exec(select(func.count(func.distinct(Authorship.institution_id)))).one()
-
-
 def _entries(catalog: Catalog, kind: str, offset: int, limit: int) -> list[tuple[str, datetime | None]]:
-    """(path, last modified) of one slice of the indexable pages of a kind: every paper, and researchers and
-    institutions that have papers here."""
-    with catalog.session() as session:
-        if kind == "papers":
-            rows = session.exec(select(Paper).order_by(Paper.id).offset(offset).limit(limit)).all()
-            return [(paper_path(p), p.updated or p.published) for p in rows]
-        model, column, path_of = (
-            (Researcher, Authorship.researcher_id, researcher_path)
-            if kind == "researchers"
-            else (Institution, Authorship.institution_id, institution_path)
-        )
-        has = select(column).where(column.is_not(None))
-        rows = session.exec(
-            select(model.id, model.name).where(model.id.in_(has)).order_by(model.id).offset(offset).limit(limit)
-        ).all()
-        return [(path_of(i, n), None) for i, n in rows]
+    """(path, last modified) of one slice of the indexable pages of a kind."""
+    paths = {"researchers": researcher_path, "institutions": institution_path}
+    return [
+        (paper_path(paper) if paper is not None else paths[kind](key, name), modified)
+        for key, name, modified, paper in indexable_slice(catalog, kind, offset, limit)
+    ]
 
 
 def _urlset(base_url: str, entries: list[tuple[str, datetime | None]]) -> str:
@@ -61,7 +40,7 @@ def _urlset(base_url: str, entries: list[tuple[str, datetime | None]]) -> str:
 
 def sitemap(catalog: Catalog, base_url: str, limit: int = SITEMAP_LIMIT) -> str:
     """Every indexable address in one urlset, or, past `limit` URLs, an index of the parts."""
-    counts = {kind: _count(catalog, kind) for kind in KINDS}
+    counts = {kind: indexable_count(catalog, kind) for kind in KINDS}
     if len(STATIC_PATHS) + sum(counts.values()) <= limit:
         entries = [(p, None) for p in STATIC_PATHS]
         for kind in KINDS:
@@ -93,11 +72,7 @@ def sitemap_part(catalog: Catalog, base_url: str, name: str, limit: int = SITEMA
 
 def rss(catalog: Catalog, base_url: str, category: str | None = None, items: int = FEED_ITEMS) -> str:
     """RSS 2.0: the newest papers, of one arXiv category if asked."""
-    with catalog.session() as session:
-        query = select(Paper).where(Paper.published.is_not(None))
-        if category:
-            query = query.where(cast(Paper.categories, String).like(f'%"{category}"%'))
-        papers = session.exec(query.order_by(Paper.published.desc(), Paper.id).limit(items)).all()
+    papers = newest_papers(catalog, category, items)
     title = f"{SITE_NAME}: newest papers" + (f" in {category}" if category else "")
     link = base_url + (f"/search?q=&category={category}" if category else "/")
     own = base_url + (f"/rss/{category}.xml" if category else "/rss/latest.xml")

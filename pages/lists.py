@@ -4,15 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func
-from sqlmodel import select
-
 from pages.addresses import institution_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
 from retrieval.catalog import Catalog
-from retrieval.models import Authorship, Institution, Researcher
-from retrieval.paging import Pages
-from retrieval.upsert import normalise_name
+from retrieval.listings import most_papers
 
 PER_PAGE = 50
 
@@ -58,21 +53,8 @@ class ListPage:
 
 
 def list_page(catalog: Catalog, kind: str, page: int = 1, query: str = "") -> ListPage:
-    model, column, path_of = (
-        (Researcher, Authorship.researcher_id, researcher_path)
-        if kind == "researchers"
-        else (Institution, Authorship.institution_id, institution_path)
-    )
+    path_of = researcher_path if kind == "researchers" else institution_path
     query = query.strip()[:100]
-    papers = func.count(func.distinct(Authorship.paper_id)).label("papers")
-    statement = select(model.id, model.name, papers).join(Authorship, column == model.id).group_by(model.id, model.name)
-    if query:
-        words = normalise_name(query).split()[:6]
-        field = Researcher.name_key if kind == "researchers" else Institution.search_key
-        statement = statement.where(*(field.contains(w) for w in words))
-    with catalog.session() as session:
-        total = session.exec(select(func.count()).select_from(statement.subquery())).one()
-        at = Pages.of(total, page, PER_PAGE)
-        rows = session.exec(statement.order_by(papers.desc(), model.name).offset(at.offset).limit(PER_PAGE))
-        items = [ListItem(name, path_of(i, name), n) for i, name, n in rows]
+    rows, total, at = most_papers(catalog, kind, page, PER_PAGE, query)
+    items = [ListItem(name, path_of(i, name), n) for i, name, n in rows]
     return ListPage(kind, f"/{kind}", items, total, at.page, at.pages, query)

@@ -98,7 +98,9 @@ class InstitutionLookup:
 def affiliation_resolver(catalog: Catalog) -> AffiliationResolver:
     """The resolver over the catalog's institutions, built again after any write to them (a new institution, an
     alias or acronym merged in), in this process or another: `Catalog.version("institutions")` counts them."""
-    return catalog.cached("institutions", lambda session: AffiliationResolver.from_records(session.exec(select(Institution)).all()))
+    return catalog.cached(
+        "institutions", lambda session: AffiliationResolver.from_records(session.exec(select(Institution)).all())
+    )
 
 
 def find_institution(catalog: Catalog, text: str, threshold: float | None = None) -> InstitutionLookup:

@@ -31,7 +31,8 @@ def serve(
             application = create_app(settings)
         except RuntimeError as exc:
             fail(str(exc))
-        mode = f"LLM {settings.llm}" if settings.llm else "retrieval-only mode (set SCHOLARLOOM_LLM for written answers)"
+        retrieval_only = "retrieval-only mode (set SCHOLARLOOM_LLM for written answers)"
+        mode = f"LLM {settings.llm}" if settings.llm else retrieval_only
         typer.echo(f"ScholarLoom on http://{settings.host}:{settings.port} ({mode})")
         uvicorn.Server(server_config(settings, application)).run()
 

@@ -215,14 +215,13 @@ async def test_retrieval_only_follow_ups_resolve_she_and_it(demo):
 
 
 async def test_retrieval_only_what_else_did_they_write_is_their_work(demo):
-    from assistant.tools import Card
-
     deps = ToolDeps(demo.library())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
     deps.focus = tuple(ui.cards)
     person = next(c for c in ui.cards if c.kind == "researcher")
-    assert isinstance(person, Card)
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What else did they write?", ui)
-    assert ui.steps[0]["name"] == "summarize_researcher" and "Bobby Yan has" in ui.final
+    expected = {"name": "summarize_researcher", "arguments": {"researcher_id": int(person.id)}}
+    assert ui.steps[0] == {**ui.steps[0], **expected}
+    assert "Bobby Yan has" in ui.final
