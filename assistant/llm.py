@@ -82,7 +82,14 @@ def asked_pause(exc: BaseException) -> float | None:
 
 def _retry_on(litellm):
     retryable = _retryable(litellm)
-    return lambda exc: (asked_pause(exc) or True) if isinstance(exc, retryable) else False
+
+    def verdict(exc: BaseException) -> float | bool:
+        if not isinstance(exc, retryable):
+            return False
+        asked = asked_pause(exc)
+        return True if asked is None else asked  # a Retry-After of 0 means at once, not a back-off
+
+    return verdict
 
 
 def _llm_error(exc: BaseException) -> LLMError:
