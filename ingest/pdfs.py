@@ -90,6 +90,7 @@ def ingest_pdf_files(
     files: list[Path],
     summary: Summary,
     progress=None,
+    *,
     limits: PdfLimits = PdfLimits(),
 ) -> None:
     progress = progress or NullProgress()
@@ -126,6 +127,7 @@ def download_pdfs(
     client: PoliteClient,
     summary: Summary,
     progress=None,
+    *,
     limits: PdfLimits = PdfLimits(),
     limit: int | None = None,
     retry_failed: bool = False,

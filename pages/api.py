@@ -124,6 +124,11 @@ def make_api(deps) -> APIRouter:
             researchers=_counted(page.researchers), parents=_counted(page.parents), children=_counted(page.children),
         )  # fmt: skip
 
+    _search_api(api, deps)
+    return api
+
+
+def _search_api(api: APIRouter, deps) -> None:
     @api.get("/search", response_model=SearchOut)
     def search_papers(
         q: str = Query(max_length=2000, description="What to look for"),
@@ -148,5 +153,3 @@ def make_api(deps) -> APIRouter:
             for h in result.hits
         ]
         return SearchOut(query=result.query, note=result.note, hits=hits)
-
-    return api

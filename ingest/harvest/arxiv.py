@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
 from ingest.http import FetchError, PoliteClient
-from ingest.parsers.arxiv import atom_error, atom_total, parse_atom, parse_oai
+from ingest.parsers.arxiv import atom_error, atom_total, parse_atom
+from ingest.parsers.arxiv_oai import parse_oai
 from ingest.pipeline import NullProgress, load_records
 from ingest.report import Summary
 from retrieval.catalog import Catalog
@@ -54,6 +55,7 @@ def harvest_api(
     query: ArxivQuery,
     summary: Summary,
     progress=None,
+    *,
     page_size: int = 100,
     limit: int | None = None,
 ) -> int:
@@ -124,6 +126,7 @@ def harvest_oai(
     oai_url: str,
     summary: Summary,
     progress=None,
+    *,
     metadata_prefix: str = "arXiv",
     set_spec: str | None = None,
     since: date | None = None,

@@ -73,6 +73,7 @@ def enrich_papers(
     api: OpenAlex,
     summary: Summary,
     progress=None,
+    *,
     refresh: bool = False,
     limit: int | None = None,
 ) -> None:
@@ -137,7 +138,9 @@ def name_references(catalog: Catalog, api: OpenAlex, summary: Summary, progress=
         progress.advance(task, len(batch))
 
 
-def enrich_entities(catalog: Catalog, api: OpenAlex, summary: Summary, progress=None, refresh: bool = False) -> None:
+def enrich_entities(
+    catalog: Catalog, api: OpenAlex, summary: Summary, progress=None, *, refresh: bool = False
+) -> None:
     """Full OpenAlex records of the researchers and institutions that papers named by id only: ORCIDs,
     alternative names and last known institutions; institutions' place, type, acronyms and ROR ids."""
     progress = progress or NullProgress()

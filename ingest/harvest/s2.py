@@ -113,6 +113,7 @@ def enrich_papers(
     api: SemanticScholar,
     summary: Summary,
     progress=None,
+    *,
     refresh: bool = False,
     references: bool = True,
     limit: int | None = None,

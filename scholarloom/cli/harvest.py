@@ -74,8 +74,8 @@ def ingest_arxiv(
             fail("--format must be arXiv or arXivRaw")
 
         def run(client, summary, progress):
-            harvest_oai(settings.catalog(), client, src.arxiv_oai_url, summary, progress, metadata_format,
-                        oai_set, first, last, limit)  # fmt: skip
+            options = {"metadata_prefix": metadata_format, "set_spec": oai_set, "since": first, "until": last}
+            harvest_oai(settings.catalog(), client, src.arxiv_oai_url, summary, progress, **options, limit=limit)
     else:
         wanted = ArxivQuery(query=query, categories=tuple(category), since=first, until=last)
         try:
@@ -84,7 +84,8 @@ def ingest_arxiv(
             fail(f"{exc} (--query, --category, --since/--until)")
 
         def run(client, summary, progress):
-            harvest_api(settings.catalog(), client, src.arxiv_api_url, wanted, summary, progress, page_size, limit)
+            harvest_api(settings.catalog(), client, src.arxiv_api_url, wanted, summary, progress,
+                        page_size=page_size, limit=limit)  # fmt: skip
 
     harvest(settings, run, "arXiv", index_after=not no_index)
 
@@ -110,11 +111,11 @@ def ingest_openalex(
         api = OpenAlex(client, src.openalex_url, src.contact_email, key)
         if budget := api.budget():
             typer.echo(f"OpenAlex budget left today: ${budget.get('daily_remaining_usd')}")
-        enrich_papers(settings.catalog(), api, summary, progress, refresh, limit)
+        enrich_papers(settings.catalog(), api, summary, progress, refresh=refresh, limit=limit)
         if not no_references:
             name_references(settings.catalog(), api, summary, progress)
         if not no_entities:
-            enrich_entities(settings.catalog(), api, summary, progress, refresh)
+            enrich_entities(settings.catalog(), api, summary, progress, refresh=refresh)
 
     harvest(settings, run, "OpenAlex", index_after=not no_index)
 
@@ -136,7 +137,8 @@ def ingest_s2(
 
     def run(client, summary, progress):
         api = SemanticScholar(client, src.s2_url, key)
-        enrich_papers(settings.catalog(), api, summary, progress, refresh, not no_references, limit, citations)
+        enrich_papers(settings.catalog(), api, summary, progress, refresh=refresh, references=not no_references,
+                      limit=limit, citations=citations)  # fmt: skip
 
     harvest(settings, run, "Semantic Scholar", index_after=not no_index)
 

@@ -57,8 +57,8 @@ def ingest_pdfs(
     if not paths:
 
         def run(client, summary, progress):
-            download_pdfs(settings.catalog(), index, settings.embedder(), client, summary, progress, limits, limit,
-                          retry_failed)  # fmt: skip
+            download_pdfs(settings.catalog(), index, settings.embedder(), client, summary, progress, limits=limits,
+                          limit=limit, retry_failed=retry_failed)  # fmt: skip
 
         index = open_index(settings)
         harvest(settings, run, "PDFs", index_after=False)
@@ -70,7 +70,8 @@ def ingest_pdfs(
     with closing(settings):
         index = open_index(settings)
         with progress() as bars:
-            ingest_pdf_files(settings.catalog(), index, settings.embedder(), pdf_files(paths), summary, bars, limits)
+            ingest_pdf_files(settings.catalog(), index, settings.embedder(), pdf_files(paths), summary, bars,
+                             limits=limits)  # fmt: skip
         report(settings, summary, f"PDFs: {summary.line()}", "files")
 
 
@@ -123,9 +124,8 @@ def _update_steps(settings, index, summary, oai_set: str, since, openalex: bool,
     src, catalog = settings.sources, settings.catalog()
     openalex_key = src.openalex_api_key.get_secret_value() if src.openalex_api_key else None
     s2_key = src.s2_api_key.get_secret_value() if src.s2_api_key else None
-    steps = [
-        ("arXiv OAI-PMH", lambda c, p: harvest_oai(catalog, c, src.arxiv_oai_url, summary, p, "arXiv", oai_set, since))
-    ]
+    window = {"set_spec": oai_set, "since": since}
+    steps = [("arXiv OAI-PMH", lambda c, p: harvest_oai(catalog, c, src.arxiv_oai_url, summary, p, **window))]
     if openalex:
         api = lambda c: OpenAlex(c, src.openalex_url, src.contact_email, openalex_key)  # noqa: E731
         steps.append(("OpenAlex", lambda c, p: openalex_enrich(catalog, api(c), summary, p)))
@@ -137,8 +137,9 @@ def _update_steps(settings, index, summary, oai_set: str, since, openalex: bool,
     steps.append(("index", lambda c, p: index_changes(settings, index, summary, p)))
     if pdfs:
         limits = PdfLimits(max_bytes=src.pdf_max_bytes)
+        embedder = settings.embedder()
         steps.append(
-            ("PDFs", lambda c, p: download_pdfs(catalog, index, settings.embedder(), c, summary, p, limits, pdfs))
+            ("PDFs", lambda c, p: download_pdfs(catalog, index, embedder, c, summary, p, limits=limits, limit=pdfs))
         )
     ask = analyser(settings) if analyse else None
     if ask is not None:
