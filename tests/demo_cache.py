@@ -70,10 +70,18 @@ def demo_build(data_dir: Path, embedder) -> Summary:
     finally:
         settings.close()  # the embedded index is flushed and unlocked before it is copied
     if kept is not None:
-        scratch = root / f"building-{uuid.uuid4().hex}"
+        _keep(data_dir, summary, root, kept)
+    return summary
+
+
+def _keep(data_dir: Path, summary: Summary, root: Path, kept: Path) -> None:
+    """Store the build for later runs; a cache that cannot be written (read-only home, full disk) only costs time."""
+    scratch = root / f"building-{uuid.uuid4().hex}"
+    try:
         shutil.copytree(data_dir, scratch / "data")
         _write_summary(summary, scratch / "summary.json")
         for old in root.glob("demo-*"):  # one kept build: the tree's current one
             shutil.rmtree(old, ignore_errors=True)
         scratch.rename(kept)
-    return summary
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
