@@ -101,7 +101,7 @@ def make_api(deps) -> APIRouter:
 
     @api.get("/researchers/{researcher_id}", response_model=ResearcherOut, responses={404: {"description": "Unknown"}})
     def get_researcher(researcher_id: int = Path(ge=1, le=2**62)) -> ResearcherOut:
-        page = researcher_page(deps.library.catalog, researcher_id)
+        page = researcher_page(deps.library, researcher_id)
         if page is None:
             raise HTTPException(404, "no such researcher")
         return ResearcherOut(
@@ -114,7 +114,7 @@ def make_api(deps) -> APIRouter:
     @api.get("/institutions/{institution}", response_model=InstitutionOut, responses={404: {"description": "Unknown"}})
     def get_institution(institution: str = Path(max_length=300, description="Id, ROR id, name or acronym")):
         found = deps.library.find_institution(institution)
-        page = institution_page(deps.library.catalog, found.institution.id) if found.institution else None
+        page = institution_page(deps.library, found.institution.id) if found.institution else None
         if page is None:
             raise HTTPException(404, "no such institution")
         return InstitutionOut(

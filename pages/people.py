@@ -7,10 +7,8 @@ from urllib.parse import quote
 
 from pages.addresses import external, institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
-from retrieval.catalog import Catalog
-from retrieval.institutions import institution_profile
+from retrieval.library import Library
 from retrieval.paging import PER_PAGE
-from retrieval.researchers import researcher_profile
 
 MATCHING_NOTE = (
     "Papers are linked to researchers by OpenAlex, ORCID and Semantic Scholar ids first, then by name with "
@@ -124,8 +122,8 @@ class ResearcherPage:
         return "\n".join(lines) + "\n"
 
 
-def researcher_page(catalog: Catalog, researcher_id: int, page: int = 1, category: str | None = None):
-    profile = researcher_profile(catalog, researcher_id, page, category)
+def researcher_page(library: Library, researcher_id: int, page: int = 1, category: str | None = None):
+    profile = library.researcher(researcher_id, page, category)
     if profile is None:
         return None
     r = profile.researcher
@@ -218,8 +216,8 @@ class InstitutionPage:
         return "\n".join(lines) + "\n"
 
 
-def institution_page(catalog: Catalog, institution_id: int, page: int = 1, category: str | None = None):
-    profile = institution_profile(catalog, institution_id, page, category)
+def institution_page(library: Library, institution_id: int, page: int = 1, category: str | None = None):
+    profile = library.institution(institution_id, page, category)
     if profile is None:
         return None
     i = profile.institution
@@ -284,9 +282,10 @@ class FollowingPage:
         return "\n".join(lines) + "\n"
 
 
-def following_page(catalog: Catalog, researcher_ids: list[int], feed_key: str) -> FollowingPage:
+def following_page(library: Library, researcher_ids: list[int], feed_key: str) -> FollowingPage:
     from retrieval.researchers import newest_papers_of, paper_counts, researchers_by_ids
 
+    catalog = library.catalog
     people = researchers_by_ids(catalog, researcher_ids)
     counts = paper_counts(catalog, list(people))
     researchers = [

@@ -194,7 +194,7 @@ def _people(router: APIRouter, deps: PagesDeps) -> None:
         number = int(leading.group(1)) if leading else resolve(bare) if resolve else None
         page_number = _positive(request.query_params.get("page"))
         category = (request.query_params.get("category") or "")[:40] or None
-        page = build(deps.library.catalog, number, page_number, category) if number is not None else None
+        page = build(deps.library, number, page_number, category) if number is not None else None
         if page is None:
             return not_found(request, deps, f"No {kind} with the address /{kind}s/{address[:200]} in this archive.")
         if f"/{kind}s/{bare}" != page.path:
@@ -234,7 +234,7 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
     @router.post("/researchers/{researcher_id}/{action}", include_in_schema=False)
     def follow(request: Request, researcher_id: int, action: str) -> Response:
         user = deps.viewer(request)
-        page = researcher_page(deps.library.catalog, researcher_id) if 0 < researcher_id < 2**62 else None
+        page = researcher_page(deps.library, researcher_id) if 0 < researcher_id < 2**62 else None
         if action not in ("follow", "unfollow") or page is None:
             return not_found(request, deps, "No such researcher.")
         if user is None or deps.follows is None:
@@ -250,7 +250,7 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         user = deps.viewer(request)
         if user is None or deps.follows is None:
             return RedirectResponse("/chat/login", status_code=303)
-        page = following_page(deps.library.catalog, deps.follows.followed(user), deps.follows.feed_key(user))
+        page = following_page(deps.library, deps.follows.followed(user), deps.follows.feed_key(user))
         return respond(request, deps, page, "following.html")
 
     @router.get("/me/feed.xml", include_in_schema=False)

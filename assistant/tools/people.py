@@ -54,7 +54,7 @@ def get_researcher(deps: ToolDeps, researcher_id: int, category: str | None = No
         category: Only papers with this primary arXiv category, e.g. cs.DC.
         page: Which page of papers, from 1.
     """
-    found = researcher_page(deps.library.catalog, researcher_id, max(1, page), category)
+    found = researcher_page(deps.library, researcher_id, max(1, page), category)
     if found is None:
         raise ToolError(f"no researcher with id {researcher_id}; use find_researcher to look one up by name")
     subtitle = f"{found.paper_count} paper{'s' if found.paper_count != 1 else ''}" + (
@@ -166,7 +166,7 @@ def get_institution(deps: ToolDeps, institution: str, category: str | None = Non
         page: Which page of papers, from 1.
     """
     found = _institution_or_error(deps, institution)
-    built = institution_page(deps.library.catalog, found.institution.id, max(1, page), category)
+    built = institution_page(deps.library, found.institution.id, max(1, page), category)
     card = Card("institution", str(built.id), built.name, built.path, built.location)
     return ToolResult(built.to_markdown(), [card])
 

@@ -13,6 +13,7 @@ from pages.feeds import rss, sitemap
 from pages.people import researcher_page
 from pages.render import Renderer
 from retrieval.catalog import Catalog
+from retrieval.library import Library
 from retrieval.researchers import find_researchers
 from retrieval.records import AuthorRecord, PaperRecord
 
@@ -28,7 +29,7 @@ def test_hostile_names_render_as_text(tmp_path):
     )  # fmt: skip
     load_records(catalog, "t", [record], Summary())
     (mallory,) = find_researchers(catalog, "Mallory")
-    page = researcher_page(catalog, mallory.researcher.id)
+    page = researcher_page(Library(catalog, None, None), mallory.researcher.id)
     html = Renderer("http://test").html("researcher.html", page.meta("http://test"), page=page, matching_note="")
     soup = BeautifulSoup(html, "html.parser")
     assert not soup.select("main script")
