@@ -6,7 +6,7 @@ UV     := $(BIN)/uv
 UV_VERSION := 0.13.8
 export SCHOLARLOOM_DATA_DIR ?= $(CURDIR)/data/local
 
-.PHONY: demo test install install-dev models serve lock clean audit
+.PHONY: demo demo-vectors test install install-dev models serve lock clean audit
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ demo: models
 	  printf '%s\n' "$$PW" | $(BIN)/scholarloom users add demo --password-stdin --replace >/dev/null && \
 	  echo "Sign in at http://127.0.0.1:8000/chat as user 'demo' with password: $$PW"
 	SCHOLARLOOM_DEMO=1 $(BIN)/scholarloom serve
+
+# Re-embed the demo corpus and rewrite its vector book (after a change of model or of what is embedded).
+demo-vectors: models
+	@SCRATCH=$$(mktemp -d) && SCHOLARLOOM_DATA_DIR=$$SCRATCH SCHOLARLOOM_SHARED_MODELS_DIR=$${SCHOLARLOOM_SHARED_MODELS_DIR:-$(SCHOLARLOOM_DATA_DIR)/models} \
+	  $(BIN)/scholarloom ingest demo --write-vectors; STATUS=$$?; rm -rf $$SCRATCH; exit $$STATUS
 
 serve: install
 	$(BIN)/scholarloom serve

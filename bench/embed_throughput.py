@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import text  # noqa: E402
 
-from ingest.pipeline import Windowing, _index_text, abstract_windows, index_papers  # noqa: E402
+from ingest.pipeline import Windowing, index_text, abstract_windows, index_papers  # noqa: E402
 from ingest.report import Summary  # noqa: E402
 from retrieval.catalog import Catalog  # noqa: E402
 from retrieval.index import Index  # noqa: E402
@@ -42,7 +42,7 @@ def main() -> None:
         raise SystemExit(f"no papers in {args.data_dir}: run `scholarloom ingest demo` first")
     embedder = settings.embedder()
     embedder.dense(["warm up"])
-    texts = [_index_text(p) for p in papers]
+    texts = [index_text(p) for p in papers]
     windows = [w for p in papers for w, _ in abstract_windows(p, embedder.count_tokens, Windowing())]
 
     started = time.perf_counter()

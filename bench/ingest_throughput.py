@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.demo import DEMO_DIR, demo_sources  # noqa: E402
-from ingest.pipeline import _index_text, finish_catalog, index_papers, load_records  # noqa: E402
+from ingest.pipeline import index_text, finish_catalog, index_papers, load_records  # noqa: E402
 from ingest.report import Summary  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 
@@ -42,7 +42,7 @@ def main() -> None:
         index_papers(catalog, index, embedder, summary)
         ingest_seconds = time.perf_counter() - start
         papers = list(catalog.iter_papers())
-        texts = [_index_text(p) for p in papers]
+        texts = [index_text(p) for p in papers]
         start = time.perf_counter()
         embedder.dense(texts)
         raw_seconds = time.perf_counter() - start

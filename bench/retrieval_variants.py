@@ -119,7 +119,7 @@ def main() -> None:
     corpus, queries, qrels = read_beir(args.beir_dir)
     doc_ids = [row["_id"] for row in corpus]
     embedder = Embedder(args.models)
-    texts = [f"{_head(r)} {r.get('text') or ''}".strip() for r in corpus]  # as ingest.pipeline._index_text
+    texts = [f"{_head(r)} {r.get('text') or ''}".strip() for r in corpus]  # as ingest.pipeline.index_text
     query_ids = sorted(set(qrels["train"]) | set(qrels["test"]))
     qv = _cached(args.cache / "queries.npy", lambda: embedder.dense([queries[q] for q in query_ids]))
     qpos = {q: i for i, q in enumerate(query_ids)}

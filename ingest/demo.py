@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.parsers.arxiv import parse_atom, parse_site_record, parse_snapshot_lines
+from ingest.parsers.pdf_metadata import parse_pdf_metadata_lines
 from ingest.parsers.openalex import parse_authors, parse_institutions, parse_works
 from ingest.parsers.ror import parse_ror_lines
+from ingest.pdfs import ingest_pdf_files, pdf_files
 from ingest.pipeline import finish_catalog, index_papers, load_records
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
 from retrieval.index import Index
+from retrieval.vector_book import BookedEmbedder, VectorBook, write_book
 
+log = logging.getLogger(__name__)
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
 
 # OpenAlex list responses in the corpus that hold full works (the others are errors, counts or id lists).
@@ -96,6 +101,9 @@ def demo_sources(root: Path = DEMO_DIR) -> list[Source]:
         for p in sorted((root / "arxiv_api_atom").glob("*.xml"))
     ]
     sources.append(Source("demo:seed", lambda: _site_records(root)))
+    pdf_metadata = root / "pdfs" / "metadata.jsonl"
+    if pdf_metadata.exists():  # the papers whose full text ships with the demo
+        sources.append(Source("demo:pdfs/metadata.jsonl", lambda: _lines(pdf_metadata, parse_pdf_metadata_lines)))
     work_files = [
         openalex / "samples" / "works_sample.json",
         *sorted((openalex / "entities").glob("W*.json")),
@@ -107,19 +115,41 @@ def demo_sources(root: Path = DEMO_DIR) -> list[Source]:
     return sources
 
 
+def vector_book_path(root: Path = DEMO_DIR) -> Path:
+    return root / "vectors" / "all-MiniLM-L6-v2.npz"
+
+
 def load_demo(
     catalog: Catalog,
     index: Index,
     embedder: Embedder,
     root: Path = DEMO_DIR,
     progress=None,
+    *,
+    write_vectors: bool = False,
 ) -> Summary:
-    """Load every demo source into the catalog, then embed and index what changed. Idempotent."""
+    """Load every demo source into the catalog, embed and index what changed, then the full text of the PDFs in
+    `pdfs/` (page-numbered passages). Idempotent.
+
+    Dense vectors come from the corpus's vector book when it was written by this embedder's model (the rest are
+    computed); `write_vectors` writes the book again from every vector this run used (`make demo-vectors`).
+    """
     summary = Summary()
     if not root.is_dir():
         raise FileNotFoundError(f"demo corpus not found at {root}")
+    if write_vectors and index.count():
+        raise ValueError("writing the demo's vector book needs an empty index: every vector must be used once")
     for source in demo_sources(root):
         load_records(catalog, source.stage, source.read(), summary, progress)
     finish_catalog(catalog)
-    index_papers(catalog, index, embedder, summary, progress)
+    booked = BookedEmbedder(embedder, VectorBook.read(vector_book_path(root), embedder.model_id()))
+    if booked.book.note and vector_book_path(root).exists():
+        log.warning("demo vectors: %s", booked.book.note)
+    index_papers(catalog, index, booked, summary, progress)
+    if (root / "pdfs").is_dir():
+        ingest_pdf_files(catalog, index, booked, pdf_files([root / "pdfs"]), summary, progress)
+    summary.add("vectors read", booked.from_book)
+    summary.add("vectors computed", booked.computed)
+    if write_vectors:
+        write_book(vector_book_path(root), booked.book.model, booked.used)
     return summary

@@ -131,7 +131,8 @@ def finish_catalog(catalog: Catalog) -> int:
     return changed
 
 
-def _index_text(paper: Paper) -> str:
+def index_text(paper: Paper) -> str:
+    """What a paper's abstract point embeds: the title, then the abstract."""
     title = paper.title.rstrip()
     joiner = " " if title.endswith((".", "?", "!")) else ". "
     return f"{title}{joiner}{paper.abstract}".strip() if paper.abstract else title
@@ -142,7 +143,7 @@ def abstract_windows(
 ) -> list[tuple[str, tuple[int, int]]]:
     """The title followed by each window of the abstract, with the window's slice of the abstract's
     sentences (`retrieval.passages.split_sentences`); none when title and abstract fit one window."""
-    text = _index_text(paper)
+    text = index_text(paper)
     if not paper.abstract or count_tokens([text])[0] <= min(windowing.tokens, DENSE_MAX_TOKENS) - 2:
         return []
     head = paper.title.rstrip()
@@ -159,7 +160,7 @@ def _digest(payload) -> str:
 def _index_digest(paper: Paper, people: tuple[list[int], list[int]], windowing: Windowing) -> str:
     """'<what is embedded>:<what is filtered on>': when only the second half changes, the paper's points get
     new payload fields and keep their vectors."""
-    text = _digest([INDEX_FORMAT, [windowing.tokens, windowing.overlap], _index_text(paper)])
+    text = _digest([INDEX_FORMAT, [windowing.tokens, windowing.overlap], index_text(paper)])
     fields = _digest([paper.categories, paper.published.isoformat() if paper.published else None, people])
     return f"{text}:{fields}"
 
@@ -201,10 +202,10 @@ def index_papers(
     if relabel:
         _relabel(catalog, index, relabel, people, summary, progress)
     with_passages = set(catalog.ledger_hashes("fulltext"))
-    todo.sort(key=lambda item: len(_index_text(item[0])))  # similar lengths batch together: less padding
+    todo.sort(key=lambda item: len(index_text(item[0])))  # similar lengths batch together: less padding
     task = progress.add_task("embed + index", total=len(todo))
     for chunk in batches(todo, INDEX_BATCH):
-        texts = [_index_text(p) for p, _ in chunk]
+        texts = [index_text(p) for p, _ in chunk]
         windows = [abstract_windows(p, embedder.count_tokens, windowing) for p, _ in chunk]
         flat = [text for own in windows for text, _ in own]
         vectors = embedder.documents(texts)

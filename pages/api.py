@@ -88,8 +88,8 @@ def make_api(deps) -> APIRouter:
 
     @api.get("/papers/{paper_id:path}", response_model=PaperOut, responses={404: {"description": "Unknown paper"}})
     def get_paper(paper_id: str = Path(max_length=300)) -> PaperOut:
-        resolved = deps.library.catalog.resolve_paper_id(paper_id)
-        view = deps.library.catalog.paper_view(resolved) if resolved else None
+        resolved = deps.library.resolve_paper_id(paper_id)
+        view = deps.library.paper_view(resolved) if resolved else None
         if view is None:
             raise HTTPException(404, "no such paper in this archive")
         p = view.paper

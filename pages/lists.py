@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from pages.addresses import institution_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
-from retrieval.catalog import Catalog
-from retrieval.listings import most_papers
+from retrieval.library import Library
 
 PER_PAGE = 50
 
@@ -52,9 +51,9 @@ class ListPage:
         return "\n".join(lines) + "\n"
 
 
-def list_page(catalog: Catalog, kind: str, page: int = 1, query: str = "") -> ListPage:
+def list_page(library: Library, kind: str, page: int = 1, query: str = "") -> ListPage:
     path_of = researcher_path if kind == "researchers" else institution_path
     query = query.strip()[:100]
-    rows, total, at = most_papers(catalog, kind, page, PER_PAGE, query)
+    rows, total, at = library.most_papers(kind, page, PER_PAGE, query)
     items = [ListItem(name, path_of(i, name), n) for i, name, n in rows]
     return ListPage(kind, f"/{kind}", items, total, at.page, at.pages, query)

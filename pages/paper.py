@@ -1,4 +1,4 @@
-"""The paper page: built once from the catalog, rendered as markdown (agent, Accept: text/markdown) or HTML."""
+"""The paper page: built once from the library, rendered as markdown (agent, Accept: text/markdown) or HTML."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from urllib.parse import quote
 
 from pages.addresses import external, paper_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
-from retrieval.catalog import Catalog, PaperView
+from retrieval.catalog import PaperView
+from retrieval.library import Library
 from retrieval.models import Paper
 
 MAX_REFERENCES_SHOWN = 50
@@ -145,16 +146,16 @@ def _reference(citation, in_corpus: dict) -> Reference:
     return Reference(citation.cited_title or citation.cited_key, None)
 
 
-def reference_items(catalog: Catalog, paper_id: str, limit: int = MAX_REFERENCES_SHOWN) -> tuple[list[Reference], int]:
+def reference_items(library: Library, paper_id: str, limit: int = MAX_REFERENCES_SHOWN) -> tuple[list[Reference], int]:
     """The first `limit` works a paper cites, each linked to our page or its public address, and how many
     references are known in all."""
-    citations = catalog.references(paper_id)
+    citations = library.references(paper_id)
     shown = citations[:limit]
-    in_corpus = catalog.papers([c.cited_id for c in shown if c.cited_id])
+    in_corpus = library.papers([c.cited_id for c in shown if c.cited_id])
     return [_reference(c, in_corpus) for c in shown], len(citations)
 
 
-def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
+def build_paper_page(library: Library, view: PaperView) -> PaperPage:
     paper = view.paper
     links = []
     if paper.arxiv_id:
@@ -172,7 +173,7 @@ def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
         links.append(Link("DOI", external("https://doi.org/", paper.doi)))
     if paper.openalex_id:
         links.append(Link("OpenAlex", external("https://openalex.org/", paper.openalex_id)))
-    references, reference_count = reference_items(catalog, paper.id)
+    references, reference_count = reference_items(library, paper.id)
     return PaperPage(
         id=paper.id,
         arxiv_id=paper.arxiv_id,
@@ -201,8 +202,8 @@ def build_paper_page(catalog: Catalog, view: PaperView) -> PaperPage:
     )
 
 
-def paper_page(catalog: Catalog, raw_id: str) -> PaperPage | None:
+def paper_page(library: Library, raw_id: str) -> PaperPage | None:
     """The page of the paper an id, a versioned id, an old-style id or an OpenAlex id names."""
-    paper_id = catalog.resolve_paper_id(raw_id)
-    view = catalog.paper_view(paper_id) if paper_id else None
-    return build_paper_page(catalog, view) if view else None
+    paper_id = library.resolve_paper_id(raw_id)
+    view = library.paper_view(paper_id) if paper_id else None
+    return build_paper_page(library, view) if view else None

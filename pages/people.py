@@ -283,15 +283,12 @@ class FollowingPage:
 
 
 def following_page(library: Library, researcher_ids: list[int], feed_key: str) -> FollowingPage:
-    from retrieval.researchers import newest_papers_of, paper_counts, researchers_by_ids
-
-    catalog = library.catalog
-    people = researchers_by_ids(catalog, researcher_ids)
-    counts = paper_counts(catalog, list(people))
+    people = library.researchers_by_ids(researcher_ids)
+    counts = library.paper_counts(list(people))
     researchers = [
         Counted(people[r].name, counts[r], researcher_path(r, people[r].name)) for r in researcher_ids if r in people
     ]
-    papers = _items(newest_papers_of(catalog, list(people), limit=30))
+    papers = _items(library.newest_papers_of(list(people), limit=30))
     return FollowingPage(researchers, papers, f"/me/feed.xml?key={quote(feed_key)}")
 
 

@@ -20,7 +20,6 @@ from pages.render import PAGE_CSP, Renderer
 from pages.search_page import build_search_page
 from retrieval.affiliations import MatchedBy
 from retrieval.index import Filters
-from retrieval.researchers import newest_papers_of
 from retrieval.library import Library
 from retrieval.records import whole_number
 from retrieval.search import SearchResult
@@ -134,14 +133,14 @@ def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
             json_ld=[website],
         )
         return HTMLResponse(
-            deps.renderer.html("home.html", meta, counts=deps.library.catalog.counts()), headers=_page_headers()
+            deps.renderer.html("home.html", meta, counts=deps.library.counts()), headers=_page_headers()
         )
 
     @router.get("/papers/{address:path}", include_in_schema=False)
     def paper(request: Request, address: str) -> Response:
         markdown_suffix = address.endswith(".md")
         parts = split_paper_address(address.removesuffix(".md"))
-        page = paper_page(deps.library.catalog, parts[0]) if parts else None
+        page = paper_page(deps.library, parts[0]) if parts else None
         if page is None:
             return not_found(request, deps, f"No paper with the address /papers/{address[:200]} in this archive.")
         if f"/papers/{address.removesuffix('.md')}" != page.path:
@@ -153,22 +152,22 @@ def _lists_and_feeds(router: APIRouter, deps: PagesDeps) -> None:
     @router.get("/researchers", include_in_schema=False)
     @router.get("/researchers.md", include_in_schema=False)
     def researchers(request: Request, q: str = Query("", max_length=200)) -> Response:
-        page = list_page(deps.library.catalog, "researchers", _positive(request.query_params.get("page")), q)
+        page = list_page(deps.library, "researchers", _positive(request.query_params.get("page")), q)
         return respond(request, deps, page, "list.html")
 
     @router.get("/institutions", include_in_schema=False)
     @router.get("/institutions.md", include_in_schema=False)
     def institutions(request: Request, q: str = Query("", max_length=200)) -> Response:
-        page = list_page(deps.library.catalog, "institutions", _positive(request.query_params.get("page")), q)
+        page = list_page(deps.library, "institutions", _positive(request.query_params.get("page")), q)
         return respond(request, deps, page, "list.html")
 
     @router.get("/sitemap.xml", include_in_schema=False)
     def sitemap_xml() -> Response:
-        return Response(sitemap(deps.library.catalog, deps.renderer.base_url), media_type=XML)
+        return Response(sitemap(deps.library, deps.renderer.base_url), media_type=XML)
 
     @router.get("/sitemaps/{name}", include_in_schema=False)
     def sitemap_part_xml(request: Request, name: str) -> Response:
-        body = sitemap_part(deps.library.catalog, deps.renderer.base_url, name)
+        body = sitemap_part(deps.library, deps.renderer.base_url, name)
         if body is None:
             return not_found(request, deps, f"No sitemap part {name[:100]}.")
         return Response(body, media_type=XML)
@@ -178,12 +177,12 @@ def _lists_and_feeds(router: APIRouter, deps: PagesDeps) -> None:
         category = name.removesuffix(".xml")
         if not name.endswith(".xml") or not re.fullmatch(r"[A-Za-z-]+(\.[A-Za-z-]+)?", category):
             return not_found(request, deps, f"No feed {name[:100]}.")
-        body = rss(deps.library.catalog, deps.renderer.base_url, None if category == "latest" else category)
+        body = rss(deps.library, deps.renderer.base_url, None if category == "latest" else category)
         return Response(body, media_type="application/rss+xml; charset=utf-8")
 
     @router.get("/llms.txt", include_in_schema=False)
     def llms() -> Response:
-        return PlainTextResponse(llms_txt(deps.library.catalog, deps.renderer.base_url), media_type=MARKDOWN)
+        return PlainTextResponse(llms_txt(deps.library, deps.renderer.base_url), media_type=MARKDOWN)
 
 
 def _people(router: APIRouter, deps: PagesDeps) -> None:
@@ -258,9 +257,9 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         user = deps.follows.user_for_key(key) if deps.follows else None
         if user is None:
             return PlainTextResponse("Unknown feed address.", status_code=404)
-        papers = newest_papers_of(deps.library.catalog, deps.follows.followed(user))
+        papers = deps.library.newest_papers_of(deps.follows.followed(user))
         base = deps.renderer.base_url
-        body = rss_of(deps.library.catalog, base, papers, "ScholarLoom: new papers by researchers you follow",
+        body = rss_of(deps.library, base, papers, "ScholarLoom: new papers by researchers you follow",
                       base + "/me/following", f"{base}/me/feed.xml")  # fmt: skip
         return Response(body, media_type="application/rss+xml; charset=utf-8", headers={"Cache-Control": "private"})
 
@@ -288,7 +287,7 @@ def _search(router: APIRouter, deps: PagesDeps) -> None:
                 researchers, institutions = _named_matches(deps.library, q)
         else:  # the bare search page
             result = SearchResult("", [])
-        authors = deps.library.catalog.author_names([h.paper.id for h in result.hits])
+        authors = deps.library.author_names([h.paper.id for h in result.hits])
         page = build_search_page(
             result, authors, deps.search_limit, page_number, researchers=researchers, institutions=institutions, **extra
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -56,6 +57,21 @@ class Embedder:
         self._dense = None
         self._sparse = None
         self._tokenizer = None
+        self._model_id: str | None = None
+
+    def model_id(self) -> str:
+        """Names the dense encoder exactly: a digest of its files and of the library that pools its output. Two
+        embedders with one id give the same vectors."""
+        with self._lock:
+            if self._model_id is None:
+                from importlib.metadata import version
+
+                dense_dir, _ = prepare_models(self.models_dir)
+                digest = hashlib.sha256(f"fastembed {version('fastembed')}".encode())
+                for name in ("model.onnx", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+                    digest.update(name.encode() + b"\0" + (dense_dir / name).read_bytes())
+                self._model_id = f"{DENSE_MODEL}@{digest.hexdigest()[:16]}"
+        return self._model_id
 
     def _load(self):
         with self._lock:

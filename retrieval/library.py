@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval import citations, institutions, researchers
-from retrieval.catalog import Catalog
+from datetime import datetime
+
+from retrieval import citations, institutions, listings, researchers
+from retrieval.catalog import Catalog, PaperView
 from retrieval.embeddings import Embedder
 from retrieval.index import Index
-from retrieval.models import Paper
+from retrieval.models import Citation, Paper, Researcher
+from retrieval.paging import Pages
 from retrieval.search import PassageResult, SearchResult, search, search_passages, similar_papers
 from retrieval.store import Filters
 
@@ -45,8 +48,29 @@ class Library:
     def resolve_paper_id(self, raw: str) -> str | None:
         return self.catalog.resolve_paper_id(raw)
 
+    def paper_view(self, paper_id: str) -> PaperView | None:
+        return self.catalog.paper_view(paper_id)
+
+    def author_names(self, ids: list[str]) -> dict[str, list[str]]:
+        return self.catalog.author_names(ids)
+
+    def references(self, paper_id: str) -> list[Citation]:
+        return self.catalog.references(paper_id)
+
+    def counts(self) -> dict[str, int]:
+        return self.catalog.counts()
+
     def researcher(self, researcher_id: int, page: int = 1, category: str | None = None, per_page: int | None = None):
         return researchers.researcher_profile(self.catalog, researcher_id, page, category, per_page)
+
+    def researchers_by_ids(self, ids: list[int]) -> dict[int, Researcher]:
+        return researchers.researchers_by_ids(self.catalog, ids)
+
+    def paper_counts(self, researcher_ids: list[int]) -> dict[int, int]:
+        return researchers.paper_counts(self.catalog, researcher_ids)
+
+    def newest_papers_of(self, researcher_ids: list[int], limit: int = 50) -> list[Paper]:
+        return researchers.newest_papers_of(self.catalog, researcher_ids, limit)
 
     def find_researchers(self, text: str, limit: int = 10) -> list[researchers.ResearcherCandidate]:
         return researchers.find_researchers(self.catalog, text, limit)
@@ -59,3 +83,20 @@ class Library:
 
     def cited_by(self, paper_id: str, limit: int = 50) -> citations.CitedBy:
         return citations.cited_by(self.catalog, paper_id, limit)
+
+    # --- listings -----------------------------------------------------------------------------------
+    def newest(self, category: str | None = None, limit: int = 50) -> list[Paper]:
+        return listings.newest_papers(self.catalog, category, limit)
+
+    def most_papers(
+        self, kind: listings.People, page: int, per_page: int, words: str = ""
+    ) -> tuple[list[tuple[int, str, int]], int, Pages]:
+        return listings.most_papers(self.catalog, kind, page, per_page, words)
+
+    def indexable_count(self, kind: listings.Kind) -> int:
+        return listings.indexable_count(self.catalog, kind)
+
+    def indexable_slice(
+        self, kind: listings.Kind, offset: int, limit: int
+    ) -> list[tuple[int | str, str, datetime | None, Paper | None]]:
+        return listings.indexable_slice(self.catalog, kind, offset, limit)

@@ -49,82 +49,96 @@ def read_safetensors(blob: bytes) -> dict[str, np.ndarray]:
     return tensors
 
 
-def build_graph(weights: dict[str, np.ndarray], config: dict):
-    from onnx import TensorProto, helper, numpy_helper
+class _Graph:
+    """Nodes and initialisers of an ONNX graph being written, with the few layers BERT needs."""
 
-    hidden = config["hidden_size"]
-    heads = config["num_attention_heads"]
-    head_dim = hidden // heads
-    eps = float(config["layer_norm_eps"])
-    nodes, inits = [], []
-    counter = iter(range(1_000_000))
+    def __init__(self, weights: dict[str, np.ndarray], eps: float) -> None:
+        from onnx import helper, numpy_helper
 
-    def const(array: np.ndarray, name: str | None = None) -> str:
-        name = name or f"c{next(counter)}"
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        self.helper, self.numpy_helper = helper, numpy_helper
+        self.weights, self.eps = weights, eps
+        self.nodes, self.inits = [], []
+        self.counter = iter(range(1_000_000))
+
+    def const(self, array: np.ndarray, name: str | None = None) -> str:
+        name = name or f"c{next(self.counter)}"
+        self.inits.append(self.numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
-    def op(kind: str, inputs: list[str], **attrs) -> str:
-        out = f"t{next(counter)}"
-        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
+    def op(self, kind: str, inputs: list[str], **attrs) -> str:
+        out = f"t{next(self.counter)}"
+        self.nodes.append(self.helper.make_node(kind, inputs, [out], **attrs))
         return out
 
-    def w(name: str) -> str:
-        return const(weights[name].astype(np.float32), name)
+    def w(self, name: str) -> str:
+        return self.const(self.weights[name].astype(np.float32), name)
 
-    def linear(x: str, prefix: str) -> str:
-        weight_t = const(weights[f"{prefix}.weight"].T.astype(np.float32), f"{prefix}.weight_t")
-        return op("Add", [op("MatMul", [x, weight_t]), w(f"{prefix}.bias")])
+    def linear(self, x: str, prefix: str) -> str:
+        weight_t = self.const(self.weights[f"{prefix}.weight"].T.astype(np.float32), f"{prefix}.weight_t")
+        return self.op("Add", [self.op("MatMul", [x, weight_t]), self.w(f"{prefix}.bias")])
 
-    def layer_norm(x: str, prefix: str) -> str:
-        return op("LayerNormalization", [x, w(f"{prefix}.weight"), w(f"{prefix}.bias")], axis=-1, epsilon=eps)
+    def layer_norm(self, x: str, prefix: str) -> str:
+        inputs = [x, self.w(f"{prefix}.weight"), self.w(f"{prefix}.bias")]
+        return self.op("LayerNormalization", inputs, axis=-1, epsilon=self.eps)
 
-    # Embeddings: word + position (a slice of a constant table, not Range) + token type.
-    seq_len = op("Gather", [op("Shape", ["input_ids"]), const(np.array([1], dtype=np.int64))], axis=0)
-    positions = op("Slice", [w("embeddings.position_embeddings.weight"), const(np.array([0], np.int64)), seq_len,
-                             const(np.array([0], np.int64))])  # fmt: skip
-    x = op("Add", [op("Gather", [w("embeddings.word_embeddings.weight"), "input_ids"], axis=0), positions])
-    x = op("Add", [x, op("Gather", [w("embeddings.token_type_embeddings.weight"), "token_type_ids"], axis=0)])
-    x = layer_norm(x, "embeddings.LayerNorm")
+    def scalar(self, value: float) -> str:
+        return self.const(np.array(value, np.float32))
 
+    def ints(self, *values: int) -> str:
+        return self.const(np.array(values, np.int64))
+
+
+def _embeddings(g: _Graph) -> str:
+    """Word + position (a slice of a constant table, not Range) + token type embeddings, normalised."""
+    seq_len = g.op("Gather", [g.op("Shape", ["input_ids"]), g.ints(1)], axis=0)
+    positions = g.op("Slice", [g.w("embeddings.position_embeddings.weight"), g.ints(0), seq_len, g.ints(0)])
+    x = g.op("Add", [g.op("Gather", [g.w("embeddings.word_embeddings.weight"), "input_ids"], axis=0), positions])
+    x = g.op("Add", [x, g.op("Gather", [g.w("embeddings.token_type_embeddings.weight"), "token_type_ids"], axis=0)])
+    return g.layer_norm(x, "embeddings.LayerNorm")
+
+
+def _encoder_layer(g: _Graph, x: str, mask: str, p: str, heads: int, hidden: int) -> str:
+    """One BERT layer: self-attention and the feed-forward block, each with its residual and LayerNorm."""
+    head_dim = hidden // heads
+
+    def heads_of(name: str) -> str:
+        split = g.op("Reshape", [g.linear(x, name), g.ints(0, 0, heads, head_dim)])
+        return g.op("Transpose", [split], perm=[0, 2, 1, 3])
+
+    q, k, v = (heads_of(f"{p}.attention.self.{n}") for n in ("query", "key", "value"))
+    scores = g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), g.scalar(1 / np.sqrt(head_dim))])
+    probs = g.op("Softmax", [g.op("Add", [scores, mask])], axis=-1)
+    merged = g.op("Transpose", [g.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
+    context = g.op("Reshape", [merged, g.ints(0, 0, hidden)])
+    attended = g.op("Add", [g.linear(context, f"{p}.attention.output.dense"), x])
+    x = g.layer_norm(attended, f"{p}.attention.output.LayerNorm")
+    inner = g.linear(x, f"{p}.intermediate.dense")
+    # Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2)))
+    erf = g.op("Erf", [g.op("Mul", [inner, g.scalar(1 / np.sqrt(2))])])
+    gelu = g.op("Mul", [g.op("Mul", [inner, g.scalar(0.5)]), g.op("Add", [erf, g.scalar(1.0)])])
+    return g.layer_norm(g.op("Add", [g.linear(gelu, f"{p}.output.dense"), x]), f"{p}.output.LayerNorm")
+
+
+def build_graph(weights: dict[str, np.ndarray], config: dict):
+    from onnx import TensorProto, helper
+
+    hidden = config["hidden_size"]
+    g = _Graph(weights, float(config["layer_norm_eps"]))
+    x = _embeddings(g)
     # Additive attention mask [B, 1, 1, S]: 0 where attended, a large negative number on padding.
-    mask = op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
-    mask = op("Mul", [op("Sub", [const(np.array(1.0, np.float32)), mask]), const(np.array(-1e4, np.float32))])
-    mask = op("Unsqueeze", [mask, const(np.array([1, 2], np.int64))])
-    split_shape = const(np.array([0, 0, heads, head_dim], np.int64))
-    merge_shape = const(np.array([0, 0, hidden], np.int64))
-    scale = const(np.array(1.0 / np.sqrt(head_dim), np.float32))
-
+    mask = g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    mask = g.op("Mul", [g.op("Sub", [g.scalar(1.0), mask]), g.scalar(-1e4)])
+    mask = g.op("Unsqueeze", [mask, g.ints(1, 2)])
     for i in range(config["num_hidden_layers"]):
-        p = f"encoder.layer.{i}"
-
-        def heads_of(x: str, name: str) -> str:
-            return op("Transpose", [op("Reshape", [linear(x, name), split_shape])], perm=[0, 2, 1, 3])
-
-        q, k, v = (heads_of(x, f"{p}.attention.self.{n}") for n in ("query", "key", "value"))
-        scores = op("Mul", [op("MatMul", [q, op("Transpose", [k], perm=[0, 1, 3, 2])]), scale])
-        probs = op("Softmax", [op("Add", [scores, mask])], axis=-1)
-        context = op("Reshape", [op("Transpose", [op("MatMul", [probs, v])], perm=[0, 2, 1, 3]), merge_shape])
-        x = layer_norm(
-            op("Add", [linear(context, f"{p}.attention.output.dense"), x]), f"{p}.attention.output.LayerNorm"
-        )
-        inner = linear(x, f"{p}.intermediate.dense")
-        # Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2)))
-        erf = op("Erf", [op("Mul", [inner, const(np.array(1 / np.sqrt(2), np.float32))])])
-        gelu = op(
-            "Mul",
-            [op("Mul", [inner, const(np.array(0.5, np.float32))]), op("Add", [erf, const(np.array(1.0, np.float32))])],
-        )
-        x = layer_norm(op("Add", [linear(gelu, f"{p}.output.dense"), x]), f"{p}.output.LayerNorm")
-
-    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
+        x = _encoder_layer(g, x, mask, f"encoder.layer.{i}", config["num_attention_heads"], hidden)
+    g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
     dims = ["batch", "sequence"]
     inputs = [
         helper.make_tensor_value_info(n, TensorProto.INT64, dims)
         for n in ("input_ids", "attention_mask", "token_type_ids")
     ]
     output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, hidden])
-    graph = helper.make_graph(nodes, "minilm", inputs, [output], initializer=inits)
+    graph = helper.make_graph(g.nodes, "minilm", inputs, [output], initializer=g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="scholarloom")
     model.ir_version = 8
     return model

@@ -144,7 +144,7 @@ def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer
     """`/healthz`, and the chat's element files for their owner only."""
     @app.get("/healthz", include_in_schema=False)
     def health() -> dict:
-        answer = {"status": "ok", "papers": runtime.library.catalog.counts()["papers"], "llm": bool(settings.llm)}
+        answer = {"status": "ok", "papers": runtime.library.counts()["papers"], "llm": bool(settings.llm)}
         if with_chat:  # failed chat-history writes since start (each is also logged as an error)
             from chainlit.data import get_data_layer
 

@@ -95,7 +95,7 @@ async def _scoped(conversation: Conversation) -> str | None:
     if not conversation.paper_checked:
         spend_once = functools.partial(spend, runtime().engine)
         wanted = await asyncio.to_thread(paper_in_address, cl.context.session.environ or {}, spend_once)
-        resolve = runtime().library.catalog.resolve_paper_id
+        resolve = runtime().library.resolve_paper_id
         conversation.paper = await asyncio.to_thread(resolve, wanted) if wanted else None
         conversation.paper_checked = True
     return conversation.paper
@@ -112,7 +112,7 @@ def _deps(conversation: Conversation):
 async def on_chat_start() -> None:
     paper_id = await _scoped(_conversation())
     if paper_id:
-        paper = runtime().library.catalog.papers([paper_id])[paper_id]
+        paper = runtime().library.papers([paper_id])[paper_id]
         text = f"This chat is about **[{md_escape(paper.title)}]({paper_path(paper)})**. Ask anything about it."
         await cl.Message(content=text).send()
 

@@ -8,7 +8,7 @@ from pages.paper import MAX_REFERENCES_SHOWN, reference_items
 
 
 def _resolve(deps: ToolDeps, paper_id: str) -> str:
-    resolved = deps.library.catalog.resolve_paper_id(paper_id)
+    resolved = deps.library.resolve_paper_id(paper_id)
     if resolved is None:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
     return resolved
@@ -30,7 +30,7 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
         paper_id: The paper's id as search results give it, e.g. 2007.14454 or openalex:W2741809807.
     """
     resolved = _resolve(deps, paper_id)
-    items, total = reference_items(deps.library.catalog, resolved)
+    items, total = reference_items(deps.library, resolved)
     if not items:
         return ToolResult(f"No references of {resolved} are known (none came with its metadata or full text).")
     lines = [f"References of {resolved} ({total} known; in this archive first):"]
@@ -62,7 +62,7 @@ def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
     overall = (
         f" Overall it is cited {found.outside_count} times (OpenAlex/Semantic Scholar)." if found.outside_count else ""
     )
-    paper = deps.library.catalog.papers([resolved]).get(resolved)
+    paper = deps.library.papers([resolved]).get(resolved)
     named = f"{md_escape(paper.title)} ({resolved})" if paper else resolved  # titles are paper text: escaped
     if not found.papers:
         return ToolResult(f"No paper in this archive cites {named}.{overall}")

@@ -51,7 +51,7 @@ def search_papers(
     hits += [h for h in result.hits if h.paper.id != deps.scope_paper_id][: limit - len(hits)]
     if not hits:
         return ToolResult(result.note or "No paper matched.")
-    authors = deps.library.catalog.author_names([h.paper.id for h in hits])
+    authors = deps.library.author_names([h.paper.id for h in hits])
     lines, cards = [f"Papers matching {md_escape(result.query)!r}:"], []
     for hit in hits:
         n = deps.sources.number(hit.paper)
@@ -70,10 +70,10 @@ def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
         paper_id: The paper's id as search results give it: an arXiv id such as 2006.07357 (a version
             suffix or an old-style id like hep-th/9901001 works too) or an id like openalex:W2741809807.
     """
-    page = paper_page(deps.library.catalog, paper_id)
+    page = paper_page(deps.library, paper_id)
     if page is None:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
-    paper = deps.library.catalog.papers([page.id])[page.id]
+    paper = deps.library.papers([page.id])[page.id]
     n = deps.sources.number(paper)
     byline = _byline(page.authors, page.year)
     card = Card("paper", page.id, page.title, page.path, byline, n)
@@ -95,7 +95,7 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
     limit = max(1, min(limit, deps.max_results))
     filters = Filters()
     if paper_id:
-        resolved = deps.library.catalog.resolve_paper_id(paper_id)
+        resolved = deps.library.resolve_paper_id(paper_id)
         if resolved is None:
             raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
         filters = Filters(paper_ids=(resolved,))

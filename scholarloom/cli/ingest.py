@@ -14,6 +14,9 @@ from scholarloom.cli.harvest import harvest, index_changes
 @ingest_app.command("demo")
 def ingest_demo(
     source: Path = typer.Option(None, help="Folder of the demo corpus (default: the bundled data/demo)."),
+    write_vectors: bool = typer.Option(
+        False, help="Write the corpus's vector book from this load (needs an empty data directory)."
+    ),
 ) -> None:
     """Load the bundled demo corpus into the catalog and the index (idempotent)."""
     from ingest.demo import DEMO_DIR, load_demo
@@ -24,8 +27,10 @@ def ingest_demo(
         fail(f"no demo corpus at {root}")
     with closing(load_settings()) as settings:
         index = open_index(settings)
+        if write_vectors and index.count():
+            fail(f"--write-vectors needs an empty data directory; {settings.data_dir} already holds an index")
         with progress() as bars:
-            summary = load_demo(settings.catalog(), index, settings.embedder(), root, bars)
+            summary = load_demo(settings.catalog(), index, settings.embedder(), root, bars, write_vectors=write_vectors)
         report(settings, summary, f"demo corpus: {summary.line()}", "records")
         counts = settings.catalog().counts()
         kinds = {kind: index.count(Filters(kinds=(kind,))) for kind in ("abstract", "window", "passage")}

@@ -67,8 +67,9 @@ def test_analysis_is_validated_retried_and_stored(catalog, scripted, tmp_path):
     assert scripted.requests[0]["response_format"] == {"type": "json_object"}
     assert "<paper>" in scripted.requests[0]["messages"][1]["content"]  # the abstract goes in as data
     from pages.paper import paper_page
+    from retrieval.library import Library
 
-    markdown = paper_page(catalog, done[0].id).to_markdown()
+    markdown = paper_page(Library(catalog, None, None), done[0].id).to_markdown()
     assert "## Summary (written by an LLM from the abstract)" in markdown
     assert "**Topics:** logging, model training, checkpointing" in markdown and "**Type:** system" in markdown
 

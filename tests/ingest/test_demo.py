@@ -3,8 +3,13 @@
 import json
 import shutil
 
-from ingest.demo import DEMO_DIR, load_demo
+import numpy as np
+import pytest
+
+from ingest.demo import DEMO_DIR, load_demo, vector_book_path
+from ingest.pipeline import abstract_windows, index_text
 from retrieval.index import Filters
+from retrieval.vector_book import VectorBook
 
 
 def test_demo_loads_every_source(demo_load):
@@ -16,6 +21,33 @@ def test_demo_loads_every_source(demo_load):
     assert index.count(Filters(kinds=("window",))) > counts["papers"]  # most abstracts are longer than a window
     # The two real malformed OpenAlex works (a null and an empty title) are reported, not loaded.
     assert {f.key for f in summary.failures} == {"W4234567890", "W2963341956"}
+
+
+def test_demo_vectors_come_from_its_book(demo_load):
+    _, summary = demo_load
+    assert summary.counts["vectors computed"] == 0 and summary.counts["vectors read"] > 9000
+
+
+def test_demo_book_holds_what_the_encoder_gives(demo, embedder):
+    """When this fails, the model or what is embedded changed: `make demo-vectors` writes the book again."""
+    book = VectorBook.read(vector_book_path(), embedder.model_id())
+    assert not book.note, book.note
+    papers = list(demo.catalog().iter_papers())[::60]
+    texts = [t for p in papers for t in [index_text(p), *(w for w, _ in abstract_windows(p, embedder.count_tokens))]]
+    assert len(texts) > 50 and all(book.get(t) is not None for t in texts)
+    stored = np.stack([book.get(t) for t in texts])
+    assert np.abs(stored - embedder.dense(texts)).max() < 1e-5
+
+
+def test_demo_ships_full_text_with_pages(demo_load):
+    settings, summary = demo_load
+    library = settings.library()
+    assert summary.counts["passages"] == library.index.count(Filters(kinds=("passage",))) > 300
+    hits = library.passages("pretraining on the citation graph for document-level embeddings", limit=5).hits
+    assert hits[0].paper.id == "2004.07180" and hits[0].page and hits[0].page > 1  # SPECTER, past its first page
+    specter = library.paper_view("2004.07180")
+    assert [a.name for a in specter.authors][:2] == ["Arman Cohan", "Sergey Feldman"]
+    assert specter.paper.doi == "10.18653/v1/2020.acl-main.207" and specter.paper.license == "CC BY 4.0"
 
 
 def test_paper_merged_from_arxiv_and_openalex(demo):
@@ -62,3 +94,30 @@ def test_corrupt_records_are_reported_and_skipped(make_instance, tmp_path):
     assert "title" in reasons["0704.9001"] and "abstract" in reasons["0704.9004"]
     written = summary.write_failures(tmp_path / "failures.jsonl").read_text().splitlines()
     assert len(written) == len(bad) and all(json.loads(line)["reason"] for line in written)
+
+
+def _small_corpus(root):
+    shutil.copytree(DEMO_DIR / "seed", root / "seed")
+    shutil.copytree(DEMO_DIR / "arxiv_records", root / "arxiv_records")
+    (root / "arxiv_metadata").mkdir(parents=True)
+    head = (DEMO_DIR / "arxiv_metadata" / "arxiv-abs-0704.0001-0704.1001.jsonl").read_text().splitlines()[:4]
+    (root / "arxiv_metadata" / "head.jsonl").write_text("\n".join(head) + "\n")
+    return root
+
+
+def test_a_written_book_loads_the_corpus_again_without_the_encoder(make_instance, tmp_path):
+    root = _small_corpus(tmp_path / "corpus")
+    first = make_instance(tmp_path / "one")
+    written = load_demo(first.catalog(), first.index(), first.embedder(), root=root, write_vectors=True)
+    assert written.counts["vectors read"] == 0 and written.counts["vectors computed"] > 5
+    assert len(VectorBook.read(vector_book_path(root), first.embedder().model_id())) == written.counts[
+        "vectors computed"
+    ]
+    with pytest.raises(ValueError, match="empty index"):  # a loaded index would leave the book short
+        load_demo(first.catalog(), first.index(), first.embedder(), root=root, write_vectors=True)
+    second = make_instance(tmp_path / "two")
+    again = load_demo(second.catalog(), second.index(), second.embedder(), root=root)
+    assert again.counts["vectors computed"] == 0 and again.counts["vectors read"] == written.counts["vectors computed"]
+    query = first.embedder().query("graph theory")
+    found = [[(h.paper_id, round(h.score, 5)) for h in s.index().papers(query, limit=5)] for s in (first, second)]
+    assert found[0] == found[1] and len(found[0]) == 5

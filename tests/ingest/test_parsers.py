@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from ingest.demo import DEMO_DIR
 from ingest.parsers.arxiv import atom_total, parse_atom, parse_site_record, parse_snapshot_lines
 from ingest.parsers.openalex import abstract_from_index, parse_institutions, parse_works
+from ingest.parsers.pdf_metadata import parse_pdf_metadata_lines
 from ingest.parsers.ror import parse_ror_lines
 from ingest.report import Failure
 from retrieval.records import PaperRecord
@@ -90,3 +91,17 @@ def test_openalex_sample_work_keeps_its_year():
     payload = json.loads((DEMO_DIR / "openalex" / "samples" / "works_sample.json").read_text())
     first = next(parse_works(payload))
     assert first.published is None and first.year == 2021  # the sample carries a year, not a date
+
+
+def test_pdf_metadata_lines_become_papers_and_bad_lines_failures():
+    good = (DEMO_DIR / "pdfs" / "metadata.jsonl").read_text().splitlines()
+    template = json.loads(good[0])
+    bad = [json.dumps({**template, "id": "2004.99999", "authors": "one string"}), "[1, 2]"]
+    out = list(parse_pdf_metadata_lines([*good, *bad]))
+    papers = [r for r in out if not isinstance(r, Failure)]
+    assert len(papers) == 6 and {p.id for p in papers} >= {"2004.07180", "1802.05365"}
+    elmo = next(p for p in papers if p.id == "1802.05365")
+    assert elmo.arxiv_id == "1802.05365" and elmo.published.isoformat().startswith("2018-02-15")
+    assert elmo.authors[0].name == "Matthew E. Peters" and elmo.doi == "10.18653/v1/N18-1202"
+    failures = [r for r in out if isinstance(r, Failure)]
+    assert [f.key for f in failures] == ["2004.99999", "line 8"] and "authors" in failures[0].reason

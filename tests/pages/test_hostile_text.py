@@ -37,8 +37,9 @@ def test_hostile_names_render_as_text(tmp_path):
     assert soup.h1.get_text().startswith('Mallory <script>alert("x")</script>')
     markdown = page.to_markdown()
     assert "<script>" not in markdown and "\\[click\\](https://evil.example/)" in markdown
-    for xml in (rss(catalog, "http://test"), sitemap(catalog, "http://test")):
+    library = Library(catalog, None, None)
+    for xml in (rss(library, "http://test"), sitemap(library, "http://test")):
         ElementTree.fromstring(xml.encode())  # still well-formed XML
-    item = ElementTree.fromstring(rss(catalog, "http://test").encode()).find("./channel/item")
+    item = ElementTree.fromstring(rss(library, "http://test").encode()).find("./channel/item")
     assert item.findtext("title") == f"Title {EVIL}"  # the text survives as text, escaped once
     catalog.close()

@@ -57,7 +57,7 @@ async def test_paper_markdown_by_accept_and_suffix(client, demo):
     by_accept = await client.get(CANONICAL, headers={"Accept": "text/markdown"})
     by_suffix = await client.get(CANONICAL + ".md")
     assert by_accept.headers["content-type"].startswith("text/markdown")
-    assert by_accept.text == by_suffix.text == paper_page(demo.catalog(), "2006.07357").to_markdown()
+    assert by_accept.text == by_suffix.text == paper_page(demo.library(), "2006.07357").to_markdown()
     assert by_accept.text.startswith("# Hindsight Logging for Model Training")
     assert ", ".join(AUTHORS) in by_accept.text
 

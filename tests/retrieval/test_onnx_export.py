@@ -80,8 +80,7 @@ def test_tokenizer_truncates_at_256(models):
     assert config["model_max_length"] == 256
 
 
-def test_embedder_offline_similarity(demo):
-    embedder = demo.embedder()
+def test_embedder_offline_similarity(embedder):
     vectors = embedder.dense(["A man is eating food.", "Someone is eating a meal.", "The stock market fell sharply."])
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     similar, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]

@@ -45,18 +45,22 @@ def test_ingest_demo_reports_and_reruns(data_dir, tmp_path):
     (corpus / "arxiv_metadata").mkdir()
     lines = (DEMO_DIR / "arxiv_metadata" / "arxiv-abs-0704.0001-0704.1001.jsonl").read_text().splitlines()[:2]
     (corpus / "arxiv_metadata" / "part.jsonl").write_text("\n".join([lines[0], "{broken", lines[1]]) + "\n")
+    (corpus / "pdfs").mkdir()  # one paper with its full text
+    shutil.copy(DEMO_DIR / "pdfs" / "2006.12719.pdf", corpus / "pdfs")
+    pdf_lines = (DEMO_DIR / "pdfs" / "metadata.jsonl").read_text().splitlines()
+    (corpus / "pdfs" / "metadata.jsonl").write_text(next(x for x in pdf_lines if '"2006.12719"' in x) + "\n")
 
     first = runner.invoke(app, ["ingest", "demo", "--source", str(corpus)])
     assert first.exit_code == 0, first.output
-    assert "demo corpus: added 3, updated 0, unchanged 0, skipped 0, failed 1, indexed 3" in first.output
-    assert "papers 3" in first.output and re.search(
-        r"index points \d+ \(3 abstracts, \d+ windows, 0 passages\)", first.output
-    )
+    # four papers' records and one PDF added; the passages are counted on the same line
+    assert "demo corpus: added 5, updated 0, unchanged 0, skipped 0, failed 1, indexed 4, passages " in first.output
+    passages = int(re.search(r"index points \d+ \(4 abstracts, \d+ windows, (\d+) passages\)", first.output)[1])
+    assert passages > 10 and f"passages {passages}," in first.output and "papers 4" in first.output
     failures = [json.loads(line) for line in (data_dir / "ingest-failures.jsonl").read_text().splitlines()]
     assert failures == [{"source": "arxiv_snapshot", "key": "line 2", "reason": failures[0]["reason"]}]
 
     second = runner.invoke(app, ["ingest", "demo", "--source", str(corpus)])
-    assert "added 0, updated 0, unchanged 3, skipped 0, failed 1, indexed 0" in second.output
+    assert "added 0, updated 0, unchanged 5, skipped 0, failed 1, indexed 0" in second.output
 
 
 def test_ingest_demo_with_a_missing_folder_says_so(data_dir, tmp_path):
