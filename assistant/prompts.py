@@ -30,6 +30,7 @@ STARTERS = (
     ("Logging after training", "How can I add log statements after a model has finished training?"),
     ("Graph convolutions", "Which papers use graph convolutional networks for semi-supervised learning?"),
     ("One paper", "What is 2006.07357 about?"),
+    ("Inside a paper", "How does SPECTER use the citation graph to learn document embeddings?"),
     ("Particle physics", "Papers on diphoton production at the LHC"),
     ("A researcher", "What does Bobby Yan work on?"),
     ("An institution", "Who at MIT has papers here?"),

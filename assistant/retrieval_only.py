@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from assistant.citations import link_citations
 from assistant.tools import ToolDeps
@@ -72,9 +73,27 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI) -> TurnO
     for card in result.cards:
         lines.append(f"{card.number}. [{md_escape(card.title)}]({card.path}): {md_escape(card.subtitle)}")
         lines += [f"   > {md_escape(sentence)}" for sentence in card.quotes]
+    passages = await _full_text_of(deps, query or question, result.cards, ui)
+    if passages:
+        lines += ["", "From their full text:", ""]
+        for card in passages:
+            for quote in card.quotes:
+                page, _, text = quote.partition(": ")
+                lines += [f"- [{card.number}, {page}] [{md_escape(card.title)}]({card.path})", f"  > {md_escape(text)}"]
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
-    return TurnOutcome(answer, result.cards, [c.number for c in result.cards], 1)
+    return TurnOutcome(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1)
+
+
+async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI) -> list:
+    """The best full-text passages (with their pages) of the papers the search found, at most two papers' worth;
+    none when those papers have no full text here. Passages of other papers are left out: a paper the search did
+    not find is no answer to the question."""
+    result = await run_tool(ui, deps, "search_fulltext", {"query": query, "limit": 5})
+    if result.failed:
+        return []
+    ids = {card.id for card in found}
+    return [replace(card, quotes=card.quotes[:2]) for card in result.cards if card.id in ids][:2]
 
 
 _PERSON = re.compile(r"\b(she|he|they|her|him|his|hers|their|them|this (?:person|researcher|author))\b", re.I)

@@ -22,8 +22,12 @@ class AccountError(ValueError):
 
 
 def create_tables(engine: Engine) -> None:
+    """The account tables, and the columns a later version added to tables an older one made."""
+    from retrieval.catalog import add_missing_columns
+
     tables = [Account.__table__, ExternalIdentity.__table__, SignInFailures.__table__, UsedNonce.__table__]
     SQLModel.metadata.create_all(engine, tables=tables)
+    add_missing_columns(engine)
 
 
 def add_user(engine: Engine, username: str, password: str, *, replace: bool = False) -> Account:
@@ -84,6 +88,25 @@ def sign_in(engine: Engine, throttle: Throttle, username: str, password: str, ad
         return None
     throttle.succeeded(keys[0])
     return account
+
+
+def set_admin(engine: Engine, username: str, admin: bool) -> Account:
+    """Make a user an admin (or no longer one)."""
+    with Session(engine, expire_on_commit=False) as session:
+        account = session.exec(select(Account).where(Account.username == username)).first()
+        if account is None:
+            raise AccountError(f"no user {username!r}")
+        account.is_admin = admin
+        session.add(account)
+        session.commit()
+        return account
+
+
+def is_admin(engine: Engine, username: str) -> bool:
+    """Whether a user name from a session names an active admin."""
+    with Session(engine) as session:
+        account = session.exec(select(Account).where(Account.username == username)).first()
+        return bool(account and account.active and account.is_admin)
 
 
 def is_active(engine: Engine, username: str) -> bool:

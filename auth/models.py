@@ -20,6 +20,7 @@ class Account(SQLModel, table=True):
     password_hash: str | None = Field(default=None, description="argon2id; null for OAuth-only accounts")
     created_at: datetime = Field(default_factory=_now)
     active: bool = True
+    is_admin: bool | None = Field(default=False, description="sees and runs jobs (/admin/jobs); null is false")
 
 
 class ExternalIdentity(SQLModel, table=True):

@@ -79,6 +79,22 @@ class SearchOut(BaseModel):
     hits: list[SearchHitOut]
 
 
+class PassageHitOut(BaseModel):
+    id: str = Field(description="The paper's catalog id")
+    title: str
+    url: str
+    page: int | None = Field(description="Page of the PDF the passage starts on (1-based)")
+    section: str | None
+    text: str
+    score: float
+
+
+class PassagesOut(BaseModel):
+    query: str
+    note: str | None
+    hits: list[PassageHitOut]
+
+
 def _counted(items) -> list[Counted]:
     return [Counted(name=i.label, count=i.count, url=i.href) for i in items]
 
@@ -153,3 +169,23 @@ def _search_api(api: APIRouter, deps) -> None:
             for h in result.hits
         ]
         return SearchOut(query=result.query, note=result.note, hits=hits)
+
+    @api.get("/passages", response_model=PassagesOut, responses={404: {"description": "Unknown paper"}})
+    def search_passages(
+        q: str = Query(max_length=2000, description="What to look for in the papers' full text"),
+        limit: int = Query(10, ge=1, le=50),
+        paper: str | None = Query(None, max_length=100, description="Only this paper's passages"),
+    ) -> PassagesOut:
+        paper_ids = ()
+        if paper:
+            resolved = deps.library.resolve_paper_id(paper)
+            if resolved is None:
+                raise HTTPException(404, "no such paper")
+            paper_ids = (resolved,)
+        result = deps.library.passages(q, Filters(paper_ids=paper_ids), limit=limit)
+        hits = [
+            PassageHitOut(id=h.paper.id, title=h.paper.title, url=paper_path(h.paper), page=h.page, section=h.section,
+                          text=h.text, score=round(float(h.score), 6))  # fmt: skip
+            for h in result.hits
+        ]
+        return PassagesOut(query=result.query, note=result.note, hits=hits)

@@ -3,68 +3,23 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from pages.addresses import split_paper_address
-from pages.base import PageMeta, md_escape
+from pages.base import PageMeta
 from pages.feeds import llms_txt, rss, rss_of, sitemap, sitemap_part
 from pages.lists import list_page
 from pages.paper import paper_page
 from pages.people import MATCHING_NOTE, following_page, institution_page, researcher_page
-from pages.render import PAGE_CSP, Renderer
+from pages.admin import admin_routes
+from pages.http import MARKDOWN, XML, PagesDeps, not_found, page_headers, respond, same_origin
 from pages.search_page import build_search_page
 from retrieval.affiliations import MatchedBy
 from retrieval.index import Filters
 from retrieval.library import Library
 from retrieval.records import whole_number
 from retrieval.search import SearchResult
-
-MARKDOWN = "text/markdown; charset=utf-8"
-XML = "application/xml; charset=utf-8"
-
-
-@dataclass(frozen=True)
-class PagesDeps:
-    library: Library
-    renderer: Renderer
-    search_limit: int = 10
-    viewer: Callable[[Request], str | None] = lambda _request: None  # the signed-in user, from the session
-    follows: Any = None  # auth.follows.Follows, when the app has users
-
-
-def wants_markdown(request: Request) -> bool:
-    return request.url.path.endswith(".md") or "text/markdown" in request.headers.get("accept", "")
-
-
-def _page_headers() -> dict[str, str]:
-    return {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"}
-
-
-def respond(request: Request, deps: PagesDeps, page, template: str, status: int = 200, **context) -> Response:
-    headers = {**_page_headers(), "Vary": "Accept"}
-    if wants_markdown(request):
-        return PlainTextResponse(page.to_markdown(), status_code=status, media_type=MARKDOWN, headers=headers)
-    html = deps.renderer.html(template, page.meta(deps.renderer.base_url), page=page, **context)
-    return HTMLResponse(html, status_code=status, headers=headers)
-
-
-def not_found(request: Request, deps: PagesDeps, message: str) -> Response:
-    if wants_markdown(request):
-        text = (
-            f"# Not found\n\n{md_escape(message)}\n\nThe paper may not be harvested yet. Addresses: "
-            "/papers/<arXiv id> (versions and old-style ids too), /researchers/<id>, "
-            "/institutions/<id, ROR id or name>, /search?q=..., /chat\n"
-        )
-        return PlainTextResponse(text, status_code=404, media_type=MARKDOWN, headers=_page_headers())
-    meta = PageMeta(title="Not found", description=message, path=request.url.path, noindex=True)
-    html = deps.renderer.html("not_found.html", meta, message=message)
-    return HTMLResponse(html, status_code=404, headers=_page_headers())
-
 
 MAX_SEARCH_PAGES = 20
 
@@ -106,7 +61,7 @@ def _positive(value: str | None) -> int:
 def make_router(deps: PagesDeps) -> APIRouter:
     """Every page route, in the order they are matched."""
     router = APIRouter()
-    for add in (_home_and_papers, _lists_and_feeds, _people, _following, _search):
+    for add in (_home_and_papers, _lists_and_feeds, _people, _following, _search, admin_routes):
         add(router, deps)
     return router
 
@@ -133,7 +88,7 @@ def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
             json_ld=[website],
         )
         return HTMLResponse(
-            deps.renderer.html("home.html", meta, counts=deps.library.counts()), headers=_page_headers()
+            deps.renderer.html("home.html", meta, counts=deps.library.counts()), headers=page_headers()
         )
 
     @router.get("/papers/{address:path}", include_in_schema=False)
@@ -223,13 +178,6 @@ def _people(router: APIRouter, deps: PagesDeps) -> None:
 def _following(router: APIRouter, deps: PagesDeps) -> None:
     """Signed-in users follow researchers, and read what they published since (a page and a private feed)."""
 
-    def same_origin(request: Request) -> bool:
-        """A form post from our own pages: its Origin (or Referer) names this host."""
-        from urllib.parse import urlsplit
-
-        source = request.headers.get("origin") or request.headers.get("referer") or ""
-        return bool(source) and urlsplit(source).netloc == request.headers.get("host", "")
-
     @router.post("/researchers/{researcher_id}/{action}", include_in_schema=False)
     def follow(request: Request, researcher_id: int, action: str) -> Response:
         user = deps.viewer(request)
@@ -237,7 +185,7 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         if action not in ("follow", "unfollow") or page is None:
             return not_found(request, deps, "No such researcher.")
         if user is None or deps.follows is None:
-            return PlainTextResponse("Sign in to follow researchers.", status_code=401, headers=_page_headers())
+            return PlainTextResponse("Sign in to follow researchers.", status_code=401, headers=page_headers())
         if not same_origin(request):
             return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
         (deps.follows.follow if action == "follow" else deps.follows.unfollow)(user, researcher_id)
@@ -292,3 +240,4 @@ def _search(router: APIRouter, deps: PagesDeps) -> None:
             result, authors, deps.search_limit, page_number, researchers=researchers, institutions=institutions, **extra
         )
         return respond(request, deps, page, "search.html", query=page.query)
+

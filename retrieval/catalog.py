@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, create_engine, select
 
+from retrieval.jobs import Job, JobWorker  # noqa: F401  (the jobs tables live in the catalog's database)
 from retrieval.models import (
     VERSIONED,
     Authorship,

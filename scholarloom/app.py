@@ -9,7 +9,7 @@ from fastapi.responses import FileResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from auth.accounts import is_active
+from auth.accounts import is_active, is_admin
 from auth.follows import Follows
 from auth.sessions import client_address, request_user, signed_in_user
 from chatui.files import LocalFiles
@@ -17,8 +17,10 @@ from chatui.intent import ChatPaperIntent
 from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from pages.api import make_api
+from pages.http import PagesDeps, not_found
 from pages.render import STATIC, Renderer
-from pages.web import PagesDeps, make_router, not_found
+from pages.web import make_router
+from retrieval.jobs import JobQueue
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
 
@@ -106,6 +108,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         Renderer(settings.base_url),
         viewer=viewer,
         follows=Follows(runtime.engine),
+        jobs=JobQueue(runtime.engine),
+        is_admin=lambda user: is_admin(runtime.engine, user),
     )
     app = FastAPI(
         title="ScholarLoom",

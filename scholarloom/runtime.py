@@ -35,6 +35,19 @@ class Runtime:
         """The catalog's database, which also holds users, sign-in failures and chat history."""
         return self.library.catalog.engine
 
+    def job_runner(self):
+        """The worker that runs every job that writes (the one writer of the embedded index), with its own encoder
+        so that its threads run at the worker's lower priority; scheduled updates when SCHOLARLOOM_UPDATE_EVERY."""
+        from ingest.jobs import JobRunner, Schedule
+        from retrieval.embeddings import Embedder
+        from retrieval.jobs import JobQueue
+        from scholarloom.jobs import JobContext, bound_kinds
+
+        every = self.settings.update_interval()
+        schedule = Schedule("update", {}, every) if every else None
+        context = JobContext(self.settings, self.library.index, Embedder(self.settings.models_dir))
+        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule)
+
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
         return sign_in(self.engine, self.throttle, username, password, address)
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field, PrivateAttr, SecretStr, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,12 +131,32 @@ class Settings(BaseSettings):
     public_url: str | None = Field(
         None, description="Public base URL of the site, used in canonical links; unset means http://host:port."
     )
+    update_every: str | None = Field(
+        None,
+        description="How often `serve` runs the steps of `ingest update` itself, e.g. 24h, 90m or 3600 (seconds); "
+        "unset means never (use cron with `scholarloom ingest update`, which hands its job to the server).",
+    )
     agent: AgentSettings = Field(default_factory=AgentSettings, description="Limits on the agent's turns.")
     sources: SourceSettings = Field(
         default_factory=lambda: SourceSettings(), description="Where and how politely the harvesters fetch."
     )
 
     _built: dict = PrivateAttr(default_factory=dict)
+
+    @field_validator("update_every")
+    @classmethod
+    def _interval(cls, value: str | None) -> str | None:
+        if value is not None and value.strip():
+            from ingest.jobs import interval
+
+            interval(value)  # refuses what it cannot read, at start-up
+            return value.strip()
+        return None
+
+    def update_interval(self) -> timedelta | None:
+        from ingest.jobs import interval
+
+        return interval(self.update_every) if self.update_every else None
 
     @model_validator(mode="after")
     def _resolve_paths(self) -> "Settings":

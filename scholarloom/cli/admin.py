@@ -34,7 +34,12 @@ def serve(
         retrieval_only = "retrieval-only mode (set SCHOLARLOOM_LLM for written answers)"
         mode = f"LLM {settings.llm}" if settings.llm else retrieval_only
         typer.echo(f"ScholarLoom on http://{settings.host}:{settings.port} ({mode})")
-        uvicorn.Server(server_config(settings, application)).run()
+        runner = application.state.runtime.job_runner()  # this process is the index's one writer: it runs the jobs
+        runner.start()
+        try:
+            uvicorn.Server(server_config(settings, application)).run()
+        finally:
+            runner.close()
 
 
 @users_app.command("add")
@@ -42,9 +47,10 @@ def users_add(
     name: str = typer.Argument(..., help="User name (letters, digits, . _ @ -)."),
     password_stdin: bool = typer.Option(False, "--password-stdin", help="Read the password from standard input."),
     replace: bool = typer.Option(False, "--replace", help="Set a new password if the user exists."),
+    admin: bool = typer.Option(False, "--admin", help="The user also sees and runs jobs (/admin/jobs)."),
 ) -> None:
     """Create a user who can sign in to the chat."""
-    from auth.accounts import AccountError, add_user, create_tables
+    from auth.accounts import AccountError, add_user, create_tables, set_admin
 
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
@@ -55,9 +61,29 @@ def users_add(
         create_tables(engine)
         try:
             add_user(engine, name, password, replace=replace)
+            if admin:
+                set_admin(engine, name, True)
         except AccountError as exc:
             fail(str(exc))
-    typer.echo(f"user {name} is ready")
+    typer.echo(f"user {name} is ready" + (" (admin)" if admin else ""))
+
+
+@users_app.command("promote")
+def users_promote(
+    name: str = typer.Argument(..., help="The user to make an admin."),
+    revoke: bool = typer.Option(False, "--revoke", help="Make the user an ordinary user again."),
+) -> None:
+    """Make a user an admin: they see every job at /admin/jobs and may cancel or retry one."""
+    from auth.accounts import AccountError, create_tables, set_admin
+
+    with closing(load_settings()) as settings:
+        engine = settings.catalog().engine
+        create_tables(engine)
+        try:
+            set_admin(engine, name, not revoke)
+        except AccountError as exc:
+            fail(str(exc))
+    typer.echo(f"user {name} is {'no longer ' if revoke else ''}an admin")
 
 
 @users_app.command("unblock")

@@ -2,41 +2,12 @@
 
 from __future__ import annotations
 
-from contextlib import closing
-
 import typer
 
-from scholarloom.cli.common import fail, ingest_app, load_settings, open_index, progress, report
+from scholarloom.cli.common import fail, ingest_app
+from scholarloom.cli.run import execute
 
-
-def index_changes(settings, index, summary, progress) -> None:
-    """After records changed: cross-record work, then embed and index what changed."""
-    from ingest.pipeline import finish_catalog, index_papers
-
-    catalog = settings.catalog()
-    finish_catalog(catalog)
-    index_papers(catalog, index, settings.embedder(), summary, progress)
-
-
-def harvest(settings, run, what: str, index_after: bool = True) -> None:
-    """Run a harvest with progress bars; a fetch error ends it with the reason (what was stored stays)."""
-    from ingest.http import FetchError
-    from ingest.report import Summary
-
-    summary = Summary()
-    failed = None
-    with closing(settings):
-        index = open_index(settings) if index_after else None
-        with settings.fetcher() as client, progress() as bars:
-            try:
-                run(client, summary, bars)
-            except FetchError as exc:
-                failed = str(exc)
-            if index is not None:
-                index_changes(settings, index, summary, bars)
-        report(settings, summary, f"{what}: {summary.line()}", "records")
-    if failed:
-        fail(f"{failed}\nEverything fetched before this is stored; run the same command again to resume.")
+DETACH = typer.Option(False, "--detach", help="When a server runs this job, return at once instead of following it.")
 
 
 def _date(value: str | None, name: str):
@@ -62,32 +33,23 @@ def ingest_arxiv(
     limit: int = typer.Option(None, min=1, help="Stop after this many records (a later run continues)."),
     page_size: int = typer.Option(100, min=1, max=2000, help="Entries per API page."),
     no_index: bool = typer.Option(False, "--no-index", help="Only fill the catalog; index later."),
+    detach: bool = DETACH,
 ) -> None:
     """Harvest arXiv metadata (politely: one request every 3 s), then index the new papers. Resumable."""
-    from ingest.harvest.arxiv import ArxivQuery, harvest_api, harvest_oai
+    from ingest.harvest.arxiv import ArxivQuery
 
-    settings = load_settings()
-    src = settings.sources
     first, last = _date(since, "--since"), _date(until, "--until")
-    if oai:
-        if metadata_format not in ("arXiv", "arXivRaw"):
-            fail("--format must be arXiv or arXivRaw")
-
-        def run(client, summary, progress):
-            options = {"metadata_prefix": metadata_format, "set_spec": oai_set, "since": first, "until": last}
-            harvest_oai(settings.catalog(), client, src.arxiv_oai_url, summary, progress, **options, limit=limit)
-    else:
-        wanted = ArxivQuery(query=query, categories=tuple(category), since=first, until=last)
+    if oai and metadata_format not in ("arXiv", "arXivRaw"):
+        fail("--format must be arXiv or arXivRaw")
+    if not oai:
         try:
-            wanted.search_query()
+            ArxivQuery(query=query, categories=tuple(category), since=first, until=last).search_query()
         except ValueError as exc:
             fail(f"{exc} (--query, --category, --since/--until)")
-
-        def run(client, summary, progress):
-            harvest_api(settings.catalog(), client, src.arxiv_api_url, wanted, summary, progress,
-                        page_size=page_size, limit=limit)  # fmt: skip
-
-    harvest(settings, run, "arXiv", index_after=not no_index)
+    arguments = {"query": query, "categories": list(category), "since": since, "until": until, "oai": oai,
+                 "set": oai_set, "format": metadata_format, "limit": limit, "page_size": page_size,
+                 "index": not no_index}  # fmt: skip
+    execute("arxiv", arguments, detach)
 
 
 @ingest_app.command("openalex")
@@ -99,25 +61,12 @@ def ingest_openalex(
         False, "--no-entities", help="Do not fetch the full records of the authors and institutions named."
     ),
     no_index: bool = typer.Option(False, "--no-index", help="Only fill the catalog; index later."),
+    detach: bool = DETACH,
 ) -> None:
     """Enrich arXiv papers from OpenAlex: author ids and ORCIDs, institutions (ROR), references, cited-by counts."""
-    from ingest.harvest.openalex import OpenAlex, enrich_entities, enrich_papers, name_references
-
-    settings = load_settings()
-    src = settings.sources
-    key = src.openalex_api_key.get_secret_value() if src.openalex_api_key else None
-
-    def run(client, summary, progress):
-        api = OpenAlex(client, src.openalex_url, src.contact_email, key)
-        if budget := api.budget():
-            typer.echo(f"OpenAlex budget left today: ${budget.get('daily_remaining_usd')}")
-        enrich_papers(settings.catalog(), api, summary, progress, refresh=refresh, limit=limit)
-        if not no_references:
-            name_references(settings.catalog(), api, summary, progress)
-        if not no_entities:
-            enrich_entities(settings.catalog(), api, summary, progress, refresh=refresh)
-
-    harvest(settings, run, "OpenAlex", index_after=not no_index)
+    arguments = {"refresh": refresh, "limit": limit, "references": not no_references, "entities": not no_entities,
+                 "index": not no_index}  # fmt: skip
+    execute("openalex", arguments, detach)
 
 
 @ingest_app.command("s2")
@@ -127,19 +76,9 @@ def ingest_s2(
     no_references: bool = typer.Option(False, "--no-references", help="Do not fetch each paper's references."),
     citations: bool = typer.Option(False, "--citations", help="Also fetch who cites each paper (edges in the corpus)."),
     no_index: bool = typer.Option(False, "--no-index", help="Only fill the catalog; index later."),
+    detach: bool = DETACH,
 ) -> None:
     """Enrich papers from Semantic Scholar (by ARXIV:<id>, batch endpoint): author ids, references, citations."""
-    from ingest.harvest.s2 import SemanticScholar, enrich_papers
-
-    settings = load_settings()
-    src = settings.sources
-    key = src.s2_api_key.get_secret_value() if src.s2_api_key else None
-
-    def run(client, summary, progress):
-        api = SemanticScholar(client, src.s2_url, key)
-        enrich_papers(settings.catalog(), api, summary, progress, refresh=refresh, references=not no_references,
-                      limit=limit, citations=citations)  # fmt: skip
-
-    harvest(settings, run, "Semantic Scholar", index_after=not no_index)
-
-
+    arguments = {"refresh": refresh, "limit": limit, "references": not no_references, "citations": citations,
+                 "index": not no_index}  # fmt: skip
+    execute("s2", arguments, detach)

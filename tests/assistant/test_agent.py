@@ -131,11 +131,13 @@ async def test_starter_questions_find_their_papers(demo):
 
     expected = {"Logging after training": "2006.07357", "Graph convolutions": "1609.02907",
                 "One paper": "2006.07357", "Particle physics": "0704.0001", "A researcher": "2006.07357",
-                "An institution": "openalex:W2936368166"}  # fmt: skip
+                "An institution": "openalex:W2936368166", "Inside a paper": "2004.07180"}  # fmt: skip
     for label, question in STARTERS:
         ui = RecordingUI()
         outcome = await Agent(None).turn(ToolDeps(demo.library()), [], question, ui)
         assert next(c for c in outcome.cards if c.kind == "paper").id == expected[label], label
+        if label == "Inside a paper":  # answered from the PDF's text, with the page it is on
+            assert re.search(r"- \[1, p\. \d+\] \[SPECTER[^\]]*\]\(/papers/2004\.07180", ui.final), ui.final
     assert outcome.cards  # (the researcher starter's answer also carries the researcher's own card)
 
 
@@ -225,3 +227,21 @@ async def test_retrieval_only_what_else_did_they_write_is_their_work(demo):
     expected = {"name": "summarize_researcher", "arguments": {"researcher_id": int(person.id)}}
     assert ui.steps[0] == {**ui.steps[0], **expected}
     assert "Bobby Yan has" in ui.final
+
+
+async def test_the_full_text_starter_is_answered_from_a_page_with_the_scripted_llm(demo, scripted):
+    from assistant.prompts import STARTERS
+
+    question = dict(STARTERS)["Inside a paper"]
+    best = demo.library().passages("SPECTER citation graph document embeddings", limit=1).hits[0]
+    assert best.paper.id == "2004.07180"
+    scripted.enqueue(
+        tool_call("search_fulltext", query="SPECTER citation graph document embeddings", limit=3),
+        text(f"SPECTER pretrains a Transformer so that papers which cite each other embed close [1, p. {best.page}]."),
+    )
+    ui = RecordingUI()
+    outcome = await agent_for(scripted).turn(ToolDeps(demo.library()), [], question, ui)
+    tool_result = [m for m in scripted.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
+    assert f"[1, p. {best.page}" in tool_result  # the page came from the PDF's passages, not from the model
+    assert re.search(rf"\[\[1, p\. {best.page}\]\]\(/papers/2004\.07180[^)]*\)", ui.final), ui.final
+    assert outcome.cited == [1] and [c.id for c in ui.cards] == ["2004.07180"]

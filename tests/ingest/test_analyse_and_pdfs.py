@@ -15,7 +15,7 @@ from ingest.report import Summary
 from retrieval.catalog import Catalog
 from retrieval.models import Citation
 from retrieval.records import AuthorRecord, PaperRecord
-from scholarloom.cli.ingest import analyser
+from scholarloom.jobs import analyser
 from scholarloom.settings import Settings
 from tests.conftest import LONGEVAL, PDFS
 from tests.ingest.test_http import make_client

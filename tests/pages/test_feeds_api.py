@@ -110,7 +110,7 @@ def test_api_against_its_openapi_description(app):
 
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 4
+    assert len(operations) == 5  # papers, researchers, institutions, search, passages
     for operation in operations:
 
         @given(case=operation.as_strategy())
@@ -167,3 +167,12 @@ async def test_numbers_that_are_not_plain_digits_are_not_found(client):
     assert (await client.get("/api/researchers/²")).status_code == 422  # an integer path parameter: refused as such
     assert (await client.get("/sitemap-papers-².xml")).status_code == 404
     assert (await client.get("/search", params={"q": "graphs", "page": "²"})).status_code == 200
+
+
+async def test_passages_api_finds_full_text_with_pages(client):
+    found = (await client.get("/api/passages", params={"q": "bidirectional language model internal states"})).json()
+    first = found["hits"][0]
+    assert first["id"] == "1802.05365" and first["url"].startswith("/papers/1802.05365") and first["page"] >= 1
+    only = (await client.get("/api/passages", params={"q": "dialog", "paper": "2006.12719", "limit": 3})).json()
+    assert only["hits"] and {h["id"] for h in only["hits"]} == {"2006.12719"}
+    assert (await client.get("/api/passages", params={"q": "x", "paper": "2999.99999"})).status_code == 404

@@ -17,8 +17,8 @@ from retrieval.researchers import find_researchers
 SECRET = "s" * 48
 
 
-@pytest.fixture(scope="module")
-def app(demo):
+def app_with_users(demo, *names: str):
+    """The pages app (no chat) over the demo, signing sessions with SECRET, and these users."""
     from scholarloom.app import create_app
 
     before = demo.auth_secret
@@ -27,9 +27,14 @@ def app(demo):
         application = create_app(demo, with_chat=False)
     finally:
         demo.auth_secret = before
-    for name in ("fiona", "gus"):
+    for name in names:
         add_user(demo.catalog().engine, name, "a long enough password", replace=True)
     return application
+
+
+@pytest.fixture(scope="module")
+def app(demo):
+    return app_with_users(demo, "fiona", "gus")
 
 
 def client_for(app, user: str | None = None, secret: str = SECRET) -> httpx.AsyncClient:

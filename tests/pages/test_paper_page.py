@@ -9,7 +9,8 @@ from bs4 import BeautifulSoup
 
 from pages.paper import paper_page
 from pages.render import Renderer
-from pages.web import PagesDeps, make_router
+from pages.http import PagesDeps
+from pages.web import make_router
 from retrieval.library import Library
 from retrieval.catalog import Catalog
 from retrieval.models import Paper

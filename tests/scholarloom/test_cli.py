@@ -101,3 +101,58 @@ def test_ingest_update_runs_every_step_and_remembers_where_it_stopped(data_dir, 
         assert "unchanged 3" in second.output
     finally:
         server.stop()
+
+
+def test_admins_are_made_and_unmade_from_the_command_line(data_dir):
+    from auth.accounts import is_admin
+
+    made = runner.invoke(app, ["users", "add", "carol", "--password-stdin", "--admin"], input="a long password\n")
+    assert made.exit_code == 0 and "user carol is ready (admin)" in made.output
+    runner.invoke(app, ["users", "add", "dan", "--password-stdin"], input="another long one\n")
+    settings = Settings(data_dir=data_dir)
+    engine = settings.catalog().engine
+    assert is_admin(engine, "carol") and not is_admin(engine, "dan")
+    assert "dan is an admin" in runner.invoke(app, ["users", "promote", "dan"]).output and is_admin(engine, "dan")
+    assert runner.invoke(app, ["users", "promote", "carol", "--revoke"]).exit_code == 0 and not is_admin(engine, "carol")
+    assert "no user 'erin'" in runner.invoke(app, ["users", "promote", "erin"]).output
+    settings.close()
+
+
+def test_jobs_are_listed_shown_cancelled_and_retried(data_dir):
+    from retrieval.jobs import JobQueue, JobState
+
+    settings = Settings(data_dir=data_dir)
+    queue = JobQueue(settings.catalog().engine)
+    assert "no jobs yet" in runner.invoke(app, ["jobs", "list"]).output
+    waiting, _ = queue.submit("pdfs", {"paths": ["/tmp/x.pdf"]}, "cli")
+    failed, _ = queue.submit("arxiv", {"query": "ti:x"}, "alice")
+    queue.claim()
+    queue.claim()
+    queue.finish(failed.id, JobState.FAILED, {"added": 2}, error="arXiv answered 503\nmore")
+    listed = runner.invoke(app, ["jobs", "list"]).output
+    assert re.search(rf"{failed.id}\s+failed\s+arxiv .* by alice .*error: arXiv answered 503", listed), listed
+    shown = runner.invoke(app, ["jobs", "show", str(failed.id)]).output
+    assert "counts: added 2" in shown
+    assert "(stops at its next step)" in runner.invoke(app, ["jobs", "cancel", str(waiting.id)]).output
+    retried = runner.invoke(app, ["jobs", "retry", str(failed.id)])
+    assert retried.exit_code == 0 and re.search(r"job \d+ queued", retried.output)
+    assert runner.invoke(app, ["jobs", "retry", str(waiting.id)]).exit_code == 1  # still running: nothing to retry
+    assert runner.invoke(app, ["jobs", "show", "999"]).exit_code == 1
+    settings.close()
+
+
+def test_ingest_while_another_command_holds_the_index_says_so(data_dir):
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "from scholarloom.settings import Settings; s = Settings(); s.index(); "
+         "print('holding', flush=True); import time; time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        result = runner.invoke(app, ["ingest", "pdfs", str(DEMO_DIR / "pdfs" / "2006.12719.pdf")])
+    finally:
+        holder.kill()
+    assert result.exit_code == 1 and "No server is taking jobs" in result.output

@@ -1,0 +1,65 @@
+"""What every page route shares: the dependencies, markdown or HTML by the request, the 404 page, form origin."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
+
+from pages.base import PageMeta, md_escape
+from pages.render import PAGE_CSP, Renderer
+from retrieval.library import Library
+
+MARKDOWN = "text/markdown; charset=utf-8"
+XML = "application/xml; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class PagesDeps:
+    library: Library
+    renderer: Renderer
+    search_limit: int = 10
+    viewer: Callable[[Request], str | None] = lambda _request: None  # the signed-in user, from the session
+    follows: Any = None  # auth.follows.Follows, when the app has users
+    jobs: Any = None  # retrieval.jobs.JobQueue, when the app runs jobs
+    is_admin: Callable[[str], bool] = lambda _user: False
+
+
+def wants_markdown(request: Request) -> bool:
+    return request.url.path.endswith(".md") or "text/markdown" in request.headers.get("accept", "")
+
+
+def page_headers() -> dict[str, str]:
+    return {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"}
+
+
+def respond(request: Request, deps: PagesDeps, page, template: str, status: int = 200, **context) -> Response:
+    headers = {**page_headers(), "Vary": "Accept"}
+    if wants_markdown(request):
+        return PlainTextResponse(page.to_markdown(), status_code=status, media_type=MARKDOWN, headers=headers)
+    html = deps.renderer.html(template, page.meta(deps.renderer.base_url), page=page, **context)
+    return HTMLResponse(html, status_code=status, headers=headers)
+
+
+def not_found(request: Request, deps: PagesDeps, message: str) -> Response:
+    if wants_markdown(request):
+        text = (
+            f"# Not found\n\n{md_escape(message)}\n\nThe paper may not be harvested yet. Addresses: "
+            "/papers/<arXiv id> (versions and old-style ids too), /researchers/<id>, "
+            "/institutions/<id, ROR id or name>, /search?q=..., /chat\n"
+        )
+        return PlainTextResponse(text, status_code=404, media_type=MARKDOWN, headers=page_headers())
+    meta = PageMeta(title="Not found", description=message, path=request.url.path, noindex=True)
+    html = deps.renderer.html("not_found.html", meta, message=message)
+    return HTMLResponse(html, status_code=404, headers=page_headers())
+
+
+def same_origin(request: Request) -> bool:
+    """A form post from our own pages: its Origin (or Referer) names this host."""
+    from urllib.parse import urlsplit
+
+    source = request.headers.get("origin") or request.headers.get("referer") or ""
+    return bool(source) and urlsplit(source).netloc == request.headers.get("host", "")

@@ -1,0 +1,212 @@
+"""Jobs: everything that writes to the archive, queued in the catalog and run by the one process that holds the index.
+
+A small table of our own rather than a job library: the well-kept ones need Redis or RabbitMQ (rq, arq, dramatiq,
+saq), PostgreSQL alone (procrastinate, pgqueuer) or SQLite alone (huey, litequeue), or only schedule (APScheduler
+3); we need SQLite and PostgreSQL both, progress a terminal can follow, cancelling, and one worker. Each job's work
+is resumable through the ingest ledger, so a job interrupted by a crash is simply queued again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from enum import StrEnum
+
+from sqlalchemy import JSON, Column, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Field, Session, SQLModel, func, select
+
+from retrieval.models import empty_dict, empty_list
+
+MAX_FAILURES_KEPT = 200
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def live(self) -> bool:
+        return self in (JobState.QUEUED, JobState.RUNNING)
+
+
+class Job(SQLModel, table=True):
+    __tablename__ = "jobs"
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(max_length=40, index=True)
+    arguments: dict = Field(default_factory=empty_dict, sa_column=Column(JSON, nullable=False))
+    key: str | None = Field(default=None, max_length=200, index=True, description="what the job is about")
+    live_key: str | None = Field(default=None, max_length=200, unique=True, description="key while queued or running")
+    state: str = Field(default=JobState.QUEUED, max_length=12, index=True)
+    asked_by: str = Field(default="cli", max_length=100, index=True)
+    progress: list = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
+    counts: dict = Field(default_factory=empty_dict, sa_column=Column(JSON, nullable=False))
+    failures: list = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
+    note: str | None = Field(default=None, max_length=2000, description="a closing line the job wrote")
+    error: str | None = Field(default=None, max_length=2000)
+    attempts: int = 0
+    cancel_requested: bool = False
+    created_at: datetime = Field(default_factory=_now, index=True)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+
+
+class JobWorker(SQLModel, table=True):
+    """The process that runs jobs says it is alive here, so `scholarloom ingest` knows whom to hand a job to."""
+
+    __tablename__ = "job_workers"
+
+    name: str = Field(primary_key=True, max_length=100)
+    pid: int
+    beat_at: datetime
+
+
+class JobQueue:
+    """Submitting, claiming, reporting and ending jobs: short transactions any process may run."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def _session(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    def submit(self, kind: str, arguments: dict, asked_by: str, key: str | None = None) -> tuple[Job, bool]:
+        """Queue a job; with a `key`, a job of the same key already queued or running is returned instead (False)."""
+        with self._session() as session:
+            job = Job(kind=kind, arguments=arguments, asked_by=asked_by, key=key, live_key=key)
+            session.add(job)
+            try:
+                session.commit()
+                return job, True
+            except IntegrityError:
+                session.rollback()
+        live = self.live(key)
+        if live is None:  # it ended between our insert and this read: try once more
+            return self.submit(kind, arguments, asked_by, key)
+        return live, False
+
+    def live(self, key: str) -> Job | None:
+        with self._session() as session:
+            return session.exec(select(Job).where(Job.live_key == key)).first()
+
+    def get(self, job_id: int) -> Job | None:
+        with self._session() as session:
+            return session.get(Job, job_id)
+
+    def recent(self, limit: int = 50, asked_by: str | None = None) -> list[Job]:
+        with self._session() as session:
+            query = select(Job).order_by(Job.id.desc()).limit(limit)
+            if asked_by is not None:
+                query = query.where(Job.asked_by == asked_by)
+            return list(session.exec(query).all())
+
+    def asked_since(self, asked_by: str, kind: str, since: datetime) -> int:
+        with self._session() as session:
+            query = select(func.count()).select_from(Job).where(Job.asked_by == asked_by, Job.kind == kind)
+            return session.exec(query.where(Job.created_at >= since)).one()
+
+    def last_of(self, kind: str, asked_by: str | None = None) -> Job | None:
+        with self._session() as session:
+            query = select(Job).where(Job.kind == kind)
+            if asked_by is not None:
+                query = query.where(Job.asked_by == asked_by)
+            return session.exec(query.order_by(Job.id.desc()).limit(1)).first()
+
+    def claim(self) -> Job | None:
+        """The oldest queued job, now running; None when there is none."""
+        with self._session() as session:
+            for job in session.exec(select(Job).where(Job.state == JobState.QUEUED).order_by(Job.id).limit(5)):
+                now = _now()
+                taken = session.exec(
+                    update(Job)
+                    .where(Job.id == job.id, Job.state == JobState.QUEUED)
+                    .values(state=JobState.RUNNING, started_at=now, heartbeat_at=now, attempts=Job.attempts + 1)
+                )
+                session.commit()
+                if taken.rowcount == 1:
+                    return session.get(Job, job.id, populate_existing=True)
+        return None
+
+    def requeue_running(self) -> int:
+        """Jobs left running by a process that died: queued again (their work resumes through the ledger)."""
+        with self._session() as session:
+            moved = session.exec(update(Job).where(Job.state == JobState.RUNNING).values(state=JobState.QUEUED))
+            session.commit()
+            return moved.rowcount
+
+    def report(self, job_id: int, progress: list[dict]) -> bool:
+        """Store the job's progress; True when someone asked to cancel it."""
+        with self._session() as session:
+            session.exec(update(Job).where(Job.id == job_id).values(progress=progress, heartbeat_at=_now()))
+            session.commit()
+            return bool(session.exec(select(Job.cancel_requested).where(Job.id == job_id)).first())
+
+    def finish(
+        self,
+        job_id: int,
+        state: JobState,
+        counts: dict | None = None,
+        failures: list[dict] | None = None,
+        error: str | None = None,
+        note: str | None = None,
+    ) -> None:
+        values = dict(state=state, live_key=None, finished_at=_now(), error=error[:2000] if error else None)
+        values.update(counts=counts or {}, failures=(failures or [])[:MAX_FAILURES_KEPT], note=note)
+        with self._session() as session:
+            session.exec(update(Job).where(Job.id == job_id).values(**values))
+            session.commit()
+
+    def requeue(self, job_id: int) -> None:
+        """Back in the queue (the server stopped in the middle of it)."""
+        with self._session() as session:
+            session.exec(update(Job).where(Job.id == job_id).values(state=JobState.QUEUED))
+            session.commit()
+
+    def cancel(self, job_id: int) -> Job | None:
+        """A queued job ends now; a running one at its next progress report."""
+        with self._session() as session:
+            job = session.get(Job, job_id)
+            if job is None or not JobState(job.state).live:
+                return job
+            if job.state == JobState.QUEUED:
+                job.state, job.live_key, job.finished_at = JobState.CANCELLED, None, _now()
+            job.cancel_requested = True
+            session.add(job)
+            session.commit()
+            return job
+
+    def retry(self, job_id: int, asked_by: str) -> tuple[Job, bool] | None:
+        """A failed or cancelled job, queued again as a new job with the same arguments."""
+        job = self.get(job_id)
+        if job is None or JobState(job.state).live:
+            return None
+        return self.submit(job.kind, job.arguments, asked_by, job.key)
+
+    # --- the worker's heartbeat ---------------------------------------------------------------------------
+    def beat(self, name: str, pid: int) -> None:
+        with self._session() as session:
+            worker = session.get(JobWorker, name) or JobWorker(name=name, pid=pid, beat_at=_now())
+            worker.pid, worker.beat_at = pid, _now()
+            session.add(worker)
+            session.commit()
+
+    def gone(self, name: str) -> None:
+        with self._session() as session:
+            worker = session.get(JobWorker, name)
+            if worker is not None:
+                session.delete(worker)
+                session.commit()
+
+    def worker_alive(self, within: timedelta = timedelta(seconds=15)) -> JobWorker | None:
+        with self._session() as session:
+            query = select(JobWorker).where(JobWorker.beat_at >= _now() - within)
+            return session.exec(query.order_by(JobWorker.beat_at.desc())).first()

@@ -1,0 +1,77 @@
+"""The jobs table: one live job per key, oldest first, cancelling, retrying, the worker's heartbeat."""
+
+from datetime import timedelta
+
+import pytest
+
+from retrieval.catalog import Catalog
+from retrieval.jobs import JobQueue, JobState
+
+
+@pytest.fixture
+def queue(tmp_path):
+    catalog = Catalog(f"sqlite:///{tmp_path / 'jobs.db'}")
+    yield JobQueue(catalog.engine)
+    catalog.close()
+
+
+def test_jobs_with_one_key_coalesce_while_live_only(queue):
+    first, new = queue.submit("paper", {"id": "2401.01234"}, "alice", key="paper:2401.01234")
+    again, new_again = queue.submit("paper", {"id": "2401.01234"}, "bob", key="paper:2401.01234")
+    assert new and not new_again and again.id == first.id and again.asked_by == "alice"
+    other, _ = queue.submit("paper", {"id": "2401.05678"}, "bob", key="paper:2401.05678")
+    assert other.id != first.id
+    claimed = queue.claim()
+    queue.finish(claimed.id, JobState.DONE, {"added": 1})
+    later, new_later = queue.submit("paper", {"id": "2401.01234"}, "bob", key="paper:2401.01234")
+    assert new_later and later.id not in (first.id, other.id)  # once over, the key is free again
+
+
+def test_claim_takes_the_oldest_and_a_dead_worker_s_jobs_are_queued_again(queue):
+    ids = [queue.submit("pdfs", {"n": n}, "cli")[0].id for n in range(3)]
+    first = queue.claim()
+    assert first.id == ids[0] and first.state == JobState.RUNNING and first.attempts == 1 and first.started_at
+    assert queue.claim().id == ids[1]
+    assert queue.requeue_running() == 2  # the process that ran them died
+    assert [queue.claim().id for _ in range(3)] == ids and queue.claim() is None
+    assert queue.get(ids[0]).attempts == 2
+
+
+def test_cancel_ends_a_queued_job_and_flags_a_running_one(queue):
+    waiting, _ = queue.submit("pdfs", {}, "cli", key="a")
+    running, _ = queue.submit("pdfs", {}, "cli", key="b")
+    queue.claim()  # takes `waiting`
+    assert queue.report(waiting.id, [{"description": "x", "completed": 1, "total": 2}]) is False
+    assert queue.cancel(waiting.id).state == JobState.RUNNING  # it stops at its next report
+    assert queue.report(waiting.id, []) is True
+    cancelled = queue.cancel(running.id)
+    assert cancelled.state == JobState.CANCELLED and queue.live("b") is None
+    assert queue.cancel(10_000) is None
+
+
+def test_retry_queues_an_ended_job_again_and_refuses_a_live_one(queue):
+    job, _ = queue.submit("arxiv", {"query": "ti:x"}, "cli", key="k")
+    assert queue.retry(job.id, "admin") is None  # still queued
+    queue.finish(queue.claim().id, JobState.FAILED, error="arXiv answered 503")
+    again, new = queue.retry(job.id, "admin")
+    assert new and again.id != job.id and again.arguments == {"query": "ti:x"} and again.asked_by == "admin"
+    assert queue.get(job.id).error == "arXiv answered 503"
+
+
+def test_a_worker_is_alive_while_it_beats(queue):
+    assert queue.worker_alive() is None
+    queue.beat("serve", 123)
+    assert queue.worker_alive().pid == 123
+    assert queue.worker_alive(within=timedelta(seconds=-1)) is None  # a beat older than allowed
+    queue.gone("serve")
+    assert queue.worker_alive() is None
+
+
+def test_quota_counts_what_one_user_asked_for_since_a_time(queue):
+    from datetime import datetime, timezone
+
+    start = datetime.now(timezone.utc) - timedelta(seconds=1)
+    for n in range(3):
+        queue.submit("paper", {"id": n}, "alice", key=f"p{n}")
+    queue.submit("paper", {"id": 9}, "bob", key="p9")
+    assert queue.asked_since("alice", "paper", start) == 3 and queue.asked_since("bob", "pdfs", start) == 0
