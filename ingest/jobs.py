@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -104,23 +105,34 @@ class JobRunner:
         queue: JobQueue,
         kinds: dict[str, JobKind],
         *,
-        name: str = "serve",
+        name: str | None = None,
         poll: float = 1.0,
         nice: int = 10,
         schedule: Schedule | None = None,
         on_done: Callable[[Job], None] | None = None,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
-        self.queue, self.kinds, self.name, self.poll, self.nice = queue, kinds, name, poll, nice
-        self.schedule, self.on_done = schedule, on_done
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}"
+        self.queue, self.kinds, self.poll, self.nice = queue, kinds, poll, nice
+        self.schedule, self.on_done, self.on_close = schedule, on_done, on_close
         self.stop = threading.Event()
         self.wake = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self.queue.requeue_running()  # left running by a process that died
         self.queue.beat(self.name, os.getpid())
+        self.queue.requeue_orphans()  # left running by a process that died
         self._thread = threading.Thread(target=self._loop, name="scholarloom-jobs", daemon=True)
         self._thread.start()
+        threading.Thread(target=self._beat, name="scholarloom-jobs-beat", daemon=True).start()
+
+    def _beat(self, every: float = 5.0) -> None:
+        """Says this worker is alive, also while a long job runs (its jobs are not anyone's orphans)."""
+        while not self.stop.wait(every):
+            try:
+                self.queue.beat(self.name, os.getpid())
+            except Exception:  # the database went away for a moment
+                log.warning("the job worker's heartbeat could not be written", exc_info=True)
 
     def close(self, timeout: float = 30.0) -> None:
         self.stop.set()
@@ -128,14 +140,16 @@ class JobRunner:
         if self._thread is not None:
             self._thread.join(timeout)
         self.queue.gone(self.name)
+        if self.on_close is not None:
+            self.on_close()
 
     def _loop(self) -> None:
         _lower_priority(self.nice)
         while not self.stop.is_set():
             try:
-                self.queue.beat(self.name, os.getpid())
+                self.queue.requeue_orphans()  # a worker that died a moment ago stops beating within seconds
                 self._maybe_schedule()
-                job = self.queue.claim()
+                job = self.queue.claim(self.name)
             except Exception:  # the database went away for a moment: try again later
                 log.exception("the job queue cannot be read")
                 job = None

@@ -9,6 +9,7 @@ remembers PDFs that could not be fetched or parsed, so reruns do not try them ag
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from pathlib import Path
 
 from sqlmodel import select
@@ -115,9 +116,12 @@ def ingest_pdf_files(
     finish_catalog(catalog)
 
 
-def arxiv_pdf_url(arxiv_id: str) -> str:
-    """Built from the id, never taken from a record: PDFs come from arxiv.org only."""
-    return f"https://arxiv.org/pdf/{arxiv_id}"
+ARXIV_PDF_BASE = "https://arxiv.org/pdf"
+
+
+def arxiv_pdf_url(arxiv_id: str, base: str = ARXIV_PDF_BASE) -> str:
+    """Built from the id, never taken from a record: PDFs come from arxiv.org (or the mirror the settings name)."""
+    return f"{base.rstrip('/')}/{arxiv_id}"
 
 
 def download_pdfs(
@@ -131,20 +135,22 @@ def download_pdfs(
     limits: PdfLimits = PdfLimits(),
     limit: int | None = None,
     retry_failed: bool = False,
+    only: Collection[str] | None = None,
+    pdf_base: str = ARXIV_PDF_BASE,
 ) -> None:
-    """Fetch from arxiv.org the PDFs of papers that have no full text yet, and index them."""
+    """Fetch from arxiv.org the PDFs of papers that have no full text yet (`only` these papers), and index them."""
     progress = progress or NullProgress()
     seen = catalog.ledger_hashes(STAGE)
     failed = {} if retry_failed else catalog.ledger_hashes(FAILED)
     with catalog.session() as session:
         rows = session.exec(select(Paper).where(Paper.arxiv_id.is_not(None)).order_by(Paper.published.desc())).all()
-    todo = [p for p in rows if p.id not in seen and p.id not in failed][:limit]
+    todo = [p for p in rows if p.id not in seen and p.id not in failed and (only is None or p.id in only)][:limit]
     task = progress.add_task("PDFs: download + parse + index", total=len(todo))
     people = catalog.paper_people()
     with PdfWorker(limits) as worker:
         for paper in todo:
             progress.advance(task)
-            url = arxiv_pdf_url(paper.arxiv_id)
+            url = arxiv_pdf_url(paper.arxiv_id, pdf_base)
             try:
                 data = client.get(url).content
             except FetchError as exc:

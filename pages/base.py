@@ -23,6 +23,7 @@ class PageMeta:
     path: str
     json_ld: list[dict] = field(default_factory=list)
     noindex: bool = False
+    refresh_seconds: int | None = None  # reload the page (a job's progress, without script)
 
 
 def breadcrumbs(base_url: str, *crumbs: Link) -> dict:

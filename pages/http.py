@@ -24,6 +24,8 @@ class PagesDeps:
     search_limit: int = 10
     viewer: Callable[[Request], str | None] = lambda _request: None  # the signed-in user, from the session
     follows: Any = None  # auth.follows.Follows, when the app has users
+    on_demand: bool = False  # signed-in users may fetch a paper that is not here from arXiv
+    on_demand_daily: int = 20  # papers each user may ask for a day
     jobs: Any = None  # retrieval.jobs.JobQueue, when the app runs jobs
     is_admin: Callable[[str], bool] = lambda _user: False
 
@@ -44,16 +46,22 @@ def respond(request: Request, deps: PagesDeps, page, template: str, status: int 
     return HTMLResponse(html, status_code=status, headers=headers)
 
 
-def not_found(request: Request, deps: PagesDeps, message: str) -> Response:
+def not_found(request: Request, deps: PagesDeps, message: str, fetch_id: str | None = None) -> Response:
+    """The 404 page; for an arXiv id we do not have, with a button that fetches it (when the server allows)."""
+    offer = fetch_id if fetch_id and deps.on_demand else None
     if wants_markdown(request):
         text = (
             f"# Not found\n\n{md_escape(message)}\n\nThe paper may not be harvested yet. Addresses: "
             "/papers/<arXiv id> (versions and old-style ids too), /researchers/<id>, "
             "/institutions/<id, ROR id or name>, /search?q=..., /chat\n"
         )
+        if offer:
+            text += f"\nSigned-in users can fetch {offer} from arXiv: POST /papers/request with id={offer}.\n"
         return PlainTextResponse(text, status_code=404, media_type=MARKDOWN, headers=page_headers())
     meta = PageMeta(title="Not found", description=message, path=request.url.path, noindex=True)
-    html = deps.renderer.html("not_found.html", meta, message=message)
+    html = deps.renderer.html(
+        "not_found.html", meta, message=message, fetch_id=offer, signed_in=bool(deps.viewer(request))
+    )
     return HTMLResponse(html, status_code=404, headers=page_headers())
 
 

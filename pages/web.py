@@ -6,19 +6,20 @@ import re
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
-from pages.addresses import split_paper_address
+from pages.addresses import paper_path, split_paper_address
 from pages.base import PageMeta
 from pages.feeds import llms_txt, rss, rss_of, sitemap, sitemap_part
 from pages.lists import list_page
 from pages.paper import paper_page
 from pages.people import MATCHING_NOTE, following_page, institution_page, researcher_page
 from pages.admin import admin_routes
+from pages.requests import request_routes
 from pages.http import MARKDOWN, XML, PagesDeps, not_found, page_headers, respond, same_origin
 from pages.search_page import build_search_page
 from retrieval.affiliations import MatchedBy
 from retrieval.index import Filters
 from retrieval.library import Library
-from retrieval.records import whole_number
+from retrieval.records import arxiv_id_of, whole_number
 from retrieval.search import SearchResult
 
 MAX_SEARCH_PAGES = 20
@@ -61,7 +62,7 @@ def _positive(value: str | None) -> int:
 def make_router(deps: PagesDeps) -> APIRouter:
     """Every page route, in the order they are matched."""
     router = APIRouter()
-    for add in (_home_and_papers, _lists_and_feeds, _people, _following, _search, admin_routes):
+    for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, admin_routes):
         add(router, deps)
     return router
 
@@ -97,7 +98,8 @@ def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
         parts = split_paper_address(address.removesuffix(".md"))
         page = paper_page(deps.library, parts[0]) if parts else None
         if page is None:
-            return not_found(request, deps, f"No paper with the address /papers/{address[:200]} in this archive.")
+            message = f"No paper with the address /papers/{address[:200]} in this archive."
+            return not_found(request, deps, message, fetch_id=arxiv_id_of(parts[0]) if parts else None)
         if f"/papers/{address.removesuffix('.md')}" != page.path:
             return RedirectResponse(page.path + (".md" if markdown_suffix else ""), status_code=301)
         return respond(request, deps, page, "paper.html")
@@ -227,6 +229,9 @@ def _search(router: APIRouter, deps: PagesDeps) -> None:
         extra = {"category": category, "after": start.isoformat() if start else "",
                  "before": end.isoformat() if end else ""}  # fmt: skip
         researchers, institutions = [], []
+        asked_id = arxiv_id_of(q)
+        if asked_id and (known := deps.library.resolve_paper_id(asked_id)):  # an id we have: its page
+            return RedirectResponse(paper_path(deps.library.papers([known])[known]), status_code=303)
         if q.strip():
             filters = Filters(categories=(category,) if category else (), published_from=start, published_to=end)
             limit = deps.search_limit * page_number + 1
@@ -239,5 +244,7 @@ def _search(router: APIRouter, deps: PagesDeps) -> None:
         page = build_search_page(
             result, authors, deps.search_limit, page_number, researchers=researchers, institutions=institutions, **extra
         )
-        return respond(request, deps, page, "search.html", query=page.query)
+        offer = asked_id if asked_id and deps.on_demand else None
+        return respond(request, deps, page, "search.html", query=page.query, fetch_id=offer,
+                       signed_in=bool(deps.viewer(request)))  # fmt: skip
 

@@ -53,6 +53,7 @@ class Job(SQLModel, table=True):
     note: str | None = Field(default=None, max_length=2000, description="a closing line the job wrote")
     error: str | None = Field(default=None, max_length=2000)
     attempts: int = 0
+    worker: str | None = Field(default=None, max_length=100, description="the worker running it (host:pid)")
     cancel_requested: bool = False
     created_at: datetime = Field(default_factory=_now, index=True)
     started_at: datetime | None = None
@@ -121,25 +122,29 @@ class JobQueue:
                 query = query.where(Job.asked_by == asked_by)
             return session.exec(query.order_by(Job.id.desc()).limit(1)).first()
 
-    def claim(self) -> Job | None:
-        """The oldest queued job, now running; None when there is none."""
+    def claim(self, worker: str = "serve") -> Job | None:
+        """The oldest queued job, now running on `worker`; None when there is none."""
         with self._session() as session:
             for job in session.exec(select(Job).where(Job.state == JobState.QUEUED).order_by(Job.id).limit(5)):
                 now = _now()
                 taken = session.exec(
                     update(Job)
                     .where(Job.id == job.id, Job.state == JobState.QUEUED)
-                    .values(state=JobState.RUNNING, started_at=now, heartbeat_at=now, attempts=Job.attempts + 1)
+                    .values(state=JobState.RUNNING, started_at=now, heartbeat_at=now, attempts=Job.attempts + 1,
+                            worker=worker)
                 )
                 session.commit()
                 if taken.rowcount == 1:
                     return session.get(Job, job.id, populate_existing=True)
         return None
 
-    def requeue_running(self) -> int:
-        """Jobs left running by a process that died: queued again (their work resumes through the ledger)."""
+    def requeue_orphans(self, within: timedelta = timedelta(seconds=15)) -> int:
+        """Jobs left running by a worker that stopped beating (its process died): queued again. Safe with several
+        servers on one database: a live worker's jobs are left alone."""
+        alive = select(JobWorker.name).where(JobWorker.beat_at >= _now() - within)
         with self._session() as session:
-            moved = session.exec(update(Job).where(Job.state == JobState.RUNNING).values(state=JobState.QUEUED))
+            orphaned = (Job.state == JobState.RUNNING) & ((Job.worker.is_(None)) | (Job.worker.not_in(alive)))
+            moved = session.exec(update(Job).where(orphaned).values(state=JobState.QUEUED))
             session.commit()
             return moved.rowcount
 
@@ -197,6 +202,9 @@ class JobQueue:
             worker = session.get(JobWorker, name) or JobWorker(name=name, pid=pid, beat_at=_now())
             worker.pid, worker.beat_at = pid, _now()
             session.add(worker)
+            stale = select(JobWorker).where(JobWorker.beat_at < _now() - timedelta(days=1))
+            for gone in session.exec(stale):  # processes long dead
+                session.delete(gone)
             session.commit()
 
     def gone(self, name: str) -> None:

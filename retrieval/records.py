@@ -35,6 +35,32 @@ def is_arxiv_id(text: str) -> bool:
     return bool(_NEW_ID.match(text) or _OLD_ID.match(text))
 
 
+_MENTION = re.compile(
+    r"(?:https?://(?:export\.)?arxiv\.org/(?:abs|pdf)/|(?:https?://(?:dx\.)?doi\.org/)?10\.48550/arxiv\.|arxiv:)?"
+    r"(\d{4}\.\d{4,5}|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?(?![\d.])",
+    re.I,
+)
+
+
+def arxiv_ids_in(text: str, limit: int = 3) -> list[str]:
+    """The arXiv ids a message mentions (bare, versioned, as URLs or DOIs), first mention first, at most `limit`."""
+    found = []
+    for match in _MENTION.finditer((text or "")[:5000]):
+        bare = match.group(1)
+        if is_arxiv_id(bare) and bare not in found:
+            found.append(bare)
+    return found[:limit]
+
+
+def arxiv_id_of(text: str) -> str | None:
+    """The bare arXiv id a person may paste: an id (any version, 'arXiv:' or not), an abs or PDF URL, or the arXiv
+    DOI (10.48550/arXiv.<id>, bare or as a doi.org URL); None for anything else."""
+    candidate = (text or "").strip()[:300]
+    candidate = re.sub(r"^(https?://(dx\.)?doi\.org/)?(doi:)?10\.48550/arxiv\.", "", candidate, flags=re.I)
+    bare, _version = split_arxiv_version(candidate)
+    return bare if is_arxiv_id(bare) else None
+
+
 def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 

@@ -110,6 +110,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         follows=Follows(runtime.engine),
         jobs=JobQueue(runtime.engine),
         is_admin=lambda user: is_admin(runtime.engine, user),
+        on_demand=settings.on_demand == "signed-in",
+        on_demand_daily=settings.on_demand_daily,
     )
     app = FastAPI(
         title="ScholarLoom",

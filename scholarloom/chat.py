@@ -17,12 +17,14 @@ from assistant.turn import run_tool
 from auth.accounts import oauth_account, provider_subject
 from auth.nonces import spend
 from auth.sessions import client_address
+from chatui.fetch import FETCH_ACTION, follow_request, offer_fetch
 from chatui.files import LocalFiles
 from chatui.intent import paper_in_address
 from chatui.layer import HistoryLayer
 from chatui.turn_ui import ChainlitTurnUI
 from pages.addresses import paper_path
 from pages.base import md_escape
+from retrieval.requests import missing_papers, request_paper
 from scholarloom.runtime import Runtime
 
 SESSION_KEY = "conversation"  # the one key this chat keeps in Chainlit's user session (chatui.layer.SESSION_ONLY)
@@ -128,6 +130,26 @@ async def on_message(message: cl.Message) -> None:
     finally:  # even a turn that broke leaves what it showed in the thread
         conversation.after_turn(recent, ui.cards)
         await ui.deliver(conversation.answer_metadata(message.content))
+    if runtime().settings.on_demand == "signed-in":
+        missing = await asyncio.to_thread(missing_papers, runtime().library, message.content)
+        if missing:
+            await offer_fetch(missing)
+
+
+@cl.action_callback(FETCH_ACTION)
+async def fetch_from_arxiv(action: cl.Action) -> None:
+    """The user's click (never the model's wish): fetch the paper, then scope the conversation to it."""
+    user = cl.user_session.get("user")
+    rt = runtime()
+    asked = await asyncio.to_thread(
+        request_paper, rt.library, rt.jobs, user.identifier if user else None,
+        str((action.payload or {}).get("arxiv_id", ""))[:300], enabled=rt.settings.on_demand == "signed-in",
+        daily=rt.settings.on_demand_daily,
+    )  # fmt: skip
+    paper_id = await follow_request(asked, rt.jobs, rt.library)
+    if paper_id:
+        conversation = _conversation()
+        conversation.paper, conversation.paper_checked = paper_id, True
 
 
 async def _card_action(action: cl.Action) -> None:

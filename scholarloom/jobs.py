@@ -24,10 +24,16 @@ class JobContext:
     settings: object  # scholarloom.settings.Settings
     index: object  # retrieval.index.Index
     embedder: object  # the worker's own encoder in `serve`, the settings' one in a command
+    # Makes the HTTP client a job fetches with (a context manager). `serve` hands every job one long-lived polite
+    # client, so arXiv's 3 s between requests holds across jobs too; tests replay recorded answers through it.
+    clients: Callable | None = None
 
     @property
     def catalog(self):
         return self.settings.catalog()
+
+    def fetcher(self):
+        return self.clients() if self.clients is not None else self.settings.fetcher()
 
 
 Kind = Callable[[JobContext, dict, Summary, object], "str | None"]
@@ -46,7 +52,7 @@ def _fetching(ctx: JobContext, summary: Summary, progress, fetch: Callable, inde
     from ingest.http import FetchError
 
     failed = None
-    with ctx.settings.fetcher() as client:
+    with ctx.fetcher() as client:
         try:
             fetch(client, progress)
         except FetchError as exc:
@@ -99,7 +105,8 @@ def run_pdfs(ctx: JobContext, args: dict, summary: Summary, progress) -> None:
 
     def fetch(client, progress):
         download_pdfs(ctx.catalog, ctx.index, ctx.embedder, client, summary, progress, limits=limits,
-                      limit=args.get("limit"), retry_failed=bool(args.get("retry_failed")))  # fmt: skip
+                      limit=args.get("limit"), retry_failed=bool(args.get("retry_failed")),
+                      pdf_base=ctx.settings.sources.arxiv_pdf_url)  # fmt: skip
 
     _fetching(ctx, summary, progress, fetch, index_after=False)
 
@@ -214,7 +221,7 @@ def _update_steps(ctx: JobContext, args: dict, summary: Summary, since: date) ->
         limits = _pdf_limits(ctx, {})
         steps.append(
             ("PDFs", lambda c, p: download_pdfs(catalog, ctx.index, ctx.embedder, c, summary, p, limits=limits,
-                                                limit=pdfs))  # fmt: skip
+                                                limit=pdfs, pdf_base=src.arxiv_pdf_url))  # fmt: skip
         )
     ask = analyser(ctx.settings) if args.get("analyse", True) else None
     if ask is not None:
@@ -233,7 +240,7 @@ def run_update(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     last = (ctx.catalog.cursor(oai_last_name(oai_set)) or {}).get("datestamp")
     since = date.fromisoformat(last[:10]) if last else date.today() - timedelta(days=args.get("days", 3))
     problems = []
-    with ctx.settings.fetcher() as client:
+    with ctx.fetcher() as client:
         for name, step in _update_steps(ctx, args, summary, since):
             try:
                 step(client, progress)
@@ -242,6 +249,24 @@ def run_update(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     if problems:
         raise JobIncomplete("some steps did not finish (a rerun resumes them):\n  " + "\n  ".join(problems))
     return f"update: arXiv set {oai_set} from {since.isoformat()}"
+
+
+def run_paper(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    """One arXiv paper on request (`retrieval.requests`): record, OpenAlex, index, full text."""
+    from ingest.harvest.openalex import OpenAlex
+    from ingest.ondemand import NotOnArxiv, fetch_paper
+
+    src = ctx.settings.sources
+    key = src.openalex_api_key.get_secret_value() if src.openalex_api_key else None
+    with ctx.fetcher() as client:
+        try:
+            paper_id = fetch_paper(ctx.catalog, ctx.index, ctx.embedder, client, args["arxiv_id"], summary, progress,
+                                   api_url=src.arxiv_api_url, openalex=OpenAlex(client, src.openalex_url,
+                                   src.contact_email, key), limits=_pdf_limits(ctx, {}),
+                                   pdf_base=src.arxiv_pdf_url)  # fmt: skip
+        except NotOnArxiv as exc:
+            raise JobIncomplete(str(exc)) from exc
+    return f"paper {paper_id}"
 
 
 @dataclass(frozen=True)
@@ -259,6 +284,7 @@ KINDS: dict[str, KindInfo] = {
     "s2": KindInfo(run_s2, "Semantic Scholar", "records"),
     "analyse": KindInfo(run_analyse, "analysis", "papers"),
     "update": KindInfo(run_update, "update", "records"),
+    "paper": KindInfo(run_paper, "paper", "records"),
 }
 
 

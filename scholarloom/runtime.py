@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from assistant.agent import Agent
@@ -31,6 +32,13 @@ class Runtime:
         return cls(settings, settings.library(), agent)
 
     @property
+    def jobs(self):
+        """The job queue in the catalog's database (papers on request, ingest runs, updates)."""
+        from retrieval.jobs import JobQueue
+
+        return JobQueue(self.engine)
+
+    @property
     def engine(self):
         """The catalog's database, which also holds users, sign-in failures and chat history."""
         return self.library.catalog.engine
@@ -45,8 +53,10 @@ class Runtime:
 
         every = self.settings.update_interval()
         schedule = Schedule("update", {}, every) if every else None
-        context = JobContext(self.settings, self.library.index, Embedder(self.settings.models_dir))
-        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule)
+        shared = self.settings.fetcher()  # one polite client for every job: the pauses between requests hold across jobs
+        context = JobContext(self.settings, self.library.index, Embedder(self.settings.models_dir),
+                             clients=lambda: nullcontext(shared))  # fmt: skip
+        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule, on_close=shared.close)
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
         return sign_in(self.engine, self.throttle, username, password, address)

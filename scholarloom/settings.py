@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -15,55 +15,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from retrieval.index import Index
     from retrieval.library import Library
 
+from scholarloom.sections import AgentSettings, SourceSettings
+
+__all__ = ["AgentSettings", "Settings", "SourceSettings"]
 DEMO_SECRET_MARKER = "demo-secret-change-me"
-
-
-class AgentSettings(BaseModel):
-    """Limits on one turn of the agent."""
-
-    max_tool_rounds: int = Field(
-        4, ge=1, le=20, description="Most rounds of tool calls the model may make in one turn before it must answer."
-    )
-    max_tokens: int = Field(1200, ge=64, le=32000, description="Most tokens the model may write in one answer.")
-    request_timeout: float = Field(60.0, gt=0, description="Seconds to wait for one LLM request before giving up.")
-    history_messages: int = Field(
-        20, ge=0, le=200, description="Earlier messages of the conversation sent with each turn."
-    )
-
-
-class SourceSettings(BaseModel):
-    """The services the harvesters talk to (SCHOLARLOOM_SOURCES__*). Only these hosts and arxiv.org are fetched."""
-
-    contact_email: str | None = Field(
-        None,
-        description="An address the services may write to about our traffic: sent in the User-Agent and as "
-        "OpenAlex's mailto (its polite pool).",
-    )
-    arxiv_api_url: str = Field("https://export.arxiv.org/api/query", description="arXiv API query endpoint (Atom).")
-    arxiv_oai_url: str = Field("https://oaipmh.arxiv.org/oai", description="arXiv OAI-PMH endpoint.")
-    arxiv_interval: float = Field(
-        3.0, ge=0, description="Seconds between two requests to arXiv (its terms ask for one every 3 seconds)."
-    )
-    openalex_url: str = Field("https://api.openalex.org", description="OpenAlex API base URL.")
-    openalex_api_key: SecretStr | None = Field(None, description="OpenAlex API key (premium), if you have one.")
-    openalex_interval: float = Field(0.2, ge=0, description="Seconds between two OpenAlex requests.")
-    s2_url: str = Field("https://api.semanticscholar.org", description="Semantic Scholar API base URL.")
-    s2_api_key: SecretStr | None = Field(None, description="Semantic Scholar API key (sent as x-api-key).")
-    s2_interval: float = Field(
-        1.0, ge=0, description="Seconds between two Semantic Scholar requests (1 request/s with a key)."
-    )
-    pdf_max_bytes: int = Field(50_000_000, ge=1, description="Largest PDF downloaded, in bytes.")
-    private_hosts: list[str] = Field(
-        default_factory=list,
-        description="host:port pairs of configured endpoints that may resolve to private addresses (a mirror on "
-        "your own network, or a test server on 127.0.0.1); every other private address is refused.",
-    )
-
-    def hosts(self) -> list[str]:
-        from urllib.parse import urlsplit
-
-        configured = [self.arxiv_api_url, self.arxiv_oai_url, self.openalex_url, self.s2_url]
-        return sorted({"arxiv.org", "export.arxiv.org", *(urlsplit(u).hostname or "" for u in configured)} - {""})
 
 
 class Settings(BaseSettings):
@@ -131,6 +86,12 @@ class Settings(BaseSettings):
     public_url: str | None = Field(
         None, description="Public base URL of the site, used in canonical links; unset means http://host:port."
     )
+    on_demand: Literal["off", "signed-in"] = Field(
+        "signed-in",
+        description="Who may fetch a paper that is not here from arXiv (the 404 page's button, the search page, "
+        "the chat's card): signed-in users, or nobody (off).",
+    )
+    on_demand_daily: int = Field(20, ge=0, le=10_000, description="Papers each user may fetch on request a day.")
     update_every: str | None = Field(
         None,
         description="How often `serve` runs the steps of `ingest update` itself, e.g. 24h, 90m or 3600 (seconds); "
@@ -252,32 +213,7 @@ class Settings(BaseSettings):
 
     def fetcher(self, transport=None):
         """The polite HTTP client of the harvesters: only arxiv.org and the configured API hosts."""
-        from importlib.metadata import PackageNotFoundError, version
-        from urllib.parse import urlsplit
-
-        from ingest.http import PoliteClient, Politeness
-
-        try:
-            release = version("scholarloom")
-        except PackageNotFoundError:  # running from a source tree that was not installed
-            release = "dev"
-
-        src = self.sources
-        contact = f"; mailto:{src.contact_email}" if src.contact_email else ""
-        arxiv = Politeness(interval=src.arxiv_interval, max_bytes=src.pdf_max_bytes, timeout=60.0)
-        rules = {"arxiv.org": arxiv}
-        for url, interval in ((src.arxiv_api_url, src.arxiv_interval), (src.arxiv_oai_url, src.arxiv_interval),
-                              (src.openalex_url, src.openalex_interval), (src.s2_url, src.s2_interval)):  # fmt: skip
-            host = urlsplit(url).hostname or ""
-            if host and not host.endswith("arxiv.org"):
-                rules[host] = Politeness(interval=interval)
-        return PoliteClient(
-            user_agent=f"ScholarLoom/{release} (self-hosted research assistant{contact})",
-            allowed_hosts=src.hosts(),
-            politeness=rules,
-            private_hosts=src.private_hosts,
-            transport=transport,
-        )
+        return self.sources.fetcher(transport)
 
     def close(self) -> None:
         """Release what the factories opened (the embedded index holds a file lock)."""

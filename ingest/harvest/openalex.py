@@ -7,7 +7,7 @@ remembers which papers were asked about, so reruns ask only about new papers (or
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from sqlmodel import select
 
@@ -76,13 +76,14 @@ def enrich_papers(
     *,
     refresh: bool = False,
     limit: int | None = None,
+    only: Collection[str] | None = None,
 ) -> None:
-    """Ask OpenAlex about every arXiv paper not asked about yet, 50 DOIs a request."""
+    """Ask OpenAlex about every arXiv paper not asked about yet (`only` these papers), 50 DOIs a request."""
     progress = progress or NullProgress()
     asked = {} if refresh else catalog.ledger_hashes(STAGE)
     with catalog.session() as session:
         rows = session.exec(select(Paper.id, Paper.arxiv_id).where(Paper.arxiv_id.is_not(None)).order_by(Paper.id))
-        todo = [(pid, aid) for pid, aid in rows if pid not in asked][:limit]
+        todo = [(pid, aid) for pid, aid in rows if pid not in asked and (only is None or pid in only)][:limit]
     task = progress.add_task("OpenAlex: enrich papers", total=len(todo))
     for batch in batches(todo, BATCH):
         wanted = {arxiv_doi(aid): pid for pid, aid in batch}

@@ -30,15 +30,6 @@ def fail(message: str) -> None:
     raise typer.Exit(1)
 
 
-def open_index(settings):
-    from retrieval.index import IndexUnavailable
-
-    try:
-        return settings.index()
-    except IndexUnavailable as exc:
-        fail(f"{exc}\nIs `scholarloom serve` running? The embedded index can only be open in one process.")
-
-
 def report(settings, summary, line: str, things: str) -> None:
     """The run's closing line; skipped items go to the failures file the user can read."""
     failures = summary.write_failures(settings.data_dir / "ingest-failures.jsonl")

@@ -29,11 +29,15 @@ def test_jobs_with_one_key_coalesce_while_live_only(queue):
 
 def test_claim_takes_the_oldest_and_a_dead_worker_s_jobs_are_queued_again(queue):
     ids = [queue.submit("pdfs", {"n": n}, "cli")[0].id for n in range(3)]
-    first = queue.claim()
+    queue.beat("host:1", 1)  # alive
+    first = queue.claim("host:1")
     assert first.id == ids[0] and first.state == JobState.RUNNING and first.attempts == 1 and first.started_at
-    assert queue.claim().id == ids[1]
-    assert queue.requeue_running() == 2  # the process that ran them died
-    assert [queue.claim().id for _ in range(3)] == ids and queue.claim() is None
+    assert first.worker == "host:1"
+    assert queue.claim("host:2").id == ids[1]  # host:2 never beat (or died): its job is an orphan
+    assert queue.requeue_orphans() == 1 and queue.get(ids[1]).state == JobState.QUEUED
+    assert queue.get(ids[0]).state == JobState.RUNNING  # a live worker's job is left alone
+    assert queue.requeue_orphans(within=timedelta(seconds=-1)) == 1  # once host:1 stops beating, its job too
+    assert [queue.claim("host:3").id for _ in range(3)] == ids and queue.claim("host:3") is None
     assert queue.get(ids[0]).attempts == 2
 
 

@@ -12,30 +12,25 @@ from pathlib import Path
 
 import httpx
 
-from auth.accounts import add_user, create_tables
-from ingest.demo import DEMO_DIR, load_demo
+from ingest.demo import DEMO_DIR
 from retrieval.index import Filters
 from retrieval.jobs import JobQueue, JobState
 from tests.chat_server import PASSWORD, ChatClient
 from tests.serve import free_port, served
+from tests.small_archive import recorded_sources, small_archive
 
 SPECTER = "2004.07180"
 SCHOLARLOOM = str(Path(sys.executable).with_name("scholarloom"))
 
 
 def _archive(tmp_path: Path, make_instance) -> Path:
-    """The seed paper and the six full-text papers' records, without their PDFs; one user."""
-    root = tmp_path / "corpus"
-    shutil.copytree(DEMO_DIR / "seed", root / "seed")
-    (root / "pdfs").mkdir(parents=True)
-    shutil.copy(DEMO_DIR / "pdfs" / "metadata.jsonl", root / "pdfs")
-    data = tmp_path / "data"
-    settings = make_instance(data)
-    load_demo(settings.catalog(), settings.index(), settings.embedder(), root)
-    create_tables(settings.catalog().engine)
-    add_user(settings.catalog().engine, "alice", PASSWORD)
-    settings.close()  # the server opens the index next
-    return data
+    return small_archive(tmp_path, make_instance, {"alice": PASSWORD})
+
+
+def _queue(make_instance, tmp_path: Path, data: Path) -> JobQueue:
+    """The served instance's job queue, read from this process."""
+    reader = make_instance(tmp_path / "reader", database_url=f"sqlite:///{data / 'scholarloom.db'}")
+    return JobQueue(reader.catalog().engine)
 
 
 def _environment(data: Path) -> dict:
@@ -112,8 +107,7 @@ def test_a_server_killed_mid_job_finishes_it_after_a_restart(tmp_path, make_inst
             text=True, timeout=60,
         )  # fmt: skip
         assert handed.returncode == 0 and "runs there as job" in handed.stdout, handed.stdout + handed.stderr
-        queue = JobQueue(make_instance(tmp_path / "reader", database_url=f"sqlite:///{data / 'scholarloom.db'}")
-                         .catalog().engine)  # fmt: skip
+        queue = _queue(make_instance, tmp_path, data)
         (job,) = queue.recent()
         deadline = time.monotonic() + 120
         while (queue.get(job.id).progress or [{"completed": 0}])[0]["completed"] < 2:  # one PDF done, one started
@@ -143,3 +137,40 @@ def test_a_server_killed_mid_job_finishes_it_after_a_restart(tmp_path, make_inst
     # The same passages as the demo's one uninterrupted load of these PDFs: nothing lost, nothing twice.
     expected = demo.index().count(Filters(kinds=("passage",), paper_ids=SMALL_PDFS))
     assert done_files == 3 and passages == expected > 0
+
+
+def test_the_chat_offers_a_paper_that_is_not_here_and_answers_from_it_once_fetched(tmp_path, make_instance):
+    from tests.ingest.ondemand_fixtures import ASKED
+
+    data = _archive(tmp_path, make_instance)
+    with recorded_sources() as sources, served(data, **sources) as (base, _):
+
+        async def scenario():
+            chat = ChatClient(base, "alice")
+            await chat.connect()
+            await chat.ask(f"What is https://arxiv.org/abs/{ASKED}v1 about?")
+            for _ in range(100):
+                offers = [m for m in chat.messages("assistant_message") if "not in this archive yet" in m["output"]]
+                if offers:
+                    break
+                await asyncio.sleep(0.05)
+            assert offers and offers[0]["output"].startswith(ASKED), chat.messages("assistant_message")
+            async with chat.http() as http:
+                pressed = await http.post("/chat/project/action", timeout=120, json={
+                    "sessionId": chat.session_id,
+                    "action": {"name": "fetch_from_arxiv", "payload": {"arxiv_id": ASKED}},
+                })  # fmt: skip
+            assert pressed.status_code == 200
+            fetched = [m["output"] for m in chat.messages("assistant_message") if "Fetched **[" in m["output"]]
+            await chat.ask("What is this paper about?")
+            answer = chat.messages("assistant_message")[-1]["output"]
+            await chat.sio.disconnect()
+            return fetched, answer
+
+        fetched, answer = asyncio.run(scenario())
+        assert fetched and f"(/papers/{ASKED}" in fetched[0]
+        assert f"/papers/{ASKED}" in answer  # the conversation now answers from the new paper
+        page = httpx.get(f"{base}/papers/{ASKED}", follow_redirects=True)
+        assert page.status_code == 200
+        (job,) = [j for j in _queue(make_instance, tmp_path, data).recent() if j.kind == "paper"]
+        assert job.asked_by == "alice" and job.state == JobState.DONE and job.counts["passages"] > 10

@@ -1,0 +1,121 @@
+"""Chat turns while the server runs an ingest job, and the job's speed beside the same ingest run alone.
+
+    python -m bench.jobs_load --work /tmp/jobsbench [--turns 30]
+
+1. A base data directory: the demo corpus without its six PDFs (their records are there), loaded once.
+2. Alone: on a copy, `scholarloom ingest pdfs data/demo/pdfs` with no server: the command's own process.
+3. Idle: `scholarloom serve` on another copy; one signed-in socket.io user asks `--turns` questions in a row
+   (retrieval-only mode: a real hybrid search and, with the demo's full text, a full-text search per turn).
+4. During: the same server; the same command now hands its job to the server, and the user keeps asking until
+   the job ends. The job's time is its row's started_at -> finished_at.
+
+Prints p50/p95 turn latency idle and during, their ratio, and the job's throughput as a share of the run alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from auth.accounts import add_user, create_tables
+from ingest.demo import DEMO_DIR, load_demo
+from retrieval.jobs import JobQueue
+from scholarloom.settings import Settings
+from tests.chat_server import PASSWORD, ChatClient
+from tests.serve import served
+
+SCHOLARLOOM = str(Path(sys.executable).with_name("scholarloom"))
+QUESTIONS = ["graph neural networks for molecules", "How does SPECTER use the citation graph?",
+             "dialog state tracking with copy mechanisms", "logging after model training", "diphoton production"]
+
+
+def base_archive(work: Path) -> Path:
+    """The demo without its PDFs (kept between runs)."""
+    data = work / "base"
+    if (data / "ready").exists():
+        return data
+    shutil.rmtree(data, ignore_errors=True)
+    root = work / "corpus"
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(DEMO_DIR, root, ignore=shutil.ignore_patterns("*.pdf"))
+    settings = Settings(data_dir=data)
+    load_demo(settings.catalog(), settings.index(), settings.embedder(), root)
+    create_tables(settings.catalog().engine)
+    add_user(settings.catalog().engine, "alice", PASSWORD)
+    settings.close()
+    (data / "ready").write_text("")
+    return data
+
+
+def _copy(base: Path, to: Path) -> Path:
+    shutil.rmtree(to, ignore_errors=True)
+    shutil.copytree(base, to)
+    return to
+
+
+def _env(data: Path) -> dict:
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("SCHOLARLOOM_", "CHAINLIT_"))}
+    shared = os.environ.get("SCHOLARLOOM_SHARED_MODELS_DIR")
+    return {**kept, "SCHOLARLOOM_DATA_DIR": str(data), **({"SCHOLARLOOM_SHARED_MODELS_DIR": shared} if shared else {})}
+
+
+async def _ask(base: str, turns: int | None, until=None) -> list[float]:
+    chat = ChatClient(base, "alice")
+    await chat.connect()
+    latencies, n = [], 0
+    while (turns is None or n < turns) and not (until and until()):
+        start = time.perf_counter()
+        await chat.ask(QUESTIONS[n % len(QUESTIONS)])
+        latencies.append(time.perf_counter() - start)
+        n += 1
+    await chat.sio.disconnect()
+    return latencies
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, round(q * len(ordered)) - 1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--turns", type=int, default=30)
+    args = parser.parse_args()
+    base = base_archive(args.work)
+
+    alone_dir = _copy(base, args.work / "alone")
+    start = time.perf_counter()
+    subprocess.run([SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs")], env=_env(alone_dir), check=True,
+                   capture_output=True)  # fmt: skip
+    alone = time.perf_counter() - start
+
+    served_dir = _copy(base, args.work / "served")
+    with served(served_dir) as (url, _):
+        asyncio.run(_ask(url, 3))  # warm up: models loaded, first search done
+        idle = asyncio.run(_ask(url, args.turns))
+        command = subprocess.Popen([SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs")], env=_env(served_dir),
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+        during = asyncio.run(_ask(url, None, until=lambda: command.poll() is not None))
+        command.wait()
+    queue = JobQueue(Settings(data_dir=served_dir).catalog().engine)
+    (job,) = [j for j in queue.recent() if j.kind == "pdfs"]
+    job_seconds = (job.finished_at - job.started_at).total_seconds()
+    print(f"ingest pdfs alone (own process): {alone:.1f} s wall, including the command's start")
+    print(f"the same job in the server while a user chats: {job_seconds:.1f} s (started -> finished), "
+          f"{job.counts.get('passages', 0)} passages, state {job.state}")
+    print(f"throughput of the job against the run alone: {alone / job_seconds:.0%}")
+    print(f"chat turns idle   ({len(idle)}): p50 {statistics.median(idle):.3f} s, p95 {_p(idle, 0.95):.3f} s")
+    print(f"chat turns during ({len(during)}): p50 {statistics.median(during):.3f} s, p95 {_p(during, 0.95):.3f} s")
+    print(f"p95 during / idle: {_p(during, 0.95) / _p(idle, 0.95):.2f}x")
+
+
+if __name__ == "__main__":
+    main()

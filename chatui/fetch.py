@@ -1,0 +1,64 @@
+"""Fetching a paper that is not here, from the chat: the offer (a button under the answer, put there by our code,
+never by the model), and following the job in one message until the paper arrives. Import only once Chainlit's
+root is prepared."""
+
+from __future__ import annotations
+
+import asyncio
+
+import chainlit as cl
+
+from pages.addresses import paper_path
+from pages.base import md_escape
+from retrieval.jobs import JobQueue, JobState
+from retrieval.library import Library
+from retrieval.requests import PaperRequest
+
+FETCH_ACTION = "fetch_from_arxiv"
+FOLLOW_SECONDS = 600  # after this the chat stops watching; the job goes on and the paper page will have it
+
+
+async def offer_fetch(arxiv_ids: list[str]) -> None:
+    names = ", ".join(arxiv_ids)
+    text = f"{names} {'is' if len(arxiv_ids) == 1 else 'are'} not in this archive yet. I can fetch it from arXiv " \
+           "(its record, references and full text; about a minute), then answer from it."  # fmt: skip
+    actions = [cl.Action(name=FETCH_ACTION, payload={"arxiv_id": i}, label=f"Fetch {i} from arXiv") for i in arxiv_ids]
+    await cl.Message(content=text, actions=actions).send()
+
+
+def _progress(job) -> str:
+    steps = [f"{t['description']}: {t['completed']:g} of {t['total']:g}" if t.get("total") else t["description"]
+             for t in job.progress]  # fmt: skip
+    return "; ".join(steps) or "waiting for the server's job worker"
+
+
+async def follow_request(asked: PaperRequest, queue: JobQueue, library: Library) -> str | None:
+    """Show the request's progress in one message; returns the paper id once it is here, None otherwise."""
+    if asked.refusal:
+        await cl.Message(content=md_escape(asked.refusal)).send()
+        return None
+    if asked.paper_id:
+        return asked.paper_id
+    message = cl.Message(content=f"Fetching {asked.arxiv_id} from arXiv…")
+    await message.send()
+    for _ in range(FOLLOW_SECONDS):
+        job = await asyncio.to_thread(queue.get, asked.job.id)
+        if not JobState(job.state).live:
+            break
+        message.content = f"Fetching {asked.arxiv_id} from arXiv: {md_escape(_progress(job))}"
+        await message.update()
+        await asyncio.sleep(1)
+    else:
+        message.content = f"{asked.arxiv_id} is still being fetched; its page will be at /papers/{asked.arxiv_id}."
+        await message.update()
+        return None
+    paper_id = await asyncio.to_thread(library.resolve_paper_id, asked.arxiv_id)
+    if job.state != JobState.DONE or paper_id is None:
+        message.content = f"{asked.arxiv_id} could not be fetched: {md_escape(job.error or job.state)}"
+        await message.update()
+        return None
+    paper = (await asyncio.to_thread(library.papers, [paper_id]))[paper_id]
+    message.content = (f"Fetched **[{md_escape(paper.title)}]({paper_path(paper)})**. This chat is now about it: "
+                       "ask anything about it.")  # fmt: skip
+    await message.update()
+    return paper_id

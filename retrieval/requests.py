@@ -1,0 +1,56 @@
+"""Asking for a paper that is not here: the rules shared by the web pages and the chat.
+
+A request names an arXiv id (any form a person pastes); the paper is fetched by a `paper` job that the server's
+worker runs. Requests for the same paper share one job; each user may start `daily` requests a day; an admin
+switch turns the feature off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from retrieval.jobs import Job, JobQueue
+from retrieval.library import Library
+from retrieval.records import arxiv_id_of, arxiv_ids_in
+
+KIND = "paper"
+
+
+@dataclass(frozen=True)
+class PaperRequest:
+    arxiv_id: str | None = None
+    paper_id: str | None = None  # already here: no job needed
+    job: Job | None = None  # the job fetching it (new or shared)
+    refusal: str | None = None  # why nothing happens
+
+    @property
+    def key(self) -> str:
+        return f"{KIND}:{self.arxiv_id}"
+
+
+def request_paper(
+    library: Library, queue: JobQueue, user: str | None, raw: str, *, enabled: bool, daily: int
+) -> PaperRequest:
+    arxiv_id = arxiv_id_of(raw)
+    if arxiv_id is None:
+        return PaperRequest(refusal="That is not an arXiv id, an arXiv URL or an arXiv DOI.")
+    if paper_id := library.resolve_paper_id(arxiv_id):
+        return PaperRequest(arxiv_id, paper_id=paper_id)
+    if not enabled:
+        return PaperRequest(arxiv_id, refusal="Fetching papers on request is switched off on this server.")
+    if not user:
+        return PaperRequest(arxiv_id, refusal="Sign in to fetch papers from arXiv.")
+    asked = PaperRequest(arxiv_id)
+    if live := queue.live(asked.key):
+        return PaperRequest(arxiv_id, job=live)  # someone already asked: share their job
+    since = datetime.now(timezone.utc) - timedelta(days=1)
+    if queue.asked_since(user, KIND, since) >= daily:
+        return PaperRequest(arxiv_id, refusal=f"You have asked for {daily} papers in the last day; try again later.")
+    job, _ = queue.submit(KIND, {"arxiv_id": arxiv_id}, user, key=asked.key)
+    return PaperRequest(arxiv_id, job=job)
+
+
+def missing_papers(library: Library, text: str) -> list[str]:
+    """The arXiv ids a message mentions that this archive does not hold (what the chat offers to fetch)."""
+    return [arxiv_id for arxiv_id in arxiv_ids_in(text) if library.resolve_paper_id(arxiv_id) is None]
