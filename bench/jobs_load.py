@@ -1,12 +1,13 @@
 """Chat turns while the server runs an ingest job, and the job's speed beside the same ingest run alone.
 
-    python -m bench.jobs_load --work /tmp/jobsbench [--turns 30]
+    python -m bench.jobs_load --work /tmp/jobsbench [--users 3] [--turns 30] [--think 1]
 
 1. A base data directory: the demo corpus without its six PDFs (their records are there), loaded once.
 2. Alone: on a copy, `scholarloom ingest pdfs data/demo/pdfs` with no server: the command's own process.
-3. Idle: `scholarloom serve` on another copy; one signed-in socket.io user asks `--turns` questions in a row
-   (retrieval-only mode: a real hybrid search and, with the demo's full text, a full-text search per turn).
-4. During: the same server; the same command now hands its job to the server, and the user keeps asking until
+3. Idle: `scholarloom serve` on another copy; `--users` signed-in socket.io sessions each ask `--turns`
+   questions, reading `--think` seconds between them (retrieval-only mode: a hybrid search and a full-text search
+   per turn).
+4. During: the same server; the same command now hands its job to the server, and the users keep asking until
    the job ends. The job's time is its row's started_at -> finished_at.
 
 Prints p50/p95 turn latency idle and during, their ratio, and the job's throughput as a share of the run alone.
@@ -66,7 +67,13 @@ def _env(data: Path) -> dict:
     return {**kept, "SCHOLARLOOM_DATA_DIR": str(data), **({"SCHOLARLOOM_SHARED_MODELS_DIR": shared} if shared else {})}
 
 
-async def _ask(base: str, turns: int | None, until=None) -> list[float]:
+async def _users(base: str, users: int, turns: int | None, until=None, think: float = 0.0) -> list[float]:
+    """`users` sessions asking side by side (one account, one session each); every turn's latency."""
+    answers = await asyncio.gather(*(_ask(base, turns, until, think) for _ in range(users)))
+    return [latency for one in answers for latency in one]
+
+
+async def _ask(base: str, turns: int | None, until=None, think: float = 0.0) -> list[float]:
     chat = ChatClient(base, "alice")
     await chat.connect()
     latencies, n = [], 0
@@ -75,6 +82,7 @@ async def _ask(base: str, turns: int | None, until=None) -> list[float]:
         await chat.ask(QUESTIONS[n % len(QUESTIONS)])
         latencies.append(time.perf_counter() - start)
         n += 1
+        await asyncio.sleep(think)
     await chat.sio.disconnect()
     return latencies
 
@@ -88,6 +96,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--think", type=float, default=1.0, help="Seconds a user reads before asking again.")
+    parser.add_argument("--users", type=int, default=3, help="Sessions asking side by side.")
     args = parser.parse_args()
     base = base_archive(args.work)
 
@@ -100,10 +110,10 @@ def main() -> None:
     served_dir = _copy(base, args.work / "served")
     with served(served_dir) as (url, _):
         asyncio.run(_ask(url, 3))  # warm up: models loaded, first search done
-        idle = asyncio.run(_ask(url, args.turns))
+        idle = asyncio.run(_users(url, args.users, args.turns, think=args.think))
         command = subprocess.Popen([SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs")], env=_env(served_dir),
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
-        during = asyncio.run(_ask(url, None, until=lambda: command.poll() is not None))
+        during = asyncio.run(_users(url, args.users, None, until=lambda: command.poll() is not None, think=args.think))
         command.wait()
     queue = JobQueue(Settings(data_dir=served_dir).catalog().engine)
     (job,) = [j for j in queue.recent() if j.kind == "pdfs"]

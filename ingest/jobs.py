@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -120,6 +121,9 @@ class JobRunner:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        # The worker's Python work (BM25, passages, catalog writes) holds the GIL between the encoder's calls; the
+        # server's threads get it back every 0.5 ms instead of every 5 (BENCHMARKS.md: jobs beside chat turns).
+        sys.setswitchinterval(0.0005)
         self.queue.beat(self.name, os.getpid())
         self.queue.requeue_orphans()  # left running by a process that died
         self._thread = threading.Thread(target=self._loop, name="scholarloom-jobs", daemon=True)
