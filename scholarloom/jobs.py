@@ -72,6 +72,8 @@ def run_demo(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     from retrieval.index import Filters
 
     root = Path(args["source"]) if args.get("source") else DEMO_DIR
+    if args.get("write_vectors") and ctx.index.count():
+        raise JobIncomplete(f"--write-vectors needs an empty data directory; {ctx.settings.data_dir} holds an index")
     loaded = load_demo(ctx.catalog, ctx.index, ctx.embedder, root, progress, write_vectors=bool(args.get("write_vectors")))
     summary.counts.update(loaded.counts)
     summary.failures.extend(loaded.failures)

@@ -156,3 +156,12 @@ def test_ingest_while_another_command_holds_the_index_says_so(data_dir):
     finally:
         holder.kill()
     assert result.exit_code == 1 and "No server is taking jobs" in result.output
+
+
+def test_writing_the_vector_book_refuses_a_loaded_data_directory(data_dir, tmp_path):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO_DIR / "seed", corpus / "seed")
+    assert runner.invoke(app, ["ingest", "demo", "--source", str(corpus)]).exit_code == 0
+    again = runner.invoke(app, ["ingest", "demo", "--source", str(corpus), "--write-vectors"])
+    assert again.exit_code == 1 and "needs an empty data directory" in again.output
+    assert not (corpus / "vectors").exists()
