@@ -151,3 +151,12 @@ def test_update_intervals_read_as_people_write_them():
             interval(bad)
     assert Settings(update_every="12h").update_interval() == timedelta(hours=12)
     assert Settings().update_interval() is None
+
+
+def test_serve_s_runner_schedules_updates_only_when_asked(make_instance, tmp_path):
+    from scholarloom.runtime import Runtime
+
+    quiet = Runtime.build(make_instance(tmp_path / "quiet")).job_runner()
+    assert quiet.schedule is None
+    daily = Runtime.build(make_instance(tmp_path / "daily", update_every="24h")).job_runner()
+    assert daily.schedule == Schedule("update", {}, timedelta(hours=24)) and "update" in daily.kinds
