@@ -76,6 +76,8 @@ def parse_analysis(text: str) -> Analysis:
         payload = json.loads(match.group(0))
     except json.JSONDecodeError as exc:
         raise ValueError(f"the JSON is malformed: {exc}") from None
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
     try:
         return Analysis.model_validate(payload)
     except ValidationError as exc:

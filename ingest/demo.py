@@ -45,6 +45,8 @@ def _json_file(path: Path, parse: Callable) -> list:
         payload = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return [Failure(path.name, path.name, f"unreadable file: {exc}")]
+    except RecursionError:
+        return [Failure(path.name, path.name, "unreadable file: JSON nested too deeply")]
     return list(parse(payload))
 
 

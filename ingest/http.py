@@ -58,9 +58,15 @@ class Response:
     content: bytes
 
     def json(self):
+        """The body as JSON; a body that is not JSON, or nests too deeply for the parser, is a FetchError."""
         import json
 
-        return json.loads(self.content)
+        try:
+            return json.loads(self.content)
+        except RecursionError:
+            raise FetchError(f"{self.url} answered with JSON nested too deeply to read", self.status) from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise FetchError(f"{self.url} answered with something that is not JSON: {exc}", self.status) from None
 
 
 @dataclass
@@ -274,7 +280,7 @@ def error_detail(body: bytes) -> str:
 
     try:
         payload = json.loads(body[:100_000])
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return ""
     if not isinstance(payload, dict):
         return ""

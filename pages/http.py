@@ -58,7 +58,8 @@ def not_found(request: Request, deps: PagesDeps, message: str, fetch_id: str | N
         if offer:
             text += f"\nSigned-in users can fetch {offer} from arXiv: POST /papers/request with id={offer}.\n"
         return PlainTextResponse(text, status_code=404, media_type=MARKDOWN, headers=page_headers())
-    meta = PageMeta(title="Not found", description=message, path=request.url.path, noindex=True)
+    # "//evil.example/a" would become a protocol-relative link in the page's head: one leading slash only.
+    meta = PageMeta(title="Not found", description=message, path="/" + request.url.path.lstrip("/"), noindex=True)
     html = deps.renderer.html(
         "not_found.html", meta, message=message, fetch_id=offer, signed_in=bool(deps.viewer(request))
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -233,6 +234,10 @@ def _demo_secret(data_dir: Path) -> str:
         return path.read_text().strip()
     data_dir.mkdir(parents=True, exist_ok=True)
     secret = secrets.token_urlsafe(48)
-    path.write_text(secret)
-    path.chmod(0o600)
+    try:  # created readable by its owner only: no moment when others may read it
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first: use theirs
+        return path.read_text().strip()
+    with os.fdopen(descriptor, "w") as out:
+        out.write(secret)
     return secret

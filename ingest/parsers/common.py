@@ -21,6 +21,8 @@ def attempt(source: str, key: str, build: Callable[[], T]) -> "T | Failure":
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in exc.errors()[:5])
         return Failure(source, key, f"invalid record: {problems}")
+    except RecursionError:
+        return Failure(source, key, "malformed record: nested too deeply")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         return Failure(source, key, f"malformed record: {type(exc).__name__}: {str(exc)[:300]}")
 
@@ -43,6 +45,9 @@ def parse_json_lines(
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
             yield Failure(source, f"line {number}", f"not JSON: {exc}")
+            continue
+        except RecursionError:  # "[[[[..." thousands deep: the parser gives up; the run must not
+            yield Failure(source, f"line {number}", "not usable: JSON nested too deeply")
             continue
         if not isinstance(raw, dict):
             yield Failure(source, f"line {number}", f"malformed record: a JSON {type(raw).__name__}, not an object")

@@ -3,6 +3,8 @@
 import json
 from datetime import datetime, timezone
 
+import pytest
+
 from ingest.demo import DEMO_DIR
 from ingest.parsers.arxiv import atom_total, parse_atom, parse_site_record, parse_snapshot_lines
 from ingest.parsers.openalex import abstract_from_index, parse_institutions, parse_works
@@ -105,3 +107,20 @@ def test_pdf_metadata_lines_become_papers_and_bad_lines_failures():
     assert elmo.authors[0].name == "Matthew E. Peters" and elmo.doi == "10.18653/v1/N18-1202"
     failures = [r for r in out if isinstance(r, Failure)]
     assert [f.key for f in failures] == ["2004.99999", "line 8"] and "authors" in failures[0].reason
+
+
+def test_json_nested_too_deeply_is_one_failure_not_the_end_of_the_run(tmp_path):
+    from ingest.demo import _json_file
+    from ingest.http import FetchError, Response
+    from ingest.parsers.openalex import parse_works
+
+    deep = "[" * 100_000 + "]" * 100_000
+    good = (DEMO_DIR / "arxiv_metadata" / "arxiv-abs-0704.0001-0704.1001.jsonl").read_text().splitlines()[:2]
+    out = list(parse_snapshot_lines([good[0], deep, '{"id": ' + deep + "}", good[1]]))
+    assert [type(o).__name__ for o in out] == ["PaperRecord", "Failure", "Failure", "PaperRecord"]
+    assert "nested too deeply" in out[1].reason
+    (tmp_path / "deep.json").write_text(deep)
+    (failure,) = _json_file(tmp_path / "deep.json", parse_works)
+    assert "nested too deeply" in failure.reason
+    with pytest.raises(FetchError, match="nested too deeply"):
+        Response("https://api.openalex.org/works", 200, {}, deep.encode()).json()

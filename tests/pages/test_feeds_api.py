@@ -176,3 +176,14 @@ async def test_passages_api_finds_full_text_with_pages(client):
     only = (await client.get("/api/passages", params={"q": "dialog", "paper": "2006.12719", "limit": 3})).json()
     assert only["hits"] and {h["id"] for h in only["hits"]} == {"2006.12719"}
     assert (await client.get("/api/passages", params={"q": "x", "paper": "2999.99999"})).status_code == 404
+
+
+async def test_a_404_for_a_double_slash_address_links_nowhere_else(client):
+    from bs4 import BeautifulSoup
+
+    missing = await client.get("http://test//evil.example/a")  # the path is "//evil.example/a"
+    assert missing.status_code == 404
+    soup = BeautifulSoup(missing.text, "html.parser")
+    addresses = [tag.get("href", "") for tag in soup.select("link[href], a[href]")]
+    assert addresses and not any(a.startswith("//") for a in addresses)  # no protocol-relative link to evil.example
+    assert 'href="//' not in missing.text

@@ -1,5 +1,7 @@
 """Settings: the documented environment variables, every field described, secrets enforced."""
 
+import os
+
 import pytest
 
 from scholarloom.settings import AgentSettings, Settings
@@ -52,3 +54,16 @@ def test_demo_mode_keeps_a_generated_secret(tmp_path):
     first = Settings(data_dir=tmp_path, demo=True).require_secret()
     assert len(first) >= 32 and Settings(data_dir=tmp_path, demo=True).require_secret() == first
     assert (tmp_path / "demo-auth-secret").stat().st_mode & 0o077 == 0
+
+
+def test_the_demo_secret_is_private_from_its_creation(tmp_path, monkeypatch):
+    """Created 0600 in one step, not written 0644 and narrowed afterwards (no window for another local user)."""
+    import pathlib
+
+    monkeypatch.setattr(pathlib.Path, "chmod", lambda *a, **k: pytest.fail("the file was made wider, then narrowed"))
+    previous = os.umask(0)
+    try:
+        Settings(data_dir=tmp_path, demo=True).require_secret()
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "demo-auth-secret").stat().st_mode & 0o777 == 0o600
