@@ -78,6 +78,12 @@ def rss(library: Library, base_url: str, category: str | None = None, items: int
     return rss_of(library, base_url, papers, title, link, own)
 
 
+def _plain(text: str) -> str:
+    """Text for an RSS <description>: readers decode the XML and then render the result as HTML, so the text is
+    escaped for HTML first and for XML second; `<img src=...>` in an abstract reaches the reader as text."""
+    return escape(escape(text))
+
+
 def rss_of(library: Library, base_url: str, papers: list[Paper], title: str, link: str, own_url: str) -> str:
     """An RSS 2.0 channel of these papers (newest first), each item linking to its page."""
     authors = library.author_names([p.id for p in papers])
@@ -100,7 +106,7 @@ def rss_of(library: Library, base_url: str, papers: list[Paper], title: str, lin
         lines.append(
             f"<item><title>{escape(paper.title)}</title><link>{escape(url)}</link>"
             f'<guid isPermaLink="true">{escape(url)}</guid>{published}'
-            f"<description>{escape((names + '. ' if names else '') + summary)}</description>"
+            f"<description>{_plain((names + '. ' if names else '') + summary)}</description>"
             + "".join(f"<category>{escape(c)}</category>" for c in paper.categories)
             + "</item>"
         )

@@ -42,4 +42,8 @@ def test_hostile_names_render_as_text(tmp_path):
         ElementTree.fromstring(xml.encode())  # still well-formed XML
     item = ElementTree.fromstring(rss(library, "http://test").encode()).find("./channel/item")
     assert item.findtext("title") == f"Title {EVIL}"  # the text survives as text, escaped once
+    # A reader decodes the XML, then renders <description> as HTML: what it renders must hold no element at all,
+    # and read back as the abstract's own text.
+    rendered = BeautifulSoup(item.findtext("description"), "html.parser")
+    assert rendered.find() is None and f"Abstract {EVIL}" in rendered.get_text()
     catalog.close()
