@@ -13,6 +13,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,32 @@ class PdfLimits:
     seconds: float = 60.0
     max_pages: int = 400
     max_bytes: int = 50 * 1024 * 1024
+    max_text_chars: int = 4_000_000  # about 2,000 dense pages; more is not a paper
+
+
+def read_frame_within(stream, seconds: float, max_size: int) -> bytes:
+    """One frame from the child, refusing a declared size above `max_size` before reading it and giving up when
+    the whole frame has not arrived within `seconds` (a child that stalls mid-frame cannot hold the parent)."""
+    deadline = time.monotonic() + seconds
+    descriptor = stream.fileno()
+
+    def take(count: int) -> bytes:
+        chunks, left = [], count
+        while left:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([descriptor], [], [], wait)[0]:
+                raise PdfError(f"the PDF worker did not answer within {seconds:g} s; it was stopped")
+            chunk = os.read(descriptor, min(left, 1 << 20))
+            if not chunk:
+                raise PdfError("the PDF worker died while answering; it was restarted")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    size = int.from_bytes(take(8), "big")
+    if size > max_size:
+        raise PdfError(f"the PDF worker announced {size} bytes of text, more than the limit of {max_size}")
+    return take(size)
 
 
 def _read_frame(stream) -> bytes | None:
@@ -43,7 +70,18 @@ def _write_frame(stream, body: bytes) -> None:
     stream.flush()
 
 
-def serve(memory_mb: int, max_pages: int) -> None:  # runs in the child: `python -m ingest.pdf_worker`
+def _texts(reader, max_chars: int) -> list[str]:
+    texts, total = [], 0
+    for page in reader.pages:
+        text = page.extract_text() or ""
+        total += len(text)
+        if total > max_chars:
+            raise PdfError(f"the PDF's text is longer than the limit of {max_chars} characters")
+        texts.append(text)
+    return texts
+
+
+def serve(memory_mb: int, max_pages: int, max_chars: int) -> None:  # the child: `python -m ingest.pdf_worker`
     import io
     import resource
 
@@ -61,7 +99,7 @@ def serve(memory_mb: int, max_pages: int) -> None:  # runs in the child: `python
             count = len(reader.pages)
             if count > max_pages:
                 raise PdfError(f"the PDF has {count} pages, more than the limit of {max_pages}")
-            answer = {"ok": [page.extract_text() or "" for page in reader.pages]}
+            answer = {"ok": _texts(reader, max_chars)}
         except MemoryError:
             answer = {"error": f"the PDF needed more than {memory_mb} MB to parse"}
         except Exception as exc:  # pypdf raises many types on broken files; all of them mean "unreadable"
@@ -85,8 +123,11 @@ class PdfWorker:
 
     def _start(self) -> None:
         root = str(Path(__file__).resolve().parent.parent)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-        command = [sys.executable, "-m", "ingest.pdf_worker", str(self.limits.memory_mb), str(self.limits.max_pages)]
+        # Nothing of the parent's environment (API keys, database URLs): the child parses untrusted files.
+        env = {"PYTHONPATH": root, "PATH": os.defpath, "LANG": "C.UTF-8"}
+        limits = self.limits
+        command = [sys.executable, "-m", "ingest.pdf_worker", str(limits.memory_mb), str(limits.max_pages),
+                   str(limits.max_text_chars)]  # fmt: skip
         self._process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
         )
@@ -119,14 +160,14 @@ class PdfWorker:
             if not ready:
                 self._stop()
                 raise PdfError(f"parsing took longer than {self.limits.seconds:g} s; the worker was stopped")
-            body = _read_frame(process.stdout)
+            # JSON of the page texts: at most 6 bytes a character (\\uXXXX) plus the frame's own punctuation.
+            body = read_frame_within(process.stdout, self.limits.seconds, 6 * self.limits.max_text_chars + 65_536)
+        except PdfError:
+            self._stop()
+            raise
         except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             self._stop()
             raise PdfError(f"the PDF worker died while parsing ({type(exc).__name__}); it was restarted") from exc
-        if body is None:
-            code = process.poll()
-            self._stop()
-            raise PdfError(f"the PDF worker died while parsing (exit {code}); it was restarted")
         answer = json.loads(body)
         if "error" in answer:
             raise PdfError(answer["error"])
@@ -143,4 +184,4 @@ class PdfWorker:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), int(sys.argv[2]))
+    serve(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))

@@ -3,7 +3,7 @@ worker stopped at its limit and restarted, and the ingesting process's memory fl
 
 import pytest
 
-from ingest.pdf_worker import PdfLimits, PdfWorker
+from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker, read_frame_within
 from ingest.pdfs import FAILED, STAGE, store_fulltext
 from ingest.pipeline import load_records
 from ingest.report import Summary
@@ -49,3 +49,29 @@ def test_bomb_loop_and_truncated_pdfs_fail_alone(instance):
     assert summary.counts["failed"] == 3 and summary.counts["passages"] > 0
     # The parent only ever held the small files: the gigabytes stayed in the child that was stopped.
     assert grew < 50, f"the ingesting process grew by {grew:.0f} MB"
+
+
+def test_the_worker_sees_none_of_the_parents_secrets_and_its_text_is_capped(monkeypatch):
+    monkeypatch.setenv("SCHOLARLOOM_LLM_API_KEY", "sk-must-not-leak")
+    good = (PDFS / "2023.eacl-main.121.pdf").read_bytes()
+    with PdfWorker(PdfLimits(max_text_chars=2_000)) as worker:
+        with pytest.raises(PdfError, match="longer than the limit of 2000 characters"):
+            worker.extract(good)
+        environment = open(f"/proc/{worker.pid}/environ", "rb").read()
+    assert b"sk-must-not-leak" not in environment and b"SCHOLARLOOM" not in environment
+    with PdfWorker() as worker:
+        assert len("".join(worker.extract(good))) > 2_000  # the default cap leaves a paper whole
+
+
+def test_the_parent_refuses_an_oversized_or_stalled_answer():
+    import os
+
+    reading, writing = os.pipe()
+    with os.fdopen(reading, "rb") as stream:
+        os.write(writing, (10**12).to_bytes(8, "big"))  # a child announcing a terabyte
+        with pytest.raises(PdfError, match="announced 1000000000000 bytes"):
+            read_frame_within(stream, 1.0, 1_000_000)
+        os.write(writing, (100).to_bytes(8, "big") + b"x" * 10)  # then stalling mid-frame
+        with pytest.raises(PdfError, match="did not answer within 0.5 s"):
+            read_frame_within(stream, 0.5, 1_000_000)
+    os.close(writing)
