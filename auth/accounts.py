@@ -75,10 +75,26 @@ def clear_sign_in_failures(engine: Engine, username: str | None = None) -> int:
         return connection.execute(statement).rowcount
 
 
+def address_key(address: str) -> str:
+    """The throttling key of a client address: an IPv4 address itself, an IPv6 address by its /64 (one
+    subscriber gets a whole /64 and can rotate through it at will); anything else as given."""
+    import ipaddress
+
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return f"addr:{address[:100]}"
+    if parsed.version == 4:
+        return f"addr:{parsed}"
+    if parsed.ipv4_mapped is not None:  # ::ffff:a.b.c.d is the IPv4 client a.b.c.d
+        return f"addr:{parsed.ipv4_mapped}"
+    return f"addr:{ipaddress.ip_network(f'{parsed}/64', strict=False)}"
+
+
 def sign_in(engine: Engine, throttle: Throttle, username: str, password: str, address: str) -> Account | None:
     """Password sign-in with throttling per account and per address: while either is backing off, every
     attempt fails without looking at the password, so guesses during the back-off are worthless."""
-    keys = (f"user:{username.lower()[:64]}", f"addr:{address}")
+    keys = (f"user:{username.lower()[:64]}", address_key(address))
     if throttle.retry_after(*keys) > 0:
         log.warning("sign-in throttled for %s from %s", username[:64], address)
         return None

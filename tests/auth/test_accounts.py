@@ -5,7 +5,7 @@ from pwdlib import PasswordHash
 from pwdlib.hashers.argon2 import Argon2Hasher
 from sqlmodel import Session, select
 
-from auth.accounts import AccountError, add_user, authenticate, create_tables, sign_in
+from auth.accounts import AccountError, add_user, address_key, authenticate, create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
 from retrieval.catalog import make_engine
@@ -166,3 +166,15 @@ def test_unknown_user_and_wrong_password_do_the_same_work(engine, monkeypatch):
         stored = session.exec(select(Account).where(Account.username == "alice")).one().password_hash
     assert verified == [stored, dummy_hash(), dummy_hash()]
     assert dummy_hash().split("$")[1:4] == stored.split("$")[1:4]  # argon2id, version, m/t/p parameters
+
+
+def test_guesses_from_one_ipv6_64_count_as_one_address(engine):
+    """A subscriber owns a whole /64: rotating through it must not give each guess a fresh address."""
+    add_user(engine, "olga", "the right password")
+    now = [5000.0]
+    throttle = Throttle(engine, free_failures=3, base_delay=60.0, clock=lambda: now[0])
+    for n in range(8):  # eight guesses at eight names, each from another address of one /64
+        sign_in(engine, throttle, f"someone{n}", "guess", f"2001:db8:7:9::{n + 1:x}")
+    assert throttle.retry_after(address_key("2001:db8:7:9:ffff::1")) > 0  # the whole /64 waits
+    assert throttle.retry_after(address_key("2001:db8:7:a::1")) == 0  # the next /64 does not
+    assert address_key("203.0.113.9") == "addr:203.0.113.9" == address_key("::ffff:203.0.113.9")
