@@ -14,6 +14,7 @@ from auth.follows import Follows
 from auth.sessions import client_address, request_user, signed_in_user
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
+from chatui.origin import SameOriginSignIn
 from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from pages.api import make_api
@@ -120,6 +121,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     )
     app.state.runtime = runtime
     app.add_middleware(ClientAddress)
+    app.add_middleware(SameOriginSignIn)
     app.add_middleware(ChatPaperIntent)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

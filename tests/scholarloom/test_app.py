@@ -21,6 +21,15 @@ def test_pages_and_chat_share_one_app(server):
     assert missing.status_code == 404 and "may not be harvested yet" in missing.text
 
 
+def test_sign_in_forms_from_another_site_are_refused(server):
+    """Login CSRF: a page elsewhere must not sign the victim's browser in as someone else."""
+    form = {"username": "alice", "password": PASSWORD}
+    foreign = httpx.post(server + "/chat/login", data=form, headers={"Origin": "https://evil.example"})
+    assert foreign.status_code == 403 and "access_token" not in foreign.headers.get("set-cookie", "")
+    own = httpx.post(server + "/chat/login", data=form, headers={"Origin": server})
+    assert own.status_code == 200 and own.headers["set-cookie"].startswith("access_token=")
+
+
 def test_password_sign_in(server):
     wrong = httpx.post(server + "/chat/login", data={"username": "alice", "password": "wrong password"})
     unknown = httpx.post(server + "/chat/login", data={"username": "mallory", "password": PASSWORD})
