@@ -34,6 +34,9 @@ def serve(
         retrieval_only = "retrieval-only mode (set SCHOLARLOOM_LLM for written answers)"
         mode = f"LLM {settings.llm}" if settings.llm else retrieval_only
         typer.echo(f"ScholarLoom on http://{settings.host}:{settings.port} ({mode})")
+        if settings.demo:
+            typer.secho("warning: demo mode (SCHOLARLOOM_DEMO=1): sessions are signed with a generated secret kept in "
+                        "the data directory; never use it for a public instance", fg=typer.colors.YELLOW, err=True)
         runner = application.state.runtime.job_runner()  # this process is the index's one writer: it runs the jobs
         runner.start()
         try:

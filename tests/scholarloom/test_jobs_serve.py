@@ -55,7 +55,7 @@ async def _keep_asking(base: str, stop: asyncio.Event) -> list[str]:
 
 def test_an_ingest_run_is_handed_to_the_server_while_users_chat(tmp_path, make_instance):
     data = _archive(tmp_path, make_instance)
-    with served(data) as (base, _):
+    with served(data) as (base, server):
         before = httpx.get(f"{base}/api/passages", params={"q": "citation-informed transformers"}).json()
         assert before["hits"] == []
 
@@ -89,6 +89,7 @@ def test_an_ingest_run_is_handed_to_the_server_while_users_chat(tmp_path, make_i
 
         answer = asyncio.run(ask_again())
         assert f"/papers/{SPECTER}" in answer and "p. " in answer  # a page of the new full text, cited
+    assert "warning: demo mode" in server.stdout.read()  # `served` runs the demo mode: it says so at start
 
 
 SMALL_PDFS = ("1805.02262", "2006.12719", "2005.07362")  # the three smallest of the demo's six
@@ -161,7 +162,13 @@ def test_the_chat_offers_a_paper_that_is_not_here_and_answers_from_it_once_fetch
                     "action": {"name": "fetch_from_arxiv", "payload": {"arxiv_id": ASKED}},
                 })  # fmt: skip
             assert pressed.status_code == 200
-            fetched = [m["output"] for m in chat.messages("assistant_message") if "Fetched **[" in m["output"]]
+            for _ in range(600):  # the HTTP answer can overtake the socket events it caused
+                outputs = [m["output"] for m in chat.messages("assistant_message")]
+                fetched = [o for o in outputs if "Fetched **[" in o]
+                if fetched or any("could not be fetched" in o for o in outputs):
+                    break
+                await asyncio.sleep(0.05)
+            assert fetched, outputs
             await chat.ask("What is this paper about?")
             answer = chat.messages("assistant_message")[-1]["output"]
             await chat.sio.disconnect()
