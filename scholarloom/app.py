@@ -11,7 +11,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from auth.accounts import is_active, is_admin
 from auth.follows import Follows
-from auth.sessions import client_address, request_user, signed_in_user
+from auth.middleware import ClientAddress, RequestUser
+from auth.sessions import signed_in_user
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
 from chatui.origin import SameOriginSignIn
@@ -26,47 +27,6 @@ from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
 
 CHAT_HANDLERS = Path(__file__).resolve().parent / "chat.py"
-
-
-class ClientAddress:
-    """Pure ASGI middleware: remembers the client's address for sign-in throttling."""
-
-    def __init__(self, app) -> None:
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] in ("http", "websocket") and scope.get("client"):
-            token = client_address.set(scope["client"][0])
-            try:
-                return await self.app(scope, receive, send)
-            finally:
-                client_address.reset(token)
-        return await self.app(scope, receive, send)
-
-
-class RequestUser:
-    """Pure ASGI middleware: the signed-in user of an HTTP request (session cookie verified with our secret), for
-    the chat-history rules Chainlit's routes leave to the data layer (`auth.sessions.request_user`)."""
-
-    def __init__(self, app, secret: str) -> None:
-        self.app = app
-        self.secret = secret
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        from http.cookies import SimpleCookie
-
-        jar = SimpleCookie()
-        try:
-            jar.load(next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"cookie"), ""))
-        except Exception:  # a malformed Cookie header: nobody
-            jar = SimpleCookie()
-        token = request_user.set(signed_in_user({k: m.value for k, m in jar.items()}, self.secret))
-        try:
-            return await self.app(scope, receive, send)
-        finally:
-            request_user.reset(token)
 
 
 def _viewer(settings: Settings, runtime: Runtime):
