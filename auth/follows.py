@@ -73,9 +73,24 @@ class Follows:
                 session.commit()
             return row.key
 
+    def rotate(self, username: str) -> str:
+        """A new feed key for the user: the old private address stops working at once."""
+        with Session(self.engine) as session:
+            row = session.get(FeedKey, username) or FeedKey(username=username, key="")
+            row.key = secrets.token_urlsafe(24)
+            session.add(row)
+            session.commit()
+            return row.key
+
     def user_for_key(self, key: str) -> str | None:
+        """The active account a feed key belongs to; a disabled account's feed is closed."""
+        from auth.models import Account
+
         if not key or len(key) > 100:
             return None
         with Session(self.engine) as session:
             row = session.exec(select(FeedKey).where(FeedKey.key == key)).first()
-            return row.username if row else None
+            if row is None:
+                return None
+            account = session.exec(select(Account).where(Account.username == row.username)).first()
+            return row.username if account is not None and account.active else None

@@ -3,6 +3,9 @@ request carries (for the chat-history rules that Chainlit's routes leave to the 
 
 from __future__ import annotations
 
+import logging
+import re
+
 from auth.sessions import client_address, request_user, signed_in_user
 
 
@@ -45,3 +48,15 @@ class RequestUser:
             return await self.app(scope, receive, send)
         finally:
             request_user.reset(token)
+
+
+class HideFeedKeys(logging.Filter):
+    """Keeps private feed keys out of the access log: `key=<secret>` in a logged address becomes `key=[hidden]`."""
+
+    _KEY = re.compile(r"(\bkey=)[^&\s\"]+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(self._KEY.sub(r"\1[hidden]", a) if isinstance(a, str) else a for a in record.args)
+        record.msg = self._KEY.sub(r"\1[hidden]", record.msg) if isinstance(record.msg, str) else record.msg
+        return True

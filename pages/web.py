@@ -202,6 +202,16 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         page = following_page(deps.library, deps.follows.followed(user), deps.follows.feed_key(user))
         return respond(request, deps, page, "following.html")
 
+    @router.post("/me/feed-key", include_in_schema=False)
+    def rotate_feed_key(request: Request) -> Response:
+        user = deps.viewer(request)
+        if user is None or deps.follows is None:
+            return PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
+        if not same_origin(request):
+            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        deps.follows.rotate(user)
+        return RedirectResponse("/me/following", status_code=303)
+
     @router.get("/me/feed.xml", include_in_schema=False)
     def private_feed(request: Request, key: str = Query("", max_length=100)) -> Response:
         user = deps.follows.user_for_key(key) if deps.follows else None

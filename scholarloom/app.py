@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -11,7 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from auth.accounts import is_active, is_admin
 from auth.follows import Follows
-from auth.middleware import ClientAddress, RequestUser
+from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
 from auth.sessions import signed_in_user
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
@@ -57,7 +58,11 @@ def server_config(settings: Settings, application, **overrides):
         "proxy_headers": True,
         "forwarded_allow_ips": settings.forwarded_allow_ips,
     }
-    return uvicorn.Config(application, **{**options, **overrides})
+    config = uvicorn.Config(application, **{**options, **overrides})  # sets up uvicorn's loggers
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, HideFeedKeys) for f in access.filters):  # private feed addresses stay out of logs
+        access.addFilter(HideFeedKeys())
+    return config
 
 
 def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bool = True) -> FastAPI:

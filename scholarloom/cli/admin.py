@@ -71,6 +71,18 @@ def users_add(
     typer.echo(f"user {name} is ready" + (" (admin)" if admin else ""))
 
 
+@users_app.command("new-feed-key")
+def users_new_feed_key(name: str = typer.Argument(..., help="The user whose private feed address to replace.")) -> None:
+    """Give a user a new private RSS address (/me/feed.xml?key=...); the old one stops working at once."""
+    from auth.accounts import create_tables
+    from auth.follows import Follows
+
+    with closing(load_settings()) as settings:
+        create_tables(settings.catalog().engine)
+        key = Follows(settings.catalog().engine).rotate(name)
+    typer.echo(f"{name}'s feed is now {settings.base_url}/me/feed.xml?key={key}")
+
+
 @users_app.command("promote")
 def users_promote(
     name: str = typer.Argument(..., help="The user to make an admin."),

@@ -80,3 +80,35 @@ async def test_following_a_researcher(app, bobby):
 
     undone = await alice.post(f"/researchers/{number}/unfollow", headers={"origin": "http://test"})
     assert undone.status_code == 303 and ">Follow</button>" in (await alice.get(path)).text
+
+
+async def test_a_feed_address_can_be_replaced_and_closes_with_its_account(app, demo):
+    import logging
+
+    from auth.accounts import add_user
+    from auth.middleware import HideFeedKeys
+    from auth.models import Account
+    from sqlmodel import Session, select
+
+    add_user(demo.catalog().engine, "hal", "a long enough password", replace=True)
+    hal, anonymous = client_for(app, "hal"), client_for(app)
+    first = next(line for line in (await hal.get("/me/following.md")).text.splitlines() if "key=" in line)
+    old_feed = first.split(": ", 1)[1]
+    assert (await anonymous.get(old_feed)).status_code == 200
+    assert (await hal.post("/me/feed-key", headers={"origin": "http://evil.example"})).status_code == 403
+    assert (await anonymous.post("/me/feed-key", headers={"origin": "http://test"})).status_code == 401
+    rotated = await hal.post("/me/feed-key", headers={"origin": "http://test"})
+    assert rotated.status_code == 303 and (await anonymous.get(old_feed)).status_code == 404  # the old one is dead
+    new_feed = next(line for line in (await hal.get("/me/following.md")).text.splitlines() if "key=" in line)
+    new_feed = new_feed.split(": ", 1)[1]
+    assert new_feed != old_feed and (await anonymous.get(new_feed)).status_code == 200
+    with Session(demo.catalog().engine) as session:  # the account is disabled: its feed closes
+        account = session.exec(select(Account).where(Account.username == "hal")).one()
+        account.active = False
+        session.add(account)
+        session.commit()
+    assert (await anonymous.get(new_feed)).status_code == 404
+    record = logging.LogRecord("uvicorn.access", logging.INFO, "", 0, '%s - "%s %s HTTP/%s" %d',
+                               ("1.2.3.4", "GET", new_feed, "1.1", 200), None)  # fmt: skip
+    HideFeedKeys().filter(record)
+    assert new_feed.split("key=")[1] not in record.getMessage() and "key=[hidden]" in record.getMessage()

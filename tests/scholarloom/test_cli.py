@@ -165,3 +165,16 @@ def test_writing_the_vector_book_refuses_a_loaded_data_directory(data_dir, tmp_p
     again = runner.invoke(app, ["ingest", "demo", "--source", str(corpus), "--write-vectors"])
     assert again.exit_code == 1 and "needs an empty data directory" in again.output
     assert not (corpus / "vectors").exists()
+
+
+def test_a_users_feed_key_is_replaced_from_the_command_line(data_dir):
+    from auth.follows import Follows
+
+    runner.invoke(app, ["users", "add", "fay", "--password-stdin"], input="a long password\n")
+    settings = Settings(data_dir=data_dir)
+    follows = Follows(settings.catalog().engine)
+    old = follows.feed_key("fay")
+    result = runner.invoke(app, ["users", "new-feed-key", "fay"])
+    assert result.exit_code == 0 and follows.feed_key("fay") != old and follows.feed_key("fay") in result.output
+    assert follows.user_for_key(old) is None and follows.user_for_key(follows.feed_key("fay")) == "fay"
+    settings.close()
