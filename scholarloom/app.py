@@ -16,7 +16,7 @@ from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
 from auth.sessions import signed_in_user
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
-from chatui.origin import SameOriginSignIn
+from chatui.origin import NoThreadSharing, SameOriginSignIn
 from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from pages.api import make_api
@@ -87,6 +87,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.state.runtime = runtime
     app.add_middleware(ClientAddress)
     app.add_middleware(SameOriginSignIn)
+    app.add_middleware(NoThreadSharing)
     app.add_middleware(ChatPaperIntent)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

@@ -244,3 +244,17 @@ async def test_feedback_only_on_ones_own_answers(server, scripted, history):
     rows = await history.execute_sql('SELECT "value", "comment", "threadId" FROM feedbacks WHERE "forId" = :f',
                                      {"f": answer["id"]})  # fmt: skip
     assert rows == [{"value": 1, "comment": "useful", "threadId": thread_id}]
+
+
+async def test_threads_cannot_be_shared_while_sharing_is_off(server, scripted, history):
+    """Chainlit's share routes answer although `allow_thread_sharing` is false: we refuse them in front."""
+    chat, thread_id = await _converse(server, scripted)
+    await _settled(chat, thread_id, 1)
+    async with chat.http() as http:
+        shared = await http.put("/chat/project/thread/share", json={"threadId": thread_id, "isShared": True})
+    assert shared.status_code == 404
+    async with httpx.AsyncClient(base_url=server) as anonymous:
+        assert (await anonymous.get(f"/chat/project/share/{thread_id}")).status_code == 404
+    metadata = (await _thread(chat, thread_id)).json().get("metadata") or {}
+    assert not (metadata if isinstance(metadata, dict) else {}).get("is_shared")
+    await chat.sio.disconnect()
