@@ -110,12 +110,11 @@ class JobRunner:
         poll: float = 1.0,
         nice: int = 10,
         schedule: Schedule | None = None,
-        on_done: Callable[[Job], None] | None = None,
         on_close: Callable[[], None] | None = None,
     ) -> None:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
         self.queue, self.kinds, self.poll, self.nice = queue, kinds, poll, nice
-        self.schedule, self.on_done, self.on_close = schedule, on_done, on_close
+        self.schedule, self.on_close = schedule, on_close
         self.stop = threading.Event()
         self.wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -192,7 +191,3 @@ class JobRunner:
         progress.flush()
         failures = [f.__dict__ for f in summary.failures]
         self.queue.finish(job.id, state, dict(summary.counts), failures, error, note)
-        if self.on_done is not None:
-            finished = self.queue.get(job.id)
-            if finished is not None:
-                self.on_done(finished)
