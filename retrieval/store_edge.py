@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from retrieval.embeddings import DENSE_DIM, SparseVector
@@ -29,6 +30,11 @@ class EdgeStore:
     Up to `exact_up_to` points every search is exact (a SIMD scan: about 10 ms at 100k points here, see
     BENCHMARKS.md); the HNSW graph's approximation cost 0.004 nDCG@10 on SciFact train, for nothing a
     user would notice in speed at this size. Above it, HNSW, with ACORN when a filter is set.
+
+    The shard's own guard is a lock on its write-ahead log, taken after its segments are opened: a second
+    process that merely tries to load a shard in use truncates the sparse vectors' tracker journal under the
+    first, whose next flush then fails for good ("tracker_journal.dat is shorter than expected"; qdrant-edge-py
+    0.6). So this process locks `scholarloom.lock` beside the shard first and touches nothing when it cannot.
     """
 
     def __init__(self, path: Path, exact_up_to: int = 250_000) -> None:
@@ -38,6 +44,8 @@ class EdgeStore:
         self.path = path
         self.exact_up_to = exact_up_to
         self._points: int | None = None
+        self.shard = None
+        self._lock = _lock_folder(path)
         try:
             if (path / "edge_config.json").exists() or any(path.glob("segments*")):
                 self.shard = q.EdgeShard.load(str(path))
@@ -45,10 +53,9 @@ class EdgeStore:
                 path.mkdir(parents=True, exist_ok=True)
                 self.shard = q.EdgeShard.create(str(path), self._config())
                 self._create_indexes()
-        except Exception as exc:  # another process holding the shard's write-ahead log lands here
-            raise IndexUnavailable(
-                f"cannot open the vector index at {path}: {exc} (is another ScholarLoom process using it?)"
-            ) from exc
+        except Exception as exc:
+            os.close(self._lock)
+            raise IndexUnavailable(f"cannot open the vector index at {path}: {exc}") from exc
 
     def _config(self):
         q = self.q
@@ -154,6 +161,26 @@ class EdgeStore:
 
     def close(self) -> None:
         if self.shard is not None:
-            self.shard.flush()
-            self.shard.close()
-            self.shard = None
+            try:
+                self.shard.flush()
+                self.shard.close()
+            finally:
+                self.shard = None
+                os.close(self._lock)
+
+
+def _lock_folder(path: Path) -> int:
+    """An exclusive lock on `path`/scholarloom.lock, held through the returned descriptor (released when it is
+    closed, or when the process dies); IndexUnavailable at once when another process holds it."""
+    import fcntl
+
+    path.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path / "scholarloom.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(descriptor)
+        raise IndexUnavailable(
+            f"the vector index at {path} is in use by another ScholarLoom process (`scholarloom serve`?)"
+        ) from exc
+    return descriptor

@@ -133,11 +133,14 @@ def test_query_of_stop_words_only_uses_dense(index):
 def test_edge_store_persists_and_has_one_owner(tmp_path):
     store = EdgeStore(tmp_path / "edge")
     Index(store).upsert(POINTS[:10])
+    store.optimize()
     with pytest.raises(IndexUnavailable, match="another ScholarLoom process"):
         EdgeStore(tmp_path / "edge")
+    # The refused attempt left the owner's files alone: it goes on writing and flushing.
+    Index(store).upsert(POINTS[10:20])
     store.optimize()
     store.close()
     reopened = EdgeStore(tmp_path / "edge")
-    assert reopened.count() == 10
+    assert reopened.count() == 20
     assert reopened.search([VectorQuery(SPARSE, _query().sparse, 3)])
     reopened.close()
