@@ -20,7 +20,7 @@ from tests.llm_server import ScriptedLLM  # noqa: E402
 
 # The chat app on a real port, for every test that touches Chainlit: Chainlit reads its config on first import, so
 # the app is mounted (and its root prepared) before any test imports a Chainlit module.
-pytest_plugins = ("tests.chat_server",)
+pytest_plugins = ("tests.chat_server", "tests.small_archive")
 FIXTURES = Path(__file__).parent / "fixtures"
 PDFS = FIXTURES / "pdfs"
 S2ORC, LONGEVAL = "1911.02782", "2301.13298"  # the arXiv ids of the two fixture PDFs (ACL Anthology copies)

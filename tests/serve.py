@@ -14,6 +14,15 @@ from pathlib import Path
 import httpx
 
 
+class Server(subprocess.Popen):
+    """`scholarloom serve` writing what it prints to a file (a pipe nobody reads would stall a long-lived server)."""
+
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -21,9 +30,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tuple[str, subprocess.Popen]]:
+def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tuple[str, Server]]:
     """The app on 127.0.0.1 over `data_dir` in demo mode, with extra environment; yields (base URL, process)
-    once /healthz answers, and stops it afterwards."""
+    once /healthz answers, and stops it afterwards. What it prints goes to `serve-<port>.log` beside `data_dir`."""
     port = port or free_port()
     environment = {
         # Not this process's own settings, nor the Chainlit root its chat app was given: the child is an app of its own.
@@ -38,14 +47,17 @@ def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tupl
         **env,
     }
     command = [str(Path(sys.executable).with_name("scholarloom")), "serve"]
-    process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = data_dir.parent / f"serve-{port}.log"
+    with log.open("ab") as sink:
+        process = Server(command, env=environment, stdout=sink, stderr=subprocess.STDOUT)
+    process.log = log
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
         while True:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
-                raise RuntimeError(f"scholarloom serve did not start: {process.stdout.read()[-2000:]}")
+                raise RuntimeError(f"scholarloom serve did not start: {process.output()[-2000:]}")
             try:
                 if httpx.get(base + "/healthz", timeout=1).status_code == 200:
                     break

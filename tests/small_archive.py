@@ -1,5 +1,5 @@
-"""A small archive for tests that start `scholarloom serve` on it, and recorded arXiv/OpenAlex/PDF answers on a
-local HTTP server for the server's on-demand jobs."""
+"""A small archive for tests that start `scholarloom serve` on it, recorded arXiv/OpenAlex/PDF answers on a
+local HTTP server for the server's on-demand jobs, and one such server shared by the tests that can share it."""
 
 from __future__ import annotations
 
@@ -7,11 +7,16 @@ import json
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from auth.accounts import add_user, create_tables
 from ingest.demo import DEMO_DIR, load_demo
-from tests.ingest.ondemand_fixtures import ASKED, OPENALEX_NOTHING, STAND_IN_PDF, id_list_answer
+from tests.ingest.ondemand_fixtures import ALSO_ASKED, ASKED, OPENALEX_NOTHING, STAND_IN_PDF, id_list_answer
+from tests.chat_server import PASSWORD
+from tests.serve import Server, served
 
 
 def small_archive(tmp_path: Path, make_instance, users: dict[str, str]) -> Path:
@@ -33,14 +38,15 @@ def small_archive(tmp_path: Path, make_instance, users: dict[str, str]) -> Path:
 
 @contextmanager
 def recorded_sources() -> Iterator[dict[str, str]]:
-    """A local server answering as arXiv (it knows ASKED only), OpenAlex (knows nothing) and arxiv.org/pdf (a
-    stand-in PDF); yields the environment that points `scholarloom serve` at it."""
+    """A local server answering as arXiv (it knows ASKED and ALSO_ASKED only), OpenAlex (knows nothing) and
+    arxiv.org/pdf (a stand-in PDF); yields the environment that points `scholarloom serve` at it."""
     from tests.replay import LocalServer
 
+    known = (ASKED, ALSO_ASKED)
     server = LocalServer({
-        "/api/query": lambda p: (200, id_list_answer(ASKED if p.get("id_list") == ASKED else None)),
+        "/api/query": lambda p: (200, id_list_answer(p.get("id_list") if p.get("id_list") in known else None)),
         "/works": lambda _p: (200, OPENALEX_NOTHING.read_bytes()),
-        f"/pdf/{ASKED}": lambda _p: (200, STAND_IN_PDF.read_bytes()),
+        **{f"/pdf/{arxiv_id}": lambda _p: (200, STAND_IN_PDF.read_bytes()) for arxiv_id in known},
     })  # fmt: skip
     try:
         yield {"SCHOLARLOOM_SOURCES__ARXIV_API_URL": f"{server.base}/api/query",
@@ -49,3 +55,23 @@ def recorded_sources() -> Iterator[dict[str, str]]:
                "SCHOLARLOOM_SOURCES__ARXIV_INTERVAL": "0"}  # fmt: skip
     finally:
         server.stop()
+
+
+@dataclass
+class SmallServer:
+    base: str
+    data: Path
+    process: Server
+
+
+@pytest.fixture(scope="session")
+def small_server(tmp_path_factory, embedder) -> Iterator[SmallServer]:
+    """`scholarloom serve` on a small archive with the user alice (the chat tests' PASSWORD) and the recorded
+    sources, for the whole run: tests on it ask for different papers and look only at their own jobs."""
+    from scholarloom.settings import Settings
+
+    root = tmp_path_factory.mktemp("small-server")
+    make = lambda data_dir: Settings(data_dir=data_dir).adopt(embedder=embedder)  # noqa: E731
+    data = small_archive(root, make, {"alice": PASSWORD})
+    with recorded_sources() as sources, served(data, **sources) as (base, process):
+        yield SmallServer(base, data, process)

@@ -172,27 +172,27 @@ def _scenario(base, browser, scripted, pages):
     other.close()
 
 
-def test_the_404_pages_button_fetches_a_paper_and_opens_it(browser, tmp_path, make_instance):
+def test_the_404_pages_button_fetches_a_paper_and_opens_it(browser, small_server):
     """A paper that is not here: the 404 page's button starts the job, the follow page reloads itself until the
     paper is in, then opens its page. arXiv, OpenAlex and the PDF are recorded answers on a local server."""
     import re
 
-    from tests.ingest.ondemand_fixtures import ASKED
-    from tests.small_archive import recorded_sources, small_archive
+    from tests.ingest.ondemand_fixtures import ALSO_ASKED
 
-    data = small_archive(tmp_path, make_instance, {"erin": PASSWORD})
-    page = None
+    engine = Settings(data_dir=small_server.data).catalog().engine
+    add_user(engine, "erin", PASSWORD, replace=True)
+    engine.dispose()
+    base, page = small_server.base, None
     try:
-        with recorded_sources() as sources, served(data, **sources) as (base, _):
-            context, page = _signed_in(browser, base, "erin")
-            page.goto(f"{base}/papers/{ASKED}")
-            assert "No paper with the address" in _body(page)
-            page.click(f"text=Fetch {ASKED} from arXiv")
-            page.wait_for_url(re.compile(r"/papers/requests/\d+$"), timeout=15_000)
-            page.wait_for_url(re.compile(rf"/papers/{re.escape(ASKED)}[^/]*$"), timeout=90_000)
-            assert page.locator("h1").first.inner_text().strip()  # the new paper's page, with its title
-            assert "Not found" not in _body(page)
-            context.close()
+        context, page = _signed_in(browser, base, "erin")
+        page.goto(f"{base}/papers/{ALSO_ASKED}")
+        assert "No paper with the address" in _body(page)
+        page.click(f"text=Fetch {ALSO_ASKED} from arXiv")
+        page.wait_for_url(re.compile(r"/papers/requests/\d+$"), timeout=15_000)
+        page.wait_for_url(re.compile(rf"/papers/{re.escape(ALSO_ASKED)}[^/]*$"), timeout=90_000)
+        assert page.locator("h1").first.inner_text().strip()  # the new paper's page, with its title
+        assert "Not found" not in _body(page)
+        context.close()
     except Exception:
         if page is not None and not page.is_closed():
             page.screenshot(path=SHOTS / "failed-on-demand.png", full_page=True)

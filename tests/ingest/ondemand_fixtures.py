@@ -12,6 +12,7 @@ RECORDED_PAGE = DEMO_DIR / "arxiv_api_atom" / "query_cs_start000_max100.xml"
 ATOM = "{http://www.w3.org/2005/Atom}"
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
 ASKED = "2512.13690"  # the page's first entry: real metadata, not in a fresh archive
+ALSO_ASKED = "2512.13689"  # its second, for a second test on the same server
 STAND_IN_PDF = DEMO_DIR / "pdfs" / "2006.12719.pdf"
 OPENALEX_NOTHING = DEMO_DIR / "openalex" / "api_cassettes" / "works_cursor_last_page_empty.json"
 

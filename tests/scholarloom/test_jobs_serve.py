@@ -17,7 +17,7 @@ from retrieval.index import Filters
 from retrieval.jobs import JobQueue, JobState
 from tests.chat_server import PASSWORD, ChatClient
 from tests.serve import free_port, served
-from tests.small_archive import recorded_sources, small_archive
+from tests.small_archive import small_archive
 
 SPECTER = "2004.07180"
 SCHOLARLOOM = str(Path(sys.executable).with_name("scholarloom"))
@@ -40,7 +40,8 @@ def _environment(data: Path) -> dict:
 
 
 async def _keep_asking(base: str, stop: asyncio.Event) -> list[str]:
-    """Ask again and again until told to stop; returns each answer (a turn that never ends fails the test)."""
+    """Ask again and again, a fifth of a second apart, until told to stop; returns each answer (a turn that never
+    ends fails the test)."""
     chat = ChatClient(base, "alice")
     await chat.connect()
     answers = []
@@ -48,48 +49,48 @@ async def _keep_asking(base: str, stop: asyncio.Event) -> list[str]:
         while not stop.is_set():
             await chat.ask("document-level representation learning from the citation graph")
             answers.append(chat.messages("assistant_message")[-1]["output"])
+            await asyncio.sleep(0.2)
     finally:
         await chat.sio.disconnect()
     return answers
 
 
-def test_an_ingest_run_is_handed_to_the_server_while_users_chat(tmp_path, make_instance):
-    data = _archive(tmp_path, make_instance)
-    with served(data) as (base, server):
-        before = httpx.get(f"{base}/api/passages", params={"q": "citation-informed transformers"}).json()
-        assert before["hits"] == []
+def test_an_ingest_run_is_handed_to_the_server_while_users_chat(small_server):
+    base, data = small_server.base, small_server.data
+    before = httpx.get(f"{base}/api/passages", params={"q": "citation-informed transformers"}).json()
+    assert not [hit for hit in before["hits"] if hit["id"] == SPECTER]
 
-        async def scenario():
-            stop = asyncio.Event()
-            asking = asyncio.create_task(_keep_asking(base, stop))
-            await asyncio.sleep(1)
-            ingest = await asyncio.create_subprocess_exec(
-                SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{SPECTER}.pdf"), env=_environment(data),
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            )  # fmt: skip
-            output = (await ingest.communicate())[0].decode()
-            stop.set()
-            return ingest.returncode, output, await asking
+    async def scenario():
+        stop = asyncio.Event()
+        asking = asyncio.create_task(_keep_asking(base, stop))
+        await asyncio.sleep(1)
+        ingest = await asyncio.create_subprocess_exec(
+            SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{SPECTER}.pdf"), env=_environment(data),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        output = (await ingest.communicate())[0].decode()
+        stop.set()
+        return ingest.returncode, output, await asking
 
-        code, output, answers = asyncio.run(scenario())
-        assert code == 0, output
-        assert "runs there as job" in output and "PDFs: added 1," in output and "passages " in output
-        assert len(answers) >= 2 and all("unavailable" not in a.lower() for a in answers)
-        found = httpx.get(f"{base}/api/passages", params={"q": "citation-informed transformers"}).json()["hits"]
-        assert found and found[0]["id"] == SPECTER and found[0]["page"] >= 1  # no restart needed
-        listed = subprocess.run([SCHOLARLOOM, "jobs", "list"], env=_environment(data), capture_output=True, text=True)
-        assert "done" in listed.stdout and "pdfs" in listed.stdout and "by cli" in listed.stdout
+    code, output, answers = asyncio.run(scenario())
+    assert code == 0, output
+    assert "runs there as job" in output and "PDFs: added 1," in output and "passages " in output
+    assert len(answers) >= 2 and all("unavailable" not in a.lower() for a in answers)
+    found = httpx.get(f"{base}/api/passages", params={"q": "citation-informed transformers"}).json()["hits"]
+    assert found and found[0]["id"] == SPECTER and found[0]["page"] >= 1  # no restart needed
+    listed = subprocess.run([SCHOLARLOOM, "jobs", "list"], env=_environment(data), capture_output=True, text=True)
+    assert "done" in listed.stdout and "pdfs" in listed.stdout and "by cli" in listed.stdout, listed.stdout
 
-        async def ask_again():
-            chat = ChatClient(base, "alice")
-            await chat.connect()
-            await chat.ask("How does SPECTER use the citation graph?")
-            await chat.sio.disconnect()
-            return chat.messages("assistant_message")[-1]["output"]
+    async def ask_again():
+        chat = ChatClient(base, "alice")
+        await chat.connect()
+        await chat.ask("How does SPECTER use the citation graph?")
+        await chat.sio.disconnect()
+        return chat.messages("assistant_message")[-1]["output"]
 
-        answer = asyncio.run(ask_again())
-        assert f"/papers/{SPECTER}" in answer and "p. " in answer  # a page of the new full text, cited
-    assert "warning: demo mode" in server.stdout.read()  # `served` runs the demo mode: it says so at start
+    answer = asyncio.run(ask_again())
+    assert f"/papers/{SPECTER}" in answer and "p. " in answer  # a page of the new full text, cited
+    assert "warning: demo mode" in small_server.process.output()  # `served` runs the demo mode: it says so
 
 
 SMALL_PDFS = ("1805.02262", "2006.12719", "2005.07362")  # the three smallest of the demo's six
@@ -140,44 +141,45 @@ def test_a_server_killed_mid_job_finishes_it_after_a_restart(tmp_path, make_inst
     assert done_files == 3 and passages == expected > 0
 
 
-def test_the_chat_offers_a_paper_that_is_not_here_and_answers_from_it_once_fetched(tmp_path, make_instance):
+def test_the_chat_offers_a_paper_that_is_not_here_and_answers_from_it_once_fetched(small_server, make_instance,
+                                                                                  tmp_path):  # fmt: skip
     from tests.ingest.ondemand_fixtures import ASKED
 
-    data = _archive(tmp_path, make_instance)
-    with recorded_sources() as sources, served(data, **sources) as (base, _):
+    base, data = small_server.base, small_server.data
 
-        async def scenario():
-            chat = ChatClient(base, "alice")
-            await chat.connect()
-            await chat.ask(f"What is https://arxiv.org/abs/{ASKED}v1 about?")
-            for _ in range(100):
-                offers = [m for m in chat.messages("assistant_message") if "not in this archive yet" in m["output"]]
-                if offers:
-                    break
-                await asyncio.sleep(0.05)
-            assert offers and offers[0]["output"].startswith(ASKED), chat.messages("assistant_message")
-            async with chat.http() as http:
-                pressed = await http.post("/chat/project/action", timeout=120, json={
-                    "sessionId": chat.session_id,
-                    "action": {"name": "fetch_from_arxiv", "payload": {"arxiv_id": ASKED}},
-                })  # fmt: skip
-            assert pressed.status_code == 200
-            for _ in range(600):  # the HTTP answer can overtake the socket events it caused
-                outputs = [m["output"] for m in chat.messages("assistant_message")]
-                fetched = [o for o in outputs if "Fetched **[" in o]
-                if fetched or any("could not be fetched" in o for o in outputs):
-                    break
-                await asyncio.sleep(0.05)
-            assert fetched, outputs
-            await chat.ask("What is this paper about?")
-            answer = chat.messages("assistant_message")[-1]["output"]
-            await chat.sio.disconnect()
-            return fetched, answer
+    async def scenario():
+        chat = ChatClient(base, "alice")
+        await chat.connect()
+        await chat.ask(f"What is https://arxiv.org/abs/{ASKED}v1 about?")
+        for _ in range(100):
+            offers = [m for m in chat.messages("assistant_message") if "not in this archive yet" in m["output"]]
+            if offers:
+                break
+            await asyncio.sleep(0.05)
+        assert offers and offers[0]["output"].startswith(ASKED), chat.messages("assistant_message")
+        async with chat.http() as http:
+            pressed = await http.post("/chat/project/action", timeout=120, json={
+                "sessionId": chat.session_id,
+                "action": {"name": "fetch_from_arxiv", "payload": {"arxiv_id": ASKED}},
+            })  # fmt: skip
+        assert pressed.status_code == 200
+        for _ in range(600):  # the HTTP answer can overtake the socket events it caused
+            outputs = [m["output"] for m in chat.messages("assistant_message")]
+            fetched = [o for o in outputs if "Fetched **[" in o]
+            if fetched or any("could not be fetched" in o for o in outputs):
+                break
+            await asyncio.sleep(0.05)
+        assert fetched, outputs
+        await chat.ask("What is this paper about?")
+        answer = chat.messages("assistant_message")[-1]["output"]
+        await chat.sio.disconnect()
+        return fetched, answer
 
-        fetched, answer = asyncio.run(scenario())
-        assert fetched and f"(/papers/{ASKED}" in fetched[0]
-        assert f"/papers/{ASKED}" in answer  # the conversation now answers from the new paper
-        page = httpx.get(f"{base}/papers/{ASKED}", follow_redirects=True)
-        assert page.status_code == 200
-        (job,) = [j for j in _queue(make_instance, tmp_path, data).recent() if j.kind == "paper"]
-        assert job.asked_by == "alice" and job.state == JobState.DONE and job.counts["passages"] > 10
+    fetched, answer = asyncio.run(scenario())
+    assert fetched and f"(/papers/{ASKED}" in fetched[0]
+    assert f"/papers/{ASKED}" in answer  # the conversation now answers from the new paper
+    page = httpx.get(f"{base}/papers/{ASKED}", follow_redirects=True)
+    assert page.status_code == 200
+    jobs = _queue(make_instance, tmp_path, data).recent()
+    (job,) = [j for j in jobs if j.kind == "paper" and j.arguments == {"arxiv_id": ASKED}]
+    assert job.asked_by == "alice" and job.state == JobState.DONE and job.counts["passages"] > 10
