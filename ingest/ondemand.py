@@ -26,6 +26,10 @@ class NotOnArxiv(LookupError):
     """arXiv has no paper with this id (or refused the id): the request ends with this message."""
 
 
+class NotStored(RuntimeError):
+    """arXiv's record could not be stored here: the request fails (and can be retried) rather than end without it."""
+
+
 def fetch_arxiv_record(catalog: Catalog, client: PoliteClient, api_url: str, arxiv_id: str, summary: Summary) -> str:
     """Ask the arXiv API for one id and store its record; returns the catalog's paper id."""
     if not is_arxiv_id(arxiv_id):
@@ -36,8 +40,13 @@ def fetch_arxiv_record(catalog: Catalog, client: PoliteClient, api_url: str, arx
     found = [r for r in parse_atom(response.content) if isinstance(r, PaperRecord) and r.arxiv_id == arxiv_id]
     if not found:
         raise NotOnArxiv(f"arXiv has no paper {arxiv_id}")
+    failed = len(summary.failures)
     load_records(catalog, STAGE, found[:1], summary)
-    return catalog.resolve_paper_id(arxiv_id) or found[0].id
+    paper_id = catalog.resolve_paper_id(arxiv_id)
+    if paper_id is None:  # not stored: the reason is the failure load_records reported
+        reasons = "; ".join(f.reason for f in summary.failures[failed:]) or "no reason given"
+        raise NotStored(f"the record of {arxiv_id} could not be stored: {reasons}")
+    return paper_id
 
 
 def fetch_paper(

@@ -11,7 +11,7 @@ from itertools import islice
 
 from ingest.fulltext import passages
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog
+from retrieval.catalog import Catalog, hold_write_lock
 from retrieval.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder, SparseVector
 from retrieval.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index, IndexPoint
 from retrieval.models import Paper
@@ -104,6 +104,7 @@ def load_records(
                 summary.add("unchanged")
                 continue
             try:
+                hold_write_lock(session)
                 with session.begin_nested():
                     for record in records:
                         _write(session, record)

@@ -71,6 +71,16 @@ def sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def hold_write_lock(session: Session) -> None:
+    """On SQLite, take the write lock before the transaction reads anything (BEGIN IMMEDIATE, waiting up to the
+    busy timeout for it); elsewhere nothing. A transaction that SQLite starts with a read (a SAVEPOINT, then
+    SELECTs) fails its first write at once with "database is locked" when another connection committed in
+    between: its snapshot is stale, and waiting cannot help."""
+    connection = session.connection()
+    if connection.dialect.name == "sqlite" and not connection.connection.dbapi_connection.in_transaction:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
 def with_driver(url: str) -> str:
     """PostgreSQL URLs without a driver use psycopg 3 (the one we ship; SQLAlchemy's default is psycopg2)."""
     for bare in ("postgresql://", "postgres://"):

@@ -256,7 +256,7 @@ def run_update(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
 def run_paper(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     """One arXiv paper on request (`retrieval.requests`): record, OpenAlex, index, full text."""
     from ingest.harvest.openalex import OpenAlex
-    from ingest.ondemand import NotOnArxiv, fetch_paper
+    from ingest.ondemand import NotOnArxiv, NotStored, fetch_paper
 
     src = ctx.settings.sources
     key = src.openalex_api_key.get_secret_value() if src.openalex_api_key else None
@@ -266,7 +266,7 @@ def run_paper(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
                                    api_url=src.arxiv_api_url, openalex=OpenAlex(client, src.openalex_url,
                                    src.contact_email, key), limits=_pdf_limits(ctx, {}),
                                    pdf_base=src.arxiv_pdf_url)  # fmt: skip
-        except NotOnArxiv as exc:
+        except (NotOnArxiv, NotStored) as exc:
             raise JobIncomplete(str(exc)) from exc
     return f"paper {paper_id}"
 
