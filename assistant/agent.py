@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from assistant.citations import StreamGuard, link_citations, sources_footer
+from assistant.citations import link_citations, sources_footer
 from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
 from common.retry import Retrier
 from assistant.prompts import system_prompt
 from assistant.retrieval_only import answer_without_llm
+from assistant.safe_markdown import StreamGuard
 from assistant.tools import TOOLS, Card, ToolDeps, tool_schema
 from assistant.turn import TurnOutcome, TurnUI, run_tool
 

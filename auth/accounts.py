@@ -40,6 +40,8 @@ def add_user(engine: Engine, username: str, password: str, *, replace: bool = Fa
         account = session.exec(select(Account).where(Account.username == username)).first()
         if account and not replace:
             raise AccountError(f"user {username!r} already exists")
+        if account is not None:  # a new password ends the sessions the old one opened
+            account.session_version = (account.session_version or 0) + 1
         account = account or Account(username=username)
         account.password_hash = hash_password(password)
         session.add(account)
@@ -116,6 +118,43 @@ def set_admin(engine: Engine, username: str, admin: bool) -> Account:
         session.add(account)
         session.commit()
         return account
+
+
+def set_active(engine: Engine, username: str, active: bool) -> Account:
+    """Disable a user (they cannot sign in, and every session they have ends at its next request) or enable them
+    again (old sessions stay ended)."""
+    with Session(engine, expire_on_commit=False) as session:
+        account = session.exec(select(Account).where(Account.username == username)).first()
+        if account is None:
+            raise AccountError(f"no user {username!r}")
+        account.active = active
+        account.session_version = (account.session_version or 0) + 1
+        session.add(account)
+        session.commit()
+        return account
+
+
+def end_sessions(engine: Engine, username: str) -> None:
+    """Sign a user out everywhere: every session token issued so far stops working."""
+    from sqlalchemy import func
+
+    table = Account.__table__
+    with engine.begin() as connection:
+        changed = connection.execute(
+            table.update()
+            .where(table.c.username == username)
+            .values(session_version=func.coalesce(table.c.session_version, 0) + 1)
+        ).rowcount
+    if not changed:
+        raise AccountError(f"no user {username!r}")
+
+
+def session_is_live(engine: Engine, username: str, version) -> bool:
+    """Whether a session token of `username` carrying `version` still counts: the account exists, is active,
+    and nothing has ended its sessions since the token was issued."""
+    with Session(engine) as session:
+        account = session.exec(select(Account).where(Account.username == username)).first()
+        return bool(account and account.active and (account.session_version or 0) == (version or 0))
 
 
 def is_admin(engine: Engine, username: str) -> bool:

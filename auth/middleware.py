@@ -3,10 +3,11 @@ request carries (for the chat-history rules that Chainlit's routes leave to the 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 
-from auth.sessions import client_address, request_user, signed_in_user
+from auth.sessions import client_address, request_user, signed_in_session
 
 
 class ClientAddress:
@@ -26,12 +27,14 @@ class ClientAddress:
 
 
 class RequestUser:
-    """Pure ASGI middleware: the signed-in user of an HTTP request (session cookie verified with our secret), for
-    the chat-history rules Chainlit's routes leave to the data layer (`auth.sessions.request_user`)."""
+    """Pure ASGI middleware: the signed-in user of an HTTP request (session cookie verified with our secret, its
+    session still live), for the chat-history rules Chainlit's routes leave to the data layer
+    (`auth.sessions.request_user`). `live(name, version)` says whether a session still counts."""
 
-    def __init__(self, app, secret: str) -> None:
+    def __init__(self, app, secret: str, live) -> None:
         self.app = app
         self.secret = secret
+        self.live = live
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -43,7 +46,10 @@ class RequestUser:
             jar.load(next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"cookie"), ""))
         except Exception:  # a malformed Cookie header: nobody
             jar = SimpleCookie()
-        token = request_user.set(signed_in_user({k: m.value for k, m in jar.items()}, self.secret))
+        found = signed_in_session({k: m.value for k, m in jar.items()}, self.secret)
+        if found and not await asyncio.to_thread(self.live, *found):
+            found = None
+        token = request_user.set(found[0] if found else None)
         try:
             return await self.app(scope, receive, send)
         finally:

@@ -21,6 +21,9 @@ class Account(SQLModel, table=True):
     created_at: datetime = Field(default_factory=_now)
     active: bool = True
     is_admin: bool | None = Field(default=False, description="sees and runs jobs (/admin/jobs); null is false")
+    session_version: int | None = Field(
+        default=0, description="in every session token; bumping it ends them all (password change, disable)"
+    )
 
 
 class ExternalIdentity(SQLModel, table=True):

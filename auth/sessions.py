@@ -19,8 +19,12 @@ def token_from_cookies(cookies: dict[str, str]) -> str | None:
     return "".join(parts) or None
 
 
-def signed_in_user(cookies: dict[str, str], secret: str) -> str | None:
-    """The user name in a valid, unexpired session token signed with our secret; None otherwise."""
+SESSION_VERSION = "sv"  # the key, in a session token's user metadata, of the account's session version
+
+
+def signed_in_session(cookies: dict[str, str], secret: str) -> tuple[str, int] | None:
+    """(user name, session version) from a valid, unexpired session token signed with our secret; None
+    otherwise. Whether the session still counts is `auth.accounts.session_is_live`."""
     token = token_from_cookies(cookies)
     if not token or len(token) > 8000:
         return None
@@ -29,7 +33,20 @@ def signed_in_user(cookies: dict[str, str], secret: str) -> str | None:
     except jwt.PyJWTError:
         return None
     identifier = payload.get("identifier")
-    return identifier if isinstance(identifier, str) and 0 < len(identifier) <= 200 else None
+    if not isinstance(identifier, str) or not 0 < len(identifier) <= 200:
+        return None
+    return identifier, session_version(payload.get("metadata"))
+
+
+def session_version(metadata) -> int:
+    version = metadata.get(SESSION_VERSION) if isinstance(metadata, dict) else None
+    return version if isinstance(version, int) else 0
+
+
+def signed_in_user(cookies: dict[str, str], secret: str) -> str | None:
+    """The user name in a valid, unexpired session token signed with our secret; None otherwise."""
+    found = signed_in_session(cookies, secret)
+    return found[0] if found else None
 
 
 # The user name of the signed-in user of the HTTP request being served (set by the app's middleware from the

@@ -8,6 +8,7 @@ import asyncio
 
 import chainlit as cl
 
+from assistant.safe_markdown import safe_markdown
 from pages.addresses import paper_path
 from pages.base import md_escape
 from retrieval.jobs import JobQueue, JobState
@@ -23,7 +24,7 @@ async def offer_fetch(arxiv_ids: list[str]) -> None:
     text = f"{names} {'is' if len(arxiv_ids) == 1 else 'are'} not in this archive yet. I can fetch it from arXiv " \
            "(its record, references and full text; about a minute), then answer from it."  # fmt: skip
     actions = [cl.Action(name=FETCH_ACTION, payload={"arxiv_id": i}, label=f"Fetch {i} from arXiv") for i in arxiv_ids]
-    await cl.Message(content=text, actions=actions).send()
+    await cl.Message(content=safe_markdown(text), actions=actions).send()
 
 
 def _progress(job) -> str:
@@ -35,7 +36,7 @@ def _progress(job) -> str:
 async def follow_request(asked: PaperRequest, queue: JobQueue, library: Library) -> str | None:
     """Show the request's progress in one message; returns the paper id once it is here, None otherwise."""
     if asked.refusal:
-        await cl.Message(content=md_escape(asked.refusal)).send()
+        await cl.Message(content=safe_markdown(md_escape(asked.refusal))).send()
         return None
     if asked.paper_id:
         return asked.paper_id
@@ -46,19 +47,23 @@ async def follow_request(asked: PaperRequest, queue: JobQueue, library: Library)
         if not JobState(job.state).live:
             break
         message.content = f"Fetching {asked.arxiv_id} from arXiv: {md_escape(_progress(job))}"
+        message.content = safe_markdown(message.content)
         await message.update()
         await asyncio.sleep(1)
     else:
         message.content = f"{asked.arxiv_id} is still being fetched; its page will be at /papers/{asked.arxiv_id}."
+        message.content = safe_markdown(message.content)
         await message.update()
         return None
     paper_id = await asyncio.to_thread(library.resolve_paper_id, asked.arxiv_id)
     if job.state != JobState.DONE or paper_id is None:
         message.content = f"{asked.arxiv_id} could not be fetched: {md_escape(job.error or job.state)}"
+        message.content = safe_markdown(message.content)
         await message.update()
         return None
     paper = (await asyncio.to_thread(library.papers, [paper_id]))[paper_id]
     message.content = (f"Fetched **[{md_escape(paper.title)}]({paper_path(paper)})**. This chat is now about it: "
                        "ask anything about it.")  # fmt: skip
+    message.content = safe_markdown(message.content)
     await message.update()
     return paper_id

@@ -51,6 +51,15 @@ async def _session_user_id(layer: "HistoryLayer") -> str | None:
     return getattr(user, "id", None) or getattr(await layer.get_user(user.identifier), "id", None)
 
 
+def _session_thread_id() -> str | None:
+    try:
+        from chainlit.context import context
+
+        return context.session.thread_id
+    except Exception:  # noqa: BLE001 - no session: no thread of its own
+        return None
+
+
 class HistoryLayer(SQLAlchemyDataLayer):
     def __init__(self, database_url: str, files: LocalFiles) -> None:
         super().__init__(conninfo=async_url(database_url), storage_provider=files, show_logger=False)
@@ -108,6 +117,27 @@ class HistoryLayer(SQLAlchemyDataLayer):
         if not rows or user is None or rows[0]["owner"] != user:
             return None
         return rows[0]["thread_id"]
+
+    async def create_element(self, element):
+        # Chainlit's PUT /project/element takes the thread id from the client: an element lands only in the
+        # thread of the socket session it is sent for (the session's user owns it; resuming is guarded).
+        if element.thread_id and element.thread_id != _session_thread_id():
+            log.warning("refused an element for thread %s from another session", str(element.thread_id)[:40])
+            return None
+        return await super().create_element(element)
+
+    async def delete_element(self, element_id: str, thread_id: str | None = None):
+        # Chainlit's DELETE /project/element deletes any element id (and its file): only one's own.
+        rows = await self.execute_sql(
+            'SELECT t."userIdentifier" AS owner FROM elements e JOIN threads t ON t."id" = e."threadId" '
+            'WHERE e."id" = :id',
+            {"id": str(element_id)},
+        )
+        user = request_user.get()
+        if not rows or user is None or rows[0]["owner"] != user:
+            log.warning("refused to delete element %s for %s", str(element_id)[:40], user)
+            return None
+        return await super().delete_element(element_id, thread_id)
 
     async def upsert_feedback(self, feedback) -> str:
         # Only on a step of one's own thread, and the thread is the step's (never the one the client names); an

@@ -2,7 +2,14 @@
 
 - Sign-in forms posted from another site (login CSRF: a page elsewhere signs the victim's browser in as the
   attacker, whose chat then records what the victim asks): Chainlit's /chat/login takes any form post.
-- Thread sharing: Chainlit 2.12 answers its share routes although `allow_thread_sharing` is off, as it is here.
+- Closed routes: Chainlit 2.12 answers its thread-share routes although `allow_thread_sharing` is off, as it is
+  here, and `POST /chat/auth/jwt` turns any unexpired session token into a fresh one (a session that never ends);
+  we use neither.
+- Upload size: Chainlit's upload route parses the whole multipart body (and reads the file into memory) before it
+  checks the size or whether uploads are on at all. `UploadLimit` refuses a body over the limit from its
+  Content-Length, and stops reading one that grows past it.
+- Content policy: the chat's pages may load images only from this site (or inline data) and talk only to it, so
+  even markdown that slipped past `assistant.safe_markdown` cannot send a request elsewhere.
 """
 
 from __future__ import annotations
@@ -32,19 +39,98 @@ class SameOriginSignIn:
         return await self.app(scope, receive, send)
 
 
-SHARING = ("/chat/project/share/", "/chat/project/thread/share")
+CLOSED = ("/chat/project/share/", "/chat/project/thread/share", "/chat/auth/jwt")
+CHAT_CSP = "img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'self'"
 
 
-class NoThreadSharing:
-    """Pure ASGI middleware: the thread-share routes answer 404, as any address that does not exist."""
+class ClosedRoutes:
+    """Pure ASGI middleware: the thread-share routes and the token refresh answer 404, as any address that does
+    not exist."""
 
     def __init__(self, app) -> None:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and scope.get("path", "").startswith(SHARING):
+        if scope["type"] == "http" and scope.get("path", "").startswith(CLOSED):
             await send({"type": "http.response.start", "status": 404,
                         "headers": [(b"content-type", b"application/json")]})  # fmt: skip
             await send({"type": "http.response.body", "body": b'{"detail": "Not Found"}'})
             return
         return await self.app(scope, receive, send)
+
+
+class ChatContentPolicy:
+    """Pure ASGI middleware: every response under /chat carries CHAT_CSP (unless it set a policy of its own)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or not (scope.get("path", "") + "/").startswith("/chat/"):
+            return await self.app(scope, receive, send)
+
+        async def with_policy(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                if not any(k.lower() == b"content-security-policy" for k, _v in headers):
+                    headers.append((b"content-security-policy", CHAT_CSP.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await self.app(scope, receive, with_policy)
+
+
+UPLOAD = "/chat/project/file"
+MB = 1024 * 1024
+
+
+def upload_limit() -> int:
+    """Bytes an upload may have: Chainlit's own setting when uploads are on, none when they are off."""
+    from chainlit.config import config
+
+    feature = config.features.spontaneous_file_upload
+    if feature is None or not feature.enabled:
+        return 0
+    return (feature.max_size_mb or 50) * MB + 64 * 1024  # room for the multipart framing
+
+
+class UploadLimit:
+    """Pure ASGI middleware: a POST to Chainlit's upload route gets 413 when its Content-Length is over
+    `limit()`, or as soon as the body read so far is; the rest is never read."""
+
+    def __init__(self, app, limit=upload_limit) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") != "POST" or scope.get("path") != UPLOAD:
+            return await self.app(scope, receive, send)
+        limit = self.limit()
+        declared = next((v for k, v in scope.get("headers", []) if k.lower() == b"content-length"), None)
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            return await _too_large(send, limit)
+        seen, refused = 0, False
+
+        async def counted():
+            nonlocal seen, refused
+            message = await receive()
+            if message["type"] == "http.request" and not refused:
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    refused = True
+                    await _too_large(send, limit)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def unless_refused(message):
+            if not refused:
+                await send(message)
+
+        return await self.app(scope, counted, unless_refused)
+
+
+async def _too_large(send, limit: int) -> None:
+    text = f"Refused: uploads here are at most {limit // MB} MB." if limit else "Refused: uploads are switched off."
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]})  # fmt: skip
+    await send({"type": "http.response.body", "body": text.encode()})

@@ -8,7 +8,8 @@ from urllib.parse import quote
 
 import chainlit as cl
 
-from assistant.tools import Card, ToolResult
+from assistant.safe_markdown import StreamGuard, safe_markdown
+from assistant.tools import TOOLS_BY_NAME, Card, ToolResult
 
 STEP_OUTPUT_CHARS = 1_500
 MAX_CARDS = 10
@@ -31,21 +32,28 @@ def card_element(card: Card) -> cl.CustomElement:
     return cl.CustomElement(name=CARD_ELEMENT, props=props, display="inline")
 
 
+def step_input(arguments: dict) -> str:
+    """The model's arguments as the JSON a step shows in a code block: no backtick can close the block."""
+    return json.dumps(arguments, ensure_ascii=False, default=str).replace("`", "\\u0060")
+
+
 class ChainlitTurnUI:
-    """Shows a turn in Chainlit (the `assistant.turn.TurnUI` protocol)."""
+    """Shows a turn in Chainlit (the `assistant.turn.TurnUI` protocol). Every text it hands the browser goes
+    through `assistant.safe_markdown`: the answer, its stream, and each step's name, input and output."""
 
     def __init__(self) -> None:
         self.message: cl.Message | None = None
         self.cards: list[Card] = []
+        self.guard = StreamGuard()
 
     async def tool_started(self, name: str, arguments: dict) -> cl.Step:
-        step = cl.Step(name=name, type="tool", show_input="json")
-        step.input = json.dumps(arguments, ensure_ascii=False, default=str)
+        step = cl.Step(name=name if name in TOOLS_BY_NAME else "unknown tool", type="tool", show_input="json")
+        step.input = step_input(arguments)
         await step.send()
         return step
 
     async def tool_finished(self, handle: cl.Step, result: ToolResult) -> None:
-        handle.output = result.output[:STEP_OUTPUT_CHARS]
+        handle.output = safe_markdown(result.output[:STEP_OUTPUT_CHARS])
         if result.failed:
             handle.is_error = True
         await handle.update()
@@ -53,13 +61,14 @@ class ChainlitTurnUI:
     async def stream(self, text: str) -> None:
         if self.message is None:
             self.message = cl.Message(content="")
-        await self.message.stream_token(text)
+        if shown := self.guard.feed(text):
+            await self.message.stream_token(shown)
 
     async def finish(self, answer: str, cards: list[Card]) -> None:
         # The final text replaces what was streamed (citations linked, stray links dropped). It is sent by
         # `deliver`, once the turn's context is attached: one write of the step, so no second write can race it.
         self.message = self.message or cl.Message(content="")
-        self.message.content = answer
+        self.message.content = safe_markdown(answer)
         self.cards = cards[:MAX_CARDS]
         self.message.elements = [card_element(c) for c in self.cards]
 

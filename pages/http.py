@@ -28,6 +28,7 @@ class PagesDeps:
     on_demand_daily: int = 20  # papers each user may ask for a day
     jobs: Any = None  # retrieval.jobs.JobQueue, when the app runs jobs
     is_admin: Callable[[str], bool] = lambda _user: False
+    end_sessions: Callable[[str], None] | None = None  # sign a user out everywhere (auth.accounts.end_sessions)
 
 
 def wants_markdown(request: Request) -> bool:

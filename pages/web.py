@@ -212,6 +212,21 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         deps.follows.rotate(user)
         return RedirectResponse("/me/following", status_code=303)
 
+    @router.post("/me/sign-out-everywhere", include_in_schema=False)
+    def sign_out_everywhere(request: Request) -> Response:
+        """Every session of the user ends (this browser's too), wherever it was opened."""
+        user = deps.viewer(request)
+        if user is None or deps.end_sessions is None:
+            return PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
+        if not same_origin(request):
+            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        deps.end_sessions(user)
+        response = RedirectResponse("/chat/login", status_code=303)
+        for name in request.cookies:
+            if name == "access_token" or name.startswith("access_token_"):
+                response.delete_cookie(name, httponly=True, samesite="lax")
+        return response
+
     @router.get("/me/feed.xml", include_in_schema=False)
     def private_feed(request: Request, key: str = Query("", max_length=100)) -> Response:
         user = deps.follows.user_for_key(key) if deps.follows else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 
@@ -10,13 +11,13 @@ from fastapi.responses import FileResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from auth.accounts import is_active, is_admin
+from auth.accounts import end_sessions, is_admin, session_is_live
 from auth.follows import Follows
 from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
-from auth.sessions import signed_in_user
+from auth.sessions import signed_in_session
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
-from chatui.origin import NoThreadSharing, SameOriginSignIn
+from chatui.origin import ChatContentPolicy, ClosedRoutes, SameOriginSignIn, UploadLimit
 from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from pages.api import make_api
@@ -32,15 +33,15 @@ CHAT_HANDLERS = Path(__file__).resolve().parent / "chat.py"
 
 def _viewer(settings: Settings, runtime: Runtime):
     """Who is signed in, for plain pages: the chat's session cookie, verified with our secret, naming an active
-    account. Without a usable secret nobody is."""
+    account whose sessions have not been ended since. Without a usable secret nobody is."""
     try:
         secret = settings.require_secret()
     except RuntimeError:
         return lambda _request: None
 
     def viewer(request: Request) -> str | None:
-        user = signed_in_user(request.cookies, secret)
-        return user if user and is_active(runtime.engine, user) else None
+        found = signed_in_session(request.cookies, secret)
+        return found[0] if found and session_is_live(runtime.engine, *found) else None
 
     return viewer
 
@@ -76,6 +77,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         follows=Follows(runtime.engine),
         jobs=JobQueue(runtime.engine),
         is_admin=lambda user: is_admin(runtime.engine, user),
+        end_sessions=functools.partial(end_sessions, runtime.engine),
         on_demand=settings.on_demand == "signed-in",
         on_demand_daily=settings.on_demand_daily,
     )
@@ -87,7 +89,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.state.runtime = runtime
     app.add_middleware(ClientAddress)
     app.add_middleware(SameOriginSignIn)
-    app.add_middleware(NoThreadSharing)
+    app.add_middleware(ClosedRoutes)
     app.add_middleware(ChatPaperIntent)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
@@ -108,10 +110,15 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     return app
 
 
+def chat_origins(settings: Settings) -> list[str]:
+    """The origins the chat is served at: the public URL and the address it listens on."""
+    return sorted({settings.base_url, f"http://{settings.host}:{settings.port}"})
+
+
 def prepare_chat_root(settings: Settings) -> Path:
     """Chainlit's root in the data directory, configured from the settings (origins, session lifetime)."""
-    origins = sorted({settings.base_url, f"http://{settings.host}:{settings.port}"})
-    return prepare_chainlit_root(settings.data_dir / "chainlit", origins, int(settings.session_hours * 3600))
+    lifetime = int(settings.session_hours * 3600)
+    return prepare_chainlit_root(settings.data_dir / "chainlit", chat_origins(settings), lifetime)
 
 
 def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer, with_chat: bool) -> None:
@@ -151,13 +158,16 @@ def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer
 def _mount_chat(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
     """Chainlit at /chat, its handlers (`scholarloom/chat.py`) finding the runtime on Chainlit's own app."""
     secret = settings.require_secret()
-    app.add_middleware(RequestUser, secret=secret)
+    live = functools.partial(session_is_live, runtime.engine)
+    app.add_middleware(RequestUser, secret=secret, live=live)
+    app.add_middleware(ChatContentPolicy)
+    app.add_middleware(UploadLimit)
     point_chainlit_at(prepare_chat_root(settings))
     import chainlit.server
     from chainlit.utils import mount_chainlit
 
     from chatui import patches
 
-    patches.apply(secret)
+    patches.apply(secret, live, origins=chat_origins(settings), secure_cookies=settings.base_url.startswith("https:"))
     chainlit.server.app.state.runtime = runtime
     mount_chainlit(app, target=str(CHAT_HANDLERS), path="/chat")

@@ -13,14 +13,16 @@ from assistant.agent import recent_history
 from assistant.citations import link_citations
 from assistant.conversation import Conversation
 from assistant.prompts import STARTERS
+from assistant.safe_markdown import safe_markdown
 from assistant.turn import run_tool
-from auth.accounts import oauth_account, provider_subject
+from auth.accounts import oauth_account, provider_subject, session_is_live
 from auth.nonces import spend
-from auth.sessions import client_address
+from auth.sessions import SESSION_VERSION, client_address
 from chatui.fetch import FETCH_ACTION, follow_request, offer_fetch
 from chatui.files import LocalFiles
 from chatui.intent import paper_in_address
 from chatui.layer import HistoryLayer
+from chatui.sessions import still_signed_in
 from chatui.turn_ui import ChainlitTurnUI
 from pages.addresses import paper_path
 from pages.base import md_escape
@@ -41,6 +43,10 @@ def runtime() -> Runtime:
     return chainlit.server.app.state.runtime  # put there by scholarloom.app.create_app
 
 
+def _live(name: str, version: int) -> bool:
+    return session_is_live(runtime().engine, name, version)
+
+
 @cl.data_layer
 def history_layer() -> HistoryLayer:
     return HistoryLayer(runtime().settings.catalog_url, LocalFiles(runtime().settings.chat_files_dir))
@@ -49,7 +55,7 @@ def history_layer() -> HistoryLayer:
 @cl.password_auth_callback
 async def password_auth(username: str, password: str) -> cl.User | None:
     account = await asyncio.to_thread(runtime().sign_in, username, password, client_address.get())
-    return cl.User(identifier=account.username, metadata={"provider": "password"}) if account else None
+    return _user(account, "password") if account else None
 
 
 async def oauth_sign_in(
@@ -64,7 +70,13 @@ async def oauth_sign_in(
     account = await asyncio.to_thread(
         oauth_account, engine, provider_id, subject, default_user.identifier, allow_signup=signup
     )
-    return cl.User(identifier=account.username, metadata={"provider": provider_id}) if account else None
+    return _user(account, provider_id) if account else None
+
+
+def _user(account, provider: str) -> cl.User:
+    """The session's user: our user name, and the account's session version (checked on every request)."""
+    metadata = {"provider": provider, SESSION_VERSION: account.session_version or 0}
+    return cl.User(identifier=account.username, metadata=metadata)
 
 
 def _switch_on_oauth() -> None:
@@ -116,11 +128,13 @@ async def on_chat_start() -> None:
     if paper_id:
         paper = runtime().library.papers([paper_id])[paper_id]
         text = f"This chat is about **[{md_escape(paper.title)}]({paper_path(paper)})**. Ask anything about it."
-        await cl.Message(content=text).send()
+        await cl.Message(content=safe_markdown(text)).send()
 
 
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
+    if not await still_signed_in(_live):
+        return
     conversation = _conversation()
     await _scoped(conversation)
     ui = ChainlitTurnUI()
@@ -139,6 +153,8 @@ async def on_message(message: cl.Message) -> None:
 @cl.action_callback(FETCH_ACTION)
 async def fetch_from_arxiv(action: cl.Action) -> None:
     """The user's click (never the model's wish): fetch the paper, then scope the conversation to it."""
+    if not await still_signed_in(_live):
+        return
     user = cl.user_session.get("user")
     rt = runtime()
     asked = await asyncio.to_thread(
@@ -154,6 +170,8 @@ async def fetch_from_arxiv(action: cl.Action) -> None:
 
 async def _card_action(action: cl.Action) -> None:
     """A card's button: run the one tool it names on the card's catalog id and show what it found."""
+    if not await still_signed_in(_live):
+        return
     tool, argument, wording = CARD_ACTIONS[action.name]
     target = str((action.payload or {}).get("id", ""))[:200]
     asked = wording.format(title=str((action.payload or {}).get("title", target))[:300])

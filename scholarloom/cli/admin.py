@@ -101,6 +101,44 @@ def users_promote(
     typer.echo(f"user {name} is {'no longer ' if revoke else ''}an admin")
 
 
+def _account_change(name: str, change, done: str) -> None:
+    from auth.accounts import AccountError, create_tables
+
+    with closing(load_settings()) as settings:
+        engine = settings.catalog().engine
+        create_tables(engine)
+        try:
+            change(engine, name)
+        except AccountError as exc:
+            fail(str(exc))
+    typer.echo(f"user {name} {done}")
+
+
+@users_app.command("disable")
+def users_disable(name: str = typer.Argument(..., help="The user to disable.")) -> None:
+    """Disable a user: they cannot sign in, and every open session of theirs (chat, socket, pages, private feed)
+    ends at its next request. Their threads stay."""
+    from auth.accounts import set_active
+
+    _account_change(name, lambda engine, n: set_active(engine, n, False), "is disabled; their sessions have ended")
+
+
+@users_app.command("enable")
+def users_enable(name: str = typer.Argument(..., help="The user to enable again.")) -> None:
+    """Let a disabled user sign in again (the sessions that ended stay ended)."""
+    from auth.accounts import set_active
+
+    _account_change(name, lambda engine, n: set_active(engine, n, True), "may sign in again")
+
+
+@users_app.command("sign-out")
+def users_sign_out(name: str = typer.Argument(..., help="The user to sign out everywhere.")) -> None:
+    """End every session of a user, wherever it was opened (a lost laptop); they can sign in again."""
+    from auth.accounts import end_sessions
+
+    _account_change(name, end_sessions, "is signed out everywhere")
+
+
 @users_app.command("unblock")
 def users_unblock(
     name: str = typer.Argument(None, help="The user whose sign-in back-off to lift."),

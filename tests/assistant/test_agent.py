@@ -61,7 +61,7 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
     assert "[1] Hindsight Logging for Model Training" in ui.steps[0]["output"]
     # The answer streamed word by word, then became a message whose [1] links to the paper page.
     assert len(ui.streamed) > 5 and "".join(ui.streamed).startswith("Hindsight logging adds")
-    assert f"[[1]]({CANONICAL})" in ui.final
+    assert f"[\\[1\\]]({CANONICAL})" in ui.final
     assert re.search(
         r"\*\*Sources\*\*\s+1\. \[Hindsight Logging for Model Training\]\(" + re.escape(CANONICAL), ui.final
     )
@@ -81,7 +81,7 @@ async def test_model_made_up_links_are_dropped(demo, scripted):
     deps = ToolDeps(demo.library(), sources=SourceBook())
     ui = RecordingUI()
     await agent_for(scripted).turn(deps, [], "hello", ui)
-    assert "evil.example" not in ui.final and "this page" in ui.final and "[7]" in ui.final
+    assert "evil.example" not in ui.final and "this page" in ui.final and "\\[7\\]" in ui.final
 
 
 async def test_tool_rounds_are_capped(demo, scripted):
@@ -243,5 +243,5 @@ async def test_the_full_text_starter_is_answered_from_a_page_with_the_scripted_l
     outcome = await agent_for(scripted).turn(ToolDeps(demo.library()), [], question, ui)
     tool_result = [m for m in scripted.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
     assert f"[1, p. {best.page}" in tool_result  # the page came from the PDF's passages, not from the model
-    assert re.search(rf"\[\[1, p\. {best.page}\]\]\(/papers/2004\.07180[^)]*\)", ui.final), ui.final
+    assert re.search(rf"\[\\\[1, p\. {best.page}\\\]\]\(/papers/2004\.07180[^)]*\)", ui.final), ui.final
     assert outcome.cited == [1] and [c.id for c in ui.cards] == ["2004.07180"]

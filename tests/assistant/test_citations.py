@@ -1,13 +1,14 @@
 """Citations become links to our pages; links the model invents never reach the page, streamed or not."""
 
-from assistant.citations import StreamGuard, link_citations, sources_footer
+from assistant.citations import link_citations, sources_footer
+from assistant.safe_markdown import StreamGuard
 
 SOURCES = {1: ("Hindsight Logging for Model Training", "/papers/2006.07357-hindsight-logging-for-model-training")}
 
 
 def test_numbers_become_links_and_a_footer():
     text, cited = link_citations("Flor replays logs [1]; see also [2].", SOURCES)
-    assert text == "Flor replays logs [[1]](/papers/2006.07357-hindsight-logging-for-model-training); see also [2]."
+    assert text == "Flor replays logs [\\[1\\]](/papers/2006.07357-hindsight-logging-for-model-training); see also \\[2\\]."
     assert cited == [1]
     assert "1. [Hindsight Logging for Model Training](/papers/2006.07357-" in sources_footer(cited, SOURCES)
 
@@ -15,7 +16,7 @@ def test_numbers_become_links_and_a_footer():
 def test_page_citations_link_to_the_paper_and_keep_the_page():
     text, cited = link_citations("Logs are replayed [1, p. 7] and [1,pp. 3-4]; not [1, page 7].", SOURCES)
     path = SOURCES[1][1]
-    assert text == f"Logs are replayed [[1, p. 7]]({path}) and [[1, pp. 3-4]]({path}); not [1, page 7]."
+    assert text == f"Logs are replayed [\\[1, p. 7\\]]({path}) and [\\[1, pp. 3-4\\]]({path}); not \\[1, page 7\\]."
     assert cited == [1]
 
 
@@ -38,7 +39,7 @@ def test_stream_holds_an_image_until_it_can_be_judged():
 
 def test_stream_keeps_our_own_links_and_plain_brackets():
     shown = stream(["See [the paper](/papers/", "2006.07357) and [1", "] too."])
-    assert "".join(shown) == "See [the paper](/papers/2006.07357) and [1] too."
+    assert "".join(shown) == "See [the paper](/papers/2006.07357) and \\[1\\] too."
 
 
 def test_stream_cannot_assemble_an_image_across_pieces():

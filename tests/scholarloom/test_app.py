@@ -63,7 +63,7 @@ async def test_chat_turn_over_socketio(server, scripted, history):
     )
     assert streamed.startswith("Flor replays log statements")
     final = chat.messages("assistant_message")[-1]["output"]
-    assert "[[1]](/papers/2006.07357-hindsight-logging-for-model-training)" in final and "**Sources**" in final
+    assert "[\\[1\\]](/papers/2006.07357-hindsight-logging-for-model-training)" in final and "**Sources**" in final
 
 
 async def test_chat_about_one_paper(server, scripted, history):
@@ -76,7 +76,7 @@ async def test_chat_about_one_paper(server, scripted, history):
     intro = chat.messages("assistant_message")[0]["output"]
     assert intro.startswith("This chat is about **[Hindsight Logging for Model Training]")
     (step,) = chat.messages("tool")
-    assert step["output"].splitlines()[1].startswith("[1] Hindsight Logging for Model Training")
+    assert step["output"].splitlines()[1].startswith("\\[1\\] Hindsight Logging for Model Training")
     assert "id 2006.07357" in scripted.requests[0]["messages"][0]["content"]
 
 

@@ -92,7 +92,7 @@ async def test_history_survives_and_a_resumed_thread_keeps_its_context(server, s
     assert sent[-1] == {"role": "user", "content": "What does it need for that?"}
     assert f"[1] Hindsight Logging for Model Training (id {FLOR})" in sent[0]["content"]  # same numbers
     final = again.messages("assistant_message")[-1]["output"]
-    assert "[[1]](/papers/2006.07357" in final  # [1] still means the same paper
+    assert "[\\[1\\]](/papers/2006.07357" in final  # [1] still means the same paper
 
 
 async def test_a_follow_up_sees_what_the_last_turn_found(server, scripted, history):
@@ -258,3 +258,31 @@ async def test_threads_cannot_be_shared_while_sharing_is_off(server, scripted, h
     metadata = (await _thread(chat, thread_id)).json().get("metadata") or {}
     assert not (metadata if isinstance(metadata, dict) else {}).get("is_shared")
     await chat.sio.disconnect()
+
+
+async def test_elements_of_another_users_thread_cannot_be_added_or_deleted(server, scripted):
+    """Chainlit's PUT and DELETE /project/element take the thread and element ids from the client; Bob names
+    Alice's (issue 17, item 5)."""
+    alice, thread_id = await _converse(server, scripted)
+    await alice.sio.disconnect()
+    thread = await _settled(alice, thread_id, 1)
+    (card,) = [e for e in thread["elements"] if e["name"] == "ScholarCard"]
+    bob = ChatClient(server, "bob")
+    await bob.connect()  # the routes act through the caller's own live session, once it has a first message
+    scripted.enqueue(text("Hello Bob."))
+    await bob.ask("Hello")
+    planted = {"type": "custom", "id": str(uuid.uuid4()), "threadId": thread_id, "forId": thread["steps"][-1]["id"],
+               "name": "ScholarCard", "display": "inline", "props": {"title": "Planted by Bob"}}  # fmt: skip
+    theirs = {"type": "custom", "id": card["id"], "threadId": thread_id, "forId": card["forId"], "name": "ScholarCard",
+              "display": "inline", "props": {}}  # fmt: skip
+    async with bob.http() as http:
+        put = await http.put("/chat/project/element", json={"sessionId": bob.session_id, "element": planted})
+        delete = await http.request("DELETE", "/chat/project/element", json={"sessionId": bob.session_id,
+                                                                             "element": theirs})  # fmt: skip
+    assert put.status_code == delete.status_code == 200  # Chainlit says yes; the data layer did nothing
+    await asyncio.sleep(1)  # Chainlit writes elements in background tasks
+    await bob.sio.disconnect()
+    after = (await _thread(alice, thread_id)).json()
+    assert [e["id"] for e in after["elements"]] == [e["id"] for e in thread["elements"]]
+    async with alice.http() as http:
+        assert (await http.get(f"/chat-files/{card['objectKey']}")).status_code == 200
