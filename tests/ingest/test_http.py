@@ -66,8 +66,11 @@ def test_urls_outside_the_allow_list_are_refused(url):
 
 @pytest.mark.parametrize(
     "address",
-    ["127.0.0.1", "::ffff:127.0.0.1", "10.0.0.8", "169.254.169.254", "::1", "fd00::1", "0.0.0.0", "100.64.1.1"],
-)
+    ["127.0.0.1", "::ffff:127.0.0.1", "10.0.0.8", "169.254.169.254", "::1", "fd00::1", "0.0.0.0", "100.64.1.1",
+     # 6to4 carrying 127.0.0.1, 169.254.169.254 and 10.0.0.1; Teredo whose client is 127.0.0.1; NAT64 of the metadata
+     "2002:7f00:1::1", "2002:a9fe:a9fe::1", "2002:a00:1::1", "2001:0:4136:e378:8000:63bf:80ff:fffe",
+     "64:ff9b::a9fe:a9fe"],
+)  # fmt: skip
 def test_an_allowed_name_resolving_to_a_private_address_is_refused(address):
     replay = Replay()
     with make_client(replay, resolve=lambda _h, _p: [address]) as client, pytest.raises(FetchRefused):
@@ -167,3 +170,40 @@ def test_keys_in_the_query_never_reach_messages():
     with make_client(replay) as client, pytest.raises(FetchError) as caught:
         client.get("https://api.openalex.org/works", params={"api_key": "SECRET-KEY", "filter": "x"})
     assert "SECRET-KEY" not in str(caught.value) and "/works" in str(caught.value)
+
+
+def test_6to4_of_a_public_address_is_public():
+    assert address_is_public("2002:5db8:d822::1") and address_is_public("2606:4700::1111")
+
+
+def test_a_redirect_to_another_host_loses_the_callers_headers_and_https_never_drops_to_http():
+    replay = Replay()
+    replay.add("POST", "api.semanticscholar.org", "/graph/v1/paper/batch", status=307,
+               headers={"location": "https://api.openalex.org/works"})  # fmt: skip
+    replay.add("POST", "api.openalex.org", "/works", {"ok": True})
+    replay.add("GET", "arxiv.org", "/pdf/1", status=302, headers={"location": "http://arxiv.org/pdf/1"})
+    with make_client(replay) as client:
+        client.post_json("https://api.semanticscholar.org/graph/v1/paper/batch", {"ids": []},
+                         headers={"x-api-key": "s2-secret"})  # fmt: skip
+        with pytest.raises(FetchRefused, match="from https"):
+            client.get("https://arxiv.org/pdf/1")
+    first, second, third = replay.requests
+    assert first.headers["x-api-key"] == "s2-secret" and "x-api-key" not in second.headers
+    assert len(replay.requests) == 3  # the http:// hop was never asked
+
+
+def test_the_connection_goes_to_the_address_that_was_checked():
+    """The checked address is the one connected to: the name is never resolved again (here the system resolver
+    does not know it at all, and a second answer of the fake resolver would point elsewhere)."""
+    from tests.replay import LocalServer
+
+    server = LocalServer({"/x": lambda _p: (200, b"pinned")})
+    answers = iter([["127.0.0.1"], ["10.255.255.1"]])
+    port = int(server.host_port.split(":")[1])
+    try:
+        client = PoliteClient(user_agent="t", allowed_hosts=["rebind.invalid"],
+                              private_hosts=[f"rebind.invalid:{port}"], resolve=lambda _h, _p: next(answers))  # fmt: skip
+        with client:
+            assert client.get(f"http://rebind.invalid:{port}/x").content == b"pinned"
+    finally:
+        server.stop()
