@@ -65,14 +65,17 @@ def authenticate(engine: Engine, username: str, password: str) -> Account | None
 
 
 def clear_sign_in_failures(engine: Engine, username: str | None = None) -> int:
-    """Forget the failed sign-ins (and so the back-off) of one user name, or of every name and address;
-    returns how many keys were forgotten."""
-    from sqlalchemy import delete
+    """Forget the failed sign-ins (and so the back-off) of one user name (from every address), or of every name
+    and address; returns how many keys were forgotten."""
+    from sqlalchemy import delete, or_
 
     table = SignInFailures.__table__
     statement = delete(table)
     if username is not None:
-        statement = statement.where(table.c.key == f"user:{username.lower()[:64]}")
+        name = username.lower()[:64]
+        pairs = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        mine = or_(table.c.key == f"user:{name}", table.c.key.like(f"pair:{pairs}|%", escape="\\"))
+        statement = statement.where(mine)
     with engine.begin() as connection:
         return connection.execute(statement).rowcount
 
@@ -93,18 +96,28 @@ def address_key(address: str) -> str:
     return f"addr:{ipaddress.ip_network(f'{parsed}/64', strict=False)}"
 
 
+EVIDENCE = 3  # failures from one address against one account before the account's back-off applies to it
+
+
 def sign_in(engine: Engine, throttle: Throttle, username: str, password: str, address: str) -> Account | None:
-    """Password sign-in with throttling per account and per address: while either is backing off, every
-    attempt fails without looking at the password, so guesses during the back-off are worthless."""
-    keys = (f"user:{username.lower()[:64]}", address_key(address))
-    if throttle.retry_after(*keys) > 0:
+    """Password sign-in with throttling. An address backing off (too many failures, any account) is refused
+    without the password being looked at. So is an account backing off, but only for addresses that have
+    failed against it EVIDENCE times: an outsider's wrong guesses (one every 15 minutes, for ever) cannot lock
+    the user out of the addresses they sign in from, while a guesser gets at most EVIDENCE checked guesses per
+    account from each address (an IPv6 /64 counts as one) once the account backs off."""
+    name = username.lower()[:64]
+    user_key, addr_key = f"user:{name}", address_key(address)
+    pair_key = f"pair:{name}|{addr_key}"
+    if throttle.retry_after(addr_key, pair_key) > 0 or (
+        throttle.retry_after(user_key) > 0 and throttle.failures(pair_key) >= EVIDENCE
+    ):
         log.warning("sign-in throttled for %s from %s", username[:64], address)
         return None
     account = authenticate(engine, username, password)
     if account is None:
-        throttle.failed(*keys)
+        throttle.failed(user_key, addr_key, pair_key)
         return None
-    throttle.succeeded(keys[0])
+    throttle.succeeded(user_key, pair_key)
     return account
 
 

@@ -46,6 +46,11 @@ class Throttle:
             until = connection.execute(select(func.max(TABLE.c.blocked_until)).where(TABLE.c.key.in_(keys))).scalar()
         return max(0.0, (until or 0.0) - now)
 
+    def failures(self, key: str) -> int:
+        """How many failures a key has on record (forgotten `forget_after` seconds after the last)."""
+        with self.engine.connect() as connection:
+            return connection.execute(select(TABLE.c.failures).where(TABLE.c.key == key)).scalar() or 0
+
     def failed(self, *keys: str) -> None:
         now = self.clock()
         with self.engine.begin() as connection:

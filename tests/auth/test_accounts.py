@@ -178,3 +178,54 @@ def test_guesses_from_one_ipv6_64_count_as_one_address(engine):
     assert throttle.retry_after(address_key("2001:db8:7:9:ffff::1")) > 0  # the whole /64 waits
     assert throttle.retry_after(address_key("2001:db8:7:a::1")) == 0  # the next /64 does not
     assert address_key("203.0.113.9") == "addr:203.0.113.9" == address_key("::ffff:203.0.113.9")
+
+
+def _plain_check(monkeypatch, engine, checked: list):
+    """authenticate without argon2id's 0.1 s per guess (these tests count what the throttle lets through)."""
+    from auth import accounts
+
+    alice = add_user(engine, "alice", "right password 1")
+    monkeypatch.setattr(accounts, "authenticate",
+                        lambda _e, _u, password: checked.append(1) or (alice if password == "right password 1" else None))  # fmt: skip
+
+
+def test_an_outsider_cannot_lock_a_user_out(engine, monkeypatch):
+    """A day of targeted lockout: wrong guesses as fast as the back-off allows until it is at its 15 minutes, then
+    one every 15 minutes, keeping the account backing off. The user, from their own address, tries 30 s after
+    each guess and signs in every time, after a typo too."""
+    _plain_check(monkeypatch, engine, [])
+    now = [0.0]
+    throttle = Throttle(engine, free_failures=5, base_delay=1.0, max_delay=900.0, clock=lambda: now[0])
+    for n in range(40):  # the first two hours: the attacker guesses as soon as it may, until the waits are 15 min
+        now[0] += throttle.retry_after("addr:203.0.113.9")
+        sign_in(engine, throttle, "alice", f"burst {n}", "203.0.113.9")
+    signed_in, tries = 0, 0
+    while now[0] < 86_400:
+        now[0] += throttle.retry_after("addr:203.0.113.9")  # the attacker guesses as soon as it may
+        sign_in(engine, throttle, "alice", "one more guess", "203.0.113.9")
+        now[0] += 30
+        if tries == 0:  # the lock the attacker wants: the account is backing off when the user comes
+            assert throttle.retry_after("user:alice") > 0
+        if tries % 8 == 0:  # now and then the user mistypes first, and types it again
+            assert sign_in(engine, throttle, "alice", "rihgt password 1", "198.51.100.7") is None
+            now[0] += 10
+        tries += 1
+        signed_in += sign_in(engine, throttle, "alice", "right password 1", "198.51.100.7") is not None
+    assert tries >= 60 and signed_in == tries
+
+
+def test_guesses_from_many_addresses_are_few_per_address(engine, monkeypatch):
+    """The price of the rule above, measured: 200 addresses (each its own /64) guessing 20 times each at one
+    account get their passwords checked at most EVIDENCE times each once the account backs off (after the
+    account's free failures)."""
+    from auth.accounts import EVIDENCE
+
+    checked: list = []
+    _plain_check(monkeypatch, engine, checked)
+    now = [0.0]
+    throttle = Throttle(engine, free_failures=5, base_delay=1.0, max_delay=900.0, clock=lambda: now[0])
+    for address in range(200):
+        for guess in range(20):
+            assert sign_in(engine, throttle, "alice", f"guess {guess}", f"2001:db8:{address:x}::1") is None
+            now[0] += 0.05
+    assert len(checked) <= 200 * EVIDENCE + throttle.free_failures
