@@ -23,7 +23,7 @@ class AccountError(ValueError):
 
 def create_tables(engine: Engine) -> None:
     """The account tables, and the columns a later version added to tables an older one made."""
-    from retrieval.catalog import add_missing_columns
+    from retrieval.engine import add_missing_columns
 
     tables = [Account.__table__, ExternalIdentity.__table__, SignInFailures.__table__, UsedNonce.__table__]
     SQLModel.metadata.create_all(engine, tables=tables)

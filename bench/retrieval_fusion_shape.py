@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from retrieval_variants import (  # noqa: E402
     Bm25Scorer,
+    Experiment,
     _cached,
-    _head,
     experiment_arguments,
     ranked,
     top,
@@ -35,52 +35,38 @@ from retrieval_variants import (  # noqa: E402
 )
 
 from retrieval.embeddings import Embedder  # noqa: E402
-from ingest.beir import read_beir  # noqa: E402
 from retrieval.evaluation import evaluate  # noqa: E402
 
 
-def main() -> None:
-    args = experiment_arguments(__doc__)
-    corpus, queries, qrels = read_beir(args.beir_dir)
-    doc_ids = [r["_id"] for r in corpus]
-    embedder = Embedder(args.models)
-    texts = [f"{_head(r)} {r.get('text') or ''}".strip() for r in corpus]
-    query_ids = sorted(set(qrels["train"]) | set(qrels["test"]))
-    qpos = {q: i for i, q in enumerate(query_ids)}
-    qv, docs = np.load(args.cache / "queries.npy"), np.load(args.cache / "docs.npy")
-    dense_full = qv @ docs.T
-    bm25 = Bm25Scorer(embedder, texts)
-    sparse = np.stack([bm25.scores(queries[q]) for q in query_ids])
-    _, owners = windows_of(corpus, embedder, 80, False)
-    window_scores = qv @ np.load(args.cache / "windows_80n.npy").T
+def _best_windows(dense_full: np.ndarray, scores: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per query and paper: the best of its abstract and its windows, and its second-best window."""
     best, second = dense_full.copy(), np.full_like(dense_full, -1.0)
     order = np.argsort(owners, kind="stable")
-    bounds = np.searchsorted(owners[order], np.arange(len(corpus) + 1))
-    for j in range(len(corpus)):
+    bounds = np.searchsorted(owners[order], np.arange(dense_full.shape[1] + 1))
+    for j in range(dense_full.shape[1]):
         columns = order[bounds[j] : bounds[j + 1]]
         if len(columns):
-            sorted_scores = np.sort(window_scores[:, columns], axis=1)
+            sorted_scores = np.sort(scores[:, columns], axis=1)
             best[:, j] = np.maximum(best[:, j], sorted_scores[:, -1])
             second[:, j] = sorted_scores[:, -2] if sorted_scores.shape[1] > 1 else sorted_scores[:, -1]
+    return best, second
 
-    title_bm25 = Bm25Scorer(embedder, [r.get("title") or "" for r in corpus])
-    title_sparse = np.stack([title_bm25.scores(queries[q]) for q in query_ids])
 
-    def ndcg(
-        split: str,
-        dense: np.ndarray,
-        w: float,
-        p: float = 1.0,
-        q_exp: float = 1.0,
-        t: float = 0.0,
-        third: np.ndarray | None = None,
-        smooth: tuple[int, float, float] | None = None,
-    ) -> float:
-        third = title_sparse if third is None else third
+class Shapes:
+    """nDCG@10 of one fusion shape (weights, exponents, a third signal, neighbour smoothing) on a split."""
+
+    def __init__(self, ex: Experiment) -> None:
+        self.ex = ex
+        titles = Bm25Scorer(ex.embedder, [r.get("title") or "" for r in ex.corpus])
+        self.title_sparse = ex.lexical(titles)
+
+    def ndcg(self, split: str, dense: np.ndarray, w: float, p: float = 1.0, q_exp: float = 1.0, t: float = 0.0,
+             third: np.ndarray | None = None, smooth: tuple[int, float, float] | None = None) -> float:  # fmt: skip
+        ex, third = self.ex, self.title_sparse if third is None else third
         run = {}
-        for q in qrels[split]:
-            i = qpos[q]
-            d, s, ti = top(dense[i], 100), top(sparse[i], 100), top(third[i], 100)
+        for q in ex.qrels[split]:
+            i = ex.qpos[q]
+            d, s, ti = top(dense[i], 100), top(ex.sparse[i], 100), top(third[i], 100)
             d_max, s_max, t_max = max(d.values()), max(s.values()) or 1.0, max(ti.values()) or 1.0
             fused = {
                 k: w * (max(d.get(k, 0.0), 0.0) / d_max) ** p
@@ -88,17 +74,27 @@ def main() -> None:
                 + t * ti.get(k, 0.0) / t_max
                 for k in d.keys() | s.keys()
             }
-            if smooth:
-                k_top, beta, power = smooth
-                keys = list(fused)
-                leaders = sorted(keys, key=lambda j: -fused[j])[:k_top]
-                sim = np.maximum(docs[keys] @ docs[leaders].T, 0.0) ** power
-                sim[np.array(keys)[:, None] == np.array(leaders)[None, :]] = 0.0  # not itself
-                lift = sim @ np.array([fused[j] for j in leaders]) / k_top
-                fused = {j: fused[j] + beta * float(x) for j, x in zip(keys, lift, strict=True)}
-            run[q] = ranked(fused, doc_ids)
-        return evaluate(run, qrels[split]).ndcg10
+            run[q] = ranked(self._smoothed(fused, smooth) if smooth else fused, ex.doc_ids)
+        return evaluate(run, ex.qrels[split]).ndcg10
 
+    def _smoothed(self, fused: dict[int, float], smooth: tuple[int, float, float]) -> dict[int, float]:
+        k_top, beta, power = smooth
+        keys = list(fused)
+        leaders = sorted(keys, key=lambda j: -fused[j])[:k_top]
+        sim = np.maximum(self.ex.docs[keys] @ self.ex.docs[leaders].T, 0.0) ** power
+        sim[np.array(keys)[:, None] == np.array(leaders)[None, :]] = 0.0  # not itself
+        lift = sim @ np.array([fused[j] for j in leaders]) / k_top
+        return {j: fused[j] + beta * float(x) for j, x in zip(keys, lift, strict=True)}
+
+
+def main() -> None:
+    args = experiment_arguments(__doc__)
+    ex = Experiment(args)
+    dense_full = ex.qv @ ex.docs.T
+    _, owners = windows_of(ex.corpus, ex.embedder, 80, False)
+    best, second = _best_windows(dense_full, ex.qv @ np.load(args.cache / "windows_80n.npy").T, owners)
+    shapes = Shapes(ex)
+    ndcg = shapes.ndcg
     print(f"baseline (w 0.7): train {ndcg('train', best, 0.7):.4f}, test {ndcg('test', best, 0.7):.4f}")
     for w, p, q_exp in itertools.product((0.6, 0.7, 0.8), (1, 2, 3, 4), (0.5, 1.0)):
         print(f"sharpened w {w} p {p} q {q_exp}: train {ndcg('train', best, w, p, q_exp):.4f}", flush=True)
@@ -107,31 +103,22 @@ def main() -> None:
     for t, w in itertools.product((0.05, 0.1, 0.15, 0.2), (0.65, 0.7, 0.75)):
         print(f"title BM25 t {t} w {w}: train {ndcg('train', best, w, t=t):.4f}", flush=True)
 
-    texts_40, owners_40 = windows_of(corpus, embedder, 40, False)
-    scores_40 = qv @ _cached(args.cache / "windows_40n.npy", lambda: embedder.dense(texts_40)).T
-    best_40 = dense_full.copy()
-    order_40 = np.argsort(owners_40, kind="stable")
-    bounds_40 = np.searchsorted(owners_40[order_40], np.arange(len(corpus) + 1))
-    for j in range(len(corpus)):
-        columns = order_40[bounds_40[j] : bounds_40[j + 1]]
-        if len(columns):
-            best_40[:, j] = np.maximum(best_40[:, j], scores_40[:, columns].max(axis=1))
+    texts_40, owners_40 = windows_of(ex.corpus, ex.embedder, 40, False)
+    scores_40 = ex.qv @ _cached(args.cache / "windows_40n.npy", lambda: ex.embedder.dense(texts_40)).T
+    best_40, _ = _best_windows(dense_full, scores_40, owners_40)
     for mix, w in itertools.product((1.0, 0.5), (0.6, 0.7)):
         label = "40-token windows" if mix == 1.0 else "40- and 80-token windows averaged"
         print(f"{label} ({len(texts_40)}) w {w}: train {ndcg('train', mix * best_40 + (1 - mix) * best, w):.4f}")
 
     for bigrams in (False, True):
-        wordpiece = np.stack([_wordpiece_bm25(embedder, texts, queries[q], bigrams) for q in query_ids])
+        wordpiece = np.stack([_wordpiece_bm25(ex.embedder, ex.texts, ex.queries[q], bigrams) for q in ex.query_ids])
         for t, w in itertools.product((0.1, 0.2, 0.3), (0.6, 0.7)):
             label = "WordPiece BM25" + (" + bigrams" if bigrams else "")
             print(f"{label} t {t} w {w}: train {ndcg('train', best, w, t=t, third=wordpiece):.4f}", flush=True)
 
     for k_top, beta, power in itertools.product((3, 5, 10), (0.05, 0.1, 0.2), (1, 3)):
-        print(
-            f"neighbour smoothing k {k_top} beta {beta} p {power}: "
-            f"train {ndcg('train', best, 0.7, smooth=(k_top, beta, power)):.4f}",
-            flush=True,
-        )
+        score = ndcg("train", best, 0.7, smooth=(k_top, beta, power))
+        print(f"neighbour smoothing k {k_top} beta {beta} p {power}: train {score:.4f}", flush=True)
 
 
 _WORDPIECE: dict = {}

@@ -25,18 +25,15 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from bench.retrieval_variants import (
-    Bm25Scorer,
+    Experiment,
     _cached,
-    _head,
     experiment_arguments,
     paper_scores,
     ranked,
     top,
     windows_of,
 )
-from retrieval.embeddings import Embedder
 from retrieval.fusion import FusionParams, fuse
-from ingest.beir import read_beir
 from retrieval.evaluation import evaluate
 
 _PARENTHESIS = re.compile(r"\(([^()\s;,]{2,10})\)")
@@ -72,38 +69,32 @@ def acronyms(text: str) -> list[tuple[str, str]]:
     return found
 
 
-def main() -> None:
-    args = experiment_arguments(__doc__)
-    corpus, queries, qrels = read_beir(args.beir_dir)
-    doc_ids = [r["_id"] for r in corpus]
-    where = {d: j for j, d in enumerate(doc_ids)}
-    embedder = Embedder(args.models)
-    texts = [f"{_head(r)} {r.get('text') or ''}".strip() for r in corpus]
-    query_ids = sorted(set(qrels["train"]) | set(qrels["test"]))
-    qpos = {q: i for i, q in enumerate(query_ids)}
-    train = list(qrels["train"])
-    qv, docs = np.load(args.cache / "queries.npy"), np.load(args.cache / "docs.npy")
-    windows = np.load(args.cache / "windows_80n.npy")
-    _, owners = windows_of(corpus, embedder, 80, False)
-    bm25 = Bm25Scorer(embedder, texts)
-    sparse = np.stack([bm25.scores(queries[q]) for q in query_ids])
+class QuerySide:
+    """The product's mix over the cached vectors, for rewritten or moved queries."""
 
-    def dense_scores(vectors: np.ndarray) -> np.ndarray:
-        return paper_scores(vectors, docs, windows, owners)
+    def __init__(self, args) -> None:
+        self.ex = Experiment(args)
+        self.train = list(self.ex.qrels["train"])
+        self.windows = np.load(args.cache / "windows_80n.npy")
+        _, self.owners = windows_of(self.ex.corpus, self.ex.embedder, 80, False)
+        self.base = self.dense_scores(self.ex.qv)
 
-    def ndcg(dense: np.ndarray, lexical: np.ndarray, subset: list[str] | None = None) -> float:
-        run = {}
-        for q in subset or train:
-            fused = fuse(top(dense[qpos[q]], 100), top(lexical[qpos[q]], 100), FusionParams())  # the product's
-            run[q] = ranked(fused, doc_ids)
-        return evaluate(run, {q: qrels["train"][q] for q in run}).ndcg10
+    def dense_scores(self, vectors: np.ndarray) -> np.ndarray:
+        return paper_scores(vectors, self.ex.docs, self.windows, self.owners)
 
-    base = dense_scores(qv)
-    print(f"baseline (the product's mix): train {ndcg(base, sparse):.4f}", flush=True)
+    def ndcg(self, dense: np.ndarray, lexical: np.ndarray, subset: list[str] | None = None) -> float:
+        ex, run = self.ex, {}
+        for q in subset or self.train:
+            fused = fuse(top(dense[ex.qpos[q]], 100), top(lexical[ex.qpos[q]], 100), FusionParams())  # the product's
+            run[q] = ranked(fused, ex.doc_ids)
+        return evaluate(run, {q: ex.qrels["train"][q] for q in run}).ndcg10
 
-    # 1. Acronyms mined from the corpus.
+
+def _acronym_expansion(side: QuerySide) -> None:
+    """1. Acronyms mined from the corpus."""
+    ex = side.ex
     defined: dict[str, Counter] = defaultdict(Counter)
-    for text in texts:
+    for text in ex.texts:
         for short, long in acronyms(text):
             defined[short][long] += 1
     expansion = {short: forms.most_common(1)[0][0] for short, forms in defined.items()}
@@ -121,33 +112,46 @@ def main() -> None:
 
     print(f"{len(expansion)} short forms defined in the corpus", flush=True)
     for both_ways in (False, True):
-        rewritten = {q: expanded(queries[q], both_ways) for q in query_ids}
-        touched = sum(rewritten[q] != queries[q] for q in train)
-        lexical = np.stack([bm25.scores(rewritten[q]) for q in query_ids])
-        dense = dense_scores(embedder.dense([rewritten[q] for q in query_ids]))
+        rewritten = {q: expanded(ex.queries[q], both_ways) for q in ex.query_ids}
+        touched = sum(rewritten[q] != ex.queries[q] for q in side.train)
+        lexical = ex.lexical(ex.bm25, rewritten)
+        dense = side.dense_scores(ex.embedder.dense([rewritten[q] for q in ex.query_ids]))
         label = "short -> long and long -> short" if both_ways else "short -> long"
         print(
-            f"acronyms, {label} ({touched} of {len(train)} train claims rewritten): BM25 {ndcg(base, lexical):.4f}, "
-            f"dense {ndcg(dense, sparse):.4f}, both {ndcg(dense, lexical):.4f}",
+            f"acronyms, {label} ({touched} of {len(side.train)} train claims rewritten): BM25 "
+            f"{side.ndcg(side.base, lexical):.4f}, dense {side.ndcg(dense, ex.sparse):.4f}, both "
+            f"{side.ndcg(dense, lexical):.4f}",
             flush=True,
         )
 
-    # 2. A query adapter learned from title -> abstract pairs.
-    titles = _cached(args.cache / "titles.npy", lambda: embedder.dense([r.get("title") or "" for r in corpus]))
-    bare = _cached(args.cache / "abstracts.npy", lambda: embedder.dense([r.get("text") or "" for r in corpus]))
+
+def _query_adapter(side: QuerySide, cache) -> None:
+    """2. A query adapter learned from title -> abstract pairs."""
+    ex, corpus = side.ex, side.ex.corpus
+    where = {d: j for j, d in enumerate(ex.doc_ids)}
+    titles = _cached(cache / "titles.npy", lambda: ex.embedder.dense([r.get("title") or "" for r in corpus]))
+    bare = _cached(cache / "abstracts.npy", lambda: ex.embedder.dense([r.get("text") or "" for r in corpus]))
     half = np.random.default_rng(0).permutation(len(corpus))[: len(corpus) // 2]
     in_half = np.zeros(len(corpus), dtype=bool)
     in_half[half] = True
-    unseen = [q for q in train if not any(in_half[where[d]] for d in qrels["train"][q])]
+    unseen = [q for q in side.train if not any(in_half[where[d]] for d in ex.qrels["train"][q])]
     print(f"claims whose judged documents all lie outside the random half: {len(unseen)}; baseline on them "
-          f"{ndcg(base, sparse, unseen):.4f}", flush=True)  # fmt: skip
+          f"{side.ndcg(side.base, ex.sparse, unseen):.4f}", flush=True)  # fmt: skip
     for steps in (100, 300):
         for name, rows, subset in (("all documents", np.arange(len(corpus)), None), ("half", half, unseen)):
             adapter = _adapter(titles[rows], bare[rows], steps)
             for alpha in (0.5, 1.0):
-                moved = (1 - alpha) * qv + alpha * _unit(qv @ adapter.T)
-                score = ndcg(dense_scores(_unit(moved)), sparse, subset)
+                moved = (1 - alpha) * ex.qv + alpha * _unit(ex.qv @ adapter.T)
+                score = side.ndcg(side.dense_scores(_unit(moved)), ex.sparse, subset)
                 print(f"adapter on {name}, {steps} steps, alpha {alpha}: train {score:.4f}", flush=True)
+
+
+def main() -> None:
+    args = experiment_arguments(__doc__)
+    side = QuerySide(args)
+    print(f"baseline (the product's mix): train {side.ndcg(side.base, side.ex.sparse):.4f}", flush=True)
+    _acronym_expansion(side)
+    _query_adapter(side, args.cache)
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

@@ -66,48 +66,45 @@ def _folds(queries: list[str], qrels: dict, by_document: bool, k: int = 5) -> li
     return folds
 
 
-def main() -> None:
-    args = experiment_arguments(__doc__)
-    try:
-        import lightgbm as lgb
-    except ImportError:
-        raise SystemExit("this experiment needs LightGBM: pip install lightgbm==4.7.0") from None
-    corpus, queries, qrels = read_beir(args.beir_dir)
-    train = qrels["train"]
-    embedder = Embedder(args.models)
-    texts = [f"{_head(r)} {r.get('text') or ''}".strip() for r in corpus]
-    doc_index = {r["_id"]: j for j, r in enumerate(corpus)}
-    all_ids = sorted(set(qrels["train"]) | set(qrels["test"]))  # the cache's row order
-    qv = np.load(args.cache / "queries.npy")[[all_ids.index(q) for q in sorted(train)]]
-    full = qv @ np.load(args.cache / "docs.npy").T
-    _, owners = windows_of(corpus, embedder, 80, False)
-    window_scores = qv @ np.load(args.cache / "windows_80n.npy").T
-    bm25 = Bm25Scorer(embedder, texts)
-    _, sparse_model = embedder._load()
-    order = np.argsort(owners, kind="stable")
-    bounds = np.searchsorted(owners[order], np.arange(len(corpus) + 1))
-    windows = [order[bounds[j] : bounds[j + 1]] for j in range(len(corpus))]
+class Candidates:
+    """Each train query's candidates and their features, from the cached vectors."""
 
-    rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    for i, q in enumerate(sorted(train)):
-        sparse = bm25.scores(queries[q])
-        terms = next(iter(sparse_model.query_embed(queries[q]))).indices.tolist()
+    def __init__(self, args) -> None:
+        corpus, self.queries, qrels = read_beir(args.beir_dir)
+        self.train = qrels["train"]
+        embedder = Embedder(args.models)
+        self.doc_index = {r["_id"]: j for j, r in enumerate(corpus)}
+        all_ids = sorted(set(qrels["train"]) | set(qrels["test"]))  # the cache's row order
+        qv = np.load(args.cache / "queries.npy")[[all_ids.index(q) for q in sorted(self.train)]]
+        self.full = qv @ np.load(args.cache / "docs.npy").T
+        _, owners = windows_of(corpus, embedder, 80, False)
+        self.window_scores = qv @ np.load(args.cache / "windows_80n.npy").T
+        self.bm25 = Bm25Scorer(embedder, [f"{_head(r)} {r.get('text') or ''}".strip() for r in corpus])
+        _, self.sparse_model = embedder._load()
+        order = np.argsort(owners, kind="stable")
+        bounds = np.searchsorted(owners[order], np.arange(len(corpus) + 1))
+        self.windows = [order[bounds[j] : bounds[j + 1]] for j in range(len(corpus))]
+
+    def rows(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per train query: (features, relevance, the fixed mix's scores) of its candidates."""
+        return {q: self.row(i, q) for i, q in enumerate(sorted(self.train))}
+
+    def row(self, i: int, q: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        full, window_scores, windows = self.full, self.window_scores, self.windows
+        sparse = self.bm25.scores(self.queries[q])
+        terms = next(iter(self.sparse_model.query_embed(self.queries[q]))).indices.tolist()
         best = full[i].copy()
         for j, columns in enumerate(windows):
             if len(columns):
                 best[j] = max(best[j], window_scores[i, columns].max())
         candidates = np.union1d(np.argsort(-best)[:100], np.argsort(-sparse)[:100])
         per_window = [np.sort(window_scores[i, windows[j]])[::-1] for j in candidates]
-        second = np.array(
-            [
-                w[1] if len(w) > 1 else (w[0] if len(w) else full[i, j])
-                for w, j in zip(per_window, candidates, strict=True)
-            ]
-        )
-        mean = np.array([w.mean() if len(w) else full[i, j] for w, j in zip(per_window, candidates, strict=True)])
+        pairs = list(zip(per_window, candidates, strict=True))
+        second = np.array([w[1] if len(w) > 1 else (w[0] if len(w) else full[i, j]) for w, j in pairs])
+        mean = np.array([w.mean() if len(w) else full[i, j] for w, j in pairs])
         present = np.zeros(len(candidates))
         for t in terms:
-            hits = {j for j, _ in bm25.postings.get(t, ())}
+            hits = {j for j, _ in self.bm25.postings.get(t, ())}
             present += np.array([j in hits for j in candidates]) / max(len(terms), 1)
         columns = [best[candidates], sparse[candidates], present, full[i, candidates], second, mean]
         x = np.stack(
@@ -115,10 +112,33 @@ def main() -> None:
             + [np.full(len(candidates), len(terms)), np.array([len(windows[j]) for j in candidates])],
             axis=1,
         )
-        relevant = np.isin(candidates, [doc_index[d] for d in train[q] if d in doc_index]).astype(float)
-        mix = 0.7 * np.maximum(x[:, 0], 0) + 0.3 * x[:, 3]
-        rows[q] = (x, relevant, mix)
+        judged = [self.doc_index[d] for d in self.train[q] if d in self.doc_index]
+        relevant = np.isin(candidates, judged).astype(float)
+        return x, relevant, 0.7 * np.maximum(x[:, 0], 0) + 0.3 * x[:, 3]
 
+
+def _cross_validated(lgb, rows, folds: list[list[str]], params: dict, rounds: int) -> float:
+    total = []
+    for k, held_out in enumerate(folds):
+        fit = [q for j, f in enumerate(folds) if j != k for q in f]
+        data = lgb.Dataset(
+            np.concatenate([rows[q][0] for q in fit]),
+            np.concatenate([rows[q][1] for q in fit]),
+            group=[len(rows[q][1]) for q in fit],
+        )
+        booster = lgb.train(params, data, rounds)
+        total += [_ndcg(booster.predict(rows[q][0]), rows[q][1]) for q in held_out]
+    return float(np.mean(total))
+
+
+def main() -> None:
+    args = experiment_arguments(__doc__)
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        raise SystemExit("this experiment needs LightGBM: pip install lightgbm==4.7.0") from None
+    found = Candidates(args)
+    rows, train = found.rows(), found.train
     print(f"SciFact train, {len(rows)} queries, 5-fold cross-validated nDCG@10\n")
     print("| ranker | folds of queries | folds that never split a judged document |\n|---|---|---|")
     fold_sets = {way: _folds(sorted(train), train, way) for way in (False, True)}
@@ -129,19 +149,7 @@ def main() -> None:
             "objective": "lambdarank", "learning_rate": 0.02, "num_leaves": leaves, "min_data_in_leaf": least,
             "bagging_fraction": 0.8, "bagging_freq": 1, "feature_fraction": 0.7, "seed": 0, "verbose": -1,
         }  # fmt: skip
-        scores = {}
-        for way, folds in fold_sets.items():
-            total = []
-            for k, held_out in enumerate(folds):
-                fit = [q for j, f in enumerate(folds) if j != k for q in f]
-                data = lgb.Dataset(
-                    np.concatenate([rows[q][0] for q in fit]),
-                    np.concatenate([rows[q][1] for q in fit]),
-                    group=[len(rows[q][1]) for q in fit],
-                )
-                booster = lgb.train(params, data, rounds)
-                total += [_ndcg(booster.predict(rows[q][0]), rows[q][1]) for q in held_out]
-            scores[way] = np.mean(total)
+        scores = {way: _cross_validated(lgb, rows, folds, params, rounds) for way, folds in fold_sets.items()}
         print(f"| LambdaMART, {leaves} leaves, {rounds} trees | {scores[False]:.4f} | {scores[True]:.4f} |", flush=True)
 
 

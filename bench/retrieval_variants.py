@@ -56,6 +56,25 @@ def experiment_arguments(doc: str | None) -> argparse.Namespace:
     return parser.parse_args()
 
 
+class Experiment:
+    """What the experiments that read this script's cache share: SciFact, the product's encoder, the cached
+    query and document vectors, and BM25 scores of every query over every document."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.corpus, self.queries, self.qrels = read_beir(args.beir_dir)
+        self.doc_ids = [r["_id"] for r in self.corpus]
+        self.embedder = Embedder(args.models)
+        self.texts = [f"{_head(r)} {r.get('text') or ''}".strip() for r in self.corpus]
+        self.query_ids = sorted(set(self.qrels["train"]) | set(self.qrels["test"]))
+        self.qpos = {q: i for i, q in enumerate(self.query_ids)}
+        self.qv, self.docs = np.load(args.cache / "queries.npy"), np.load(args.cache / "docs.npy")
+        self.bm25 = Bm25Scorer(self.embedder, self.texts)
+        self.sparse = self.lexical(self.bm25)
+
+    def lexical(self, scorer: "Bm25Scorer", rewritten: dict[str, str] | None = None) -> np.ndarray:
+        return np.stack([scorer.scores((rewritten or self.queries)[q]) for q in self.query_ids])
+
+
 def windows_of(corpus, embedder: Embedder, tokens: int, overlap: bool) -> tuple[list[str], np.ndarray]:
     """The product's own windowing (ingest.pipeline.abstract_windows) applied to BEIR rows."""
     texts, owners = [], []

@@ -19,7 +19,7 @@ from auth.sessions import request_user
 from auth.threads import is_uuid, may_set_owner
 from chatui.files import LocalFiles
 from chatui.tables import async_url
-from retrieval.catalog import sqlite_pragmas
+from retrieval.engine import sqlite_pragmas
 
 log = logging.getLogger(__name__)
 # The chat handler keeps the conversation under this one session key and rebuilds it from a thread's steps on

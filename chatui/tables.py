@@ -94,7 +94,7 @@ def create_history_tables(engine: Engine) -> None:
 def async_url(url: str) -> str:
     """The async driver's URL for the catalog's database (Chainlit's data layer is async): aiosqlite for SQLite;
     psycopg 3 serves both ways for PostgreSQL."""
-    from retrieval.catalog import with_driver
+    from retrieval.engine import with_driver
 
     url = with_driver(url)
     return "sqlite+aiosqlite://" + url[len("sqlite://") :] if url.startswith("sqlite://") else url

@@ -11,7 +11,8 @@ from itertools import islice
 
 from ingest.fulltext import passages
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog, hold_write_lock
+from retrieval.catalog import Catalog
+from retrieval.engine import hold_write_lock
 from retrieval.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder, SparseVector
 from retrieval.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index, IndexPoint
 from retrieval.models import Paper

@@ -202,24 +202,29 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         page = following_page(deps.library, deps.follows.followed(user), deps.follows.feed_key(user))
         return respond(request, deps, page, "following.html")
 
+    def own_form(request: Request, available: bool) -> tuple[str | None, Response | None]:
+        """The signed-in user of a form posted from this site, or the answer that refuses it."""
+        user = deps.viewer(request)
+        if user is None or not available:
+            return None, PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
+        if not same_origin(request):
+            return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        return user, None
+
     @router.post("/me/feed-key", include_in_schema=False)
     def rotate_feed_key(request: Request) -> Response:
-        user = deps.viewer(request)
-        if user is None or deps.follows is None:
-            return PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
-        if not same_origin(request):
-            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        user, refused = own_form(request, deps.follows is not None)
+        if refused:
+            return refused
         deps.follows.rotate(user)
         return RedirectResponse("/me/following", status_code=303)
 
     @router.post("/me/sign-out-everywhere", include_in_schema=False)
     def sign_out_everywhere(request: Request) -> Response:
         """Every session of the user ends (this browser's too), wherever it was opened."""
-        user = deps.viewer(request)
-        if user is None or deps.end_sessions is None:
-            return PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
-        if not same_origin(request):
-            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        user, refused = own_form(request, deps.end_sessions is not None)
+        if refused:
+            return refused
         deps.end_sessions(user)
         response = RedirectResponse("/chat/login", status_code=303)
         for name in request.cookies:

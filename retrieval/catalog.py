@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from sqlalchemy import event, func, update
-from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, SQLModel, create_engine, select
+from sqlmodel import Session, SQLModel, select
 
+from retrieval.engine import add_missing_columns, make_engine
 from retrieval.jobs import Job, JobWorker  # noqa: F401  (the jobs tables live in the catalog's database)
 from retrieval.models import (
     VERSIONED,
@@ -57,65 +57,6 @@ class PaperView:
 
     paper: Paper
     authors: list[AuthorView]
-
-
-def sqlite_pragmas(dbapi_connection, _record) -> None:
-    """Every SQLite connection (the catalog's and the chat history's): write-ahead log, so readers never wait
-    for the writer; fsync at checkpoints rather than at every commit (synchronous=NORMAL: a power cut can lose
-    the last commits, never corrupt the file); wait up to 10 s for the write lock instead of failing."""
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=10000")
-    cursor.close()
-
-
-def hold_write_lock(session: Session) -> None:
-    """On SQLite, take the write lock before the transaction reads anything (BEGIN IMMEDIATE, waiting up to the
-    busy timeout for it); elsewhere nothing. A transaction that SQLite starts with a read (a SAVEPOINT, then
-    SELECTs) fails its first write at once with "database is locked" when another connection committed in
-    between: its snapshot is stale, and waiting cannot help."""
-    connection = session.connection()
-    if connection.dialect.name == "sqlite" and not connection.connection.dbapi_connection.in_transaction:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
-
-
-def with_driver(url: str) -> str:
-    """PostgreSQL URLs without a driver use psycopg 3 (the one we ship; SQLAlchemy's default is psycopg2)."""
-    for bare in ("postgresql://", "postgres://"):
-        if url.startswith(bare):
-            return "postgresql+psycopg://" + url[len(bare) :]
-    return url
-
-
-def make_engine(url: str) -> Engine:
-    url = with_driver(url)
-    if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False})
-        event.listen(engine, "connect", sqlite_pragmas)
-        return engine
-    return create_engine(url, pool_pre_ping=True)
-
-
-def add_missing_columns(engine: Engine) -> list[str]:
-    """Add columns that later versions introduced to tables an older version created (nullable ones only;
-    the catalog has no other migrations yet). Returns what was added."""
-    from sqlalchemy import inspect, text
-
-    added = []
-    inspector = inspect(engine)
-    for table in SQLModel.metadata.sorted_tables:
-        if not inspector.has_table(table.name):
-            continue
-        present = {c["name"] for c in inspector.get_columns(table.name)}
-        for column in table.columns:
-            if column.name not in present and column.nullable:
-                kind = column.type.compile(dialect=engine.dialect)
-                with engine.begin() as connection:
-                    connection.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}'))
-                added.append(f"{table.name}.{column.name}")
-    return added
 
 
 class Catalog:

@@ -128,7 +128,7 @@ def test_a_rerun_on_postgresql_changes_nothing(pg_catalog):
 
 
 def test_users_and_follows_on_postgresql(postgres):
-    from retrieval.catalog import make_engine
+    from retrieval.engine import make_engine
 
     engine = make_engine(postgres.new_database())
     create_tables(engine)
@@ -153,7 +153,7 @@ async def test_chat_history_on_postgresql(server, postgres, tmp_path):
     from chainlit.user import User
 
     from chatui.layer import HistoryLayer
-    from retrieval.catalog import make_engine
+    from retrieval.engine import make_engine
 
     url = postgres.new_database()
     engine = make_engine(url)

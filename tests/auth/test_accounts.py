@@ -8,7 +8,7 @@ from sqlmodel import Session, select
 from auth.accounts import AccountError, add_user, address_key, authenticate, create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
-from retrieval.catalog import make_engine
+from retrieval.engine import make_engine
 
 
 @pytest.fixture
@@ -185,8 +185,11 @@ def _plain_check(monkeypatch, engine, checked: list):
     from auth import accounts
 
     alice = add_user(engine, "alice", "right password 1")
-    monkeypatch.setattr(accounts, "authenticate",
-                        lambda _e, _u, password: checked.append(1) or (alice if password == "right password 1" else None))  # fmt: skip
+    def check(_engine, _username, password):
+        checked.append(1)
+        return alice if password == "right password 1" else None
+
+    monkeypatch.setattr(accounts, "authenticate", check)
 
 
 def test_an_outsider_cannot_lock_a_user_out(engine, monkeypatch):

@@ -12,7 +12,7 @@ async def test_thread_metadata_never_holds_the_conversation(server, tmp_path):
     from chainlit.context import init_http_context
     from chainlit.user import User
 
-    from retrieval.catalog import make_engine
+    from retrieval.engine import make_engine
     from assistant.conversation import Conversation
     from assistant.tools import Card, SourceBook
     from chatui.files import LocalFiles

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.http import FetchError, FetchRefused, PoliteClient, Politeness, address_is_public, retry_after_seconds
+from ingest.addresses import address_is_public
+from ingest.http import FetchError, FetchRefused, PoliteClient, Politeness, retry_after_seconds
 from tests.replay import Replay, public_resolver
 
 

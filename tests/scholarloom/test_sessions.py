@@ -64,6 +64,16 @@ def test_disabling_a_user_ends_their_chat_socket_and_page_sessions_at_the_next_r
     asyncio.run(scenario())
 
 
+def _state(engine) -> str:
+    """What the sign-in saw, for a failure's message."""
+    from sqlalchemy import text
+
+    with engine.connect() as connection:
+        account = connection.execute(text("SELECT active, session_version FROM accounts WHERE username = 'frank'")).all()
+        throttled = connection.execute(text("SELECT key, failures, blocked_until FROM sign_in_failures")).all()
+    return f"account {account}, throttle {throttled}"
+
+
 def _message(user, text):
     from tests.serve import user_message
 
@@ -108,7 +118,8 @@ def test_the_users_commands_disable_enable_and_sign_out(server, frank, demo):
     assert "may sign in again" in users("enable", "frank").stdout
     assert _chat_user(server, token) == 401  # the sessions that ended stay ended
     clear_sign_in_failures(frank)  # the refused sign-in above (and other tests' from this address) count as failures
-    assert httpx.post(f"{server}/chat/login", data={"username": "frank", "password": PASSWORD}).status_code == 200
+    again = httpx.post(f"{server}/chat/login", data={"username": "frank", "password": PASSWORD})
+    assert again.status_code == 200, _state(frank)
     missing = users("disable", "nobody-here")
     assert missing.returncode != 0 and "no user 'nobody-here'" in missing.stdout + missing.stderr
 
