@@ -202,18 +202,9 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         page = following_page(deps.library, deps.follows.followed(user), deps.follows.feed_key(user))
         return respond(request, deps, page, "following.html")
 
-    def own_form(request: Request, available: bool) -> tuple[str | None, Response | None]:
-        """The signed-in user of a form posted from this site, or the answer that refuses it."""
-        user = deps.viewer(request)
-        if user is None or not available:
-            return None, PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
-        if not same_origin(request):
-            return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
-        return user, None
-
     @router.post("/me/feed-key", include_in_schema=False)
     def rotate_feed_key(request: Request) -> Response:
-        user, refused = own_form(request, deps.follows is not None)
+        user, refused = _own_form(request, deps, deps.follows is not None)
         if refused:
             return refused
         deps.follows.rotate(user)
@@ -222,7 +213,7 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
     @router.post("/me/sign-out-everywhere", include_in_schema=False)
     def sign_out_everywhere(request: Request) -> Response:
         """Every session of the user ends (this browser's too), wherever it was opened."""
-        user, refused = own_form(request, deps.end_sessions is not None)
+        user, refused = _own_form(request, deps, deps.end_sessions is not None)
         if refused:
             return refused
         deps.end_sessions(user)
@@ -242,6 +233,16 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         body = rss_of(deps.library, base, papers, "ScholarLoom: new papers by researchers you follow",
                       base + "/me/following", f"{base}/me/feed.xml")  # fmt: skip
         return Response(body, media_type="application/rss+xml; charset=utf-8", headers={"Cache-Control": "private"})
+
+
+def _own_form(request: Request, deps: PagesDeps, available: bool) -> tuple[str | None, Response | None]:
+    """The signed-in user of a form posted from this site, or the answer that refuses it."""
+    user = deps.viewer(request)
+    if user is None or not available:
+        return None, PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
+    if not same_origin(request):
+        return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+    return user, None
 
 
 def _search(router: APIRouter, deps: PagesDeps) -> None:
