@@ -44,6 +44,9 @@ def prepare_models(models_dir: Path) -> tuple[Path, Path]:
     return dense_dir, bm25_dir
 
 
+QUERIES_REMEMBERED = 256
+
+
 class Embedder:
     """Loads both models on first use (a second or so), then embeds documents and queries."""
 
@@ -52,6 +55,7 @@ class Embedder:
         self.threads = threads
         self.remembered_texts = remembered_texts  # ~1.6 KB each: 20,000 sentences are about 32 MB
         self._remembered: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries: OrderedDict[str, Embedded] = OrderedDict()  # the last QUERIES_REMEMBERED queries
         self._cache_lock = threading.Lock()
         self._lock = threading.Lock()
         self._dense = None
@@ -142,7 +146,19 @@ class Embedder:
         return [Embedded(d, s) for d, s in zip(dense_vectors, sparse_vectors, strict=True)]
 
     def query(self, text: str) -> Embedded:
+        """A query's vectors. The last few queries are remembered: one turn asks the papers and the full text with
+        the same words (the vectors are shared: read them, never change them)."""
+        with self._cache_lock:
+            if (known := self._queries.get(text)) is not None:
+                self._queries.move_to_end(text)
+                return known
         dense, sparse = self._load()
         dense_vector = next(iter(dense.query_embed(text)))
         sparse_vector = next(iter(sparse.query_embed(text)))
-        return Embedded(dense_vector, SparseVector(sparse_vector.indices.tolist(), sparse_vector.values.tolist()))
+        dense_vector.setflags(write=False)
+        embedded = Embedded(dense_vector, SparseVector(sparse_vector.indices.tolist(), sparse_vector.values.tolist()))
+        with self._cache_lock:
+            self._queries[text] = embedded
+            while len(self._queries) > QUERIES_REMEMBERED:
+                self._queries.popitem(last=False)
+        return embedded

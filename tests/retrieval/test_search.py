@@ -136,3 +136,16 @@ def test_institutions_stored_before_search_keys_get_them(tmp_path):
         (institution,) = session.exec(select(Institution)).all()
     assert institution.search_key == "universite de montreal udem"
     catalog.close()
+
+
+def test_a_turn_embeds_its_query_once(embedder, monkeypatch):
+    """Retrieval-only mode searches the papers and then their full text with the same words: the second search
+    reuses the first's vectors, which nobody may change."""
+    dense, _ = embedder._load()
+    asked = []
+    real = dense.query_embed
+    monkeypatch.setattr(dense, "query_embed", lambda text, **kw: asked.append(text) or real(text, **kw))
+    first = embedder.query("replaying log statements from training checkpoints, asked twice")
+    second = embedder.query("replaying log statements from training checkpoints, asked twice")
+    assert asked == ["replaying log statements from training checkpoints, asked twice"] and second is first
+    assert not first.dense.flags.writeable
