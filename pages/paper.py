@@ -6,13 +6,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote
 
-from pages.addresses import external, paper_path
+from pages.addresses import external, paper_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
 from retrieval.catalog import PaperView
 from retrieval.library import Library
 from retrieval.models import Paper
 
 MAX_REFERENCES_SHOWN = 50
+MAX_CITING_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Author:
+    name: str
+    href: str | None  # the researcher's page, when the catalog knows who they are
+    institution: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,9 @@ class PaperPage:
     novelty: str | None
     references: list[Reference]
     reference_count: int
+    author_links: list[Author]
+    citing: list[Link]  # papers of this archive that cite it, newest first
+    citing_count: int
 
     @property
     def date_label(self) -> str:
@@ -80,7 +91,7 @@ class PaperPage:
 
     def to_markdown(self) -> str:
         lines = [f"# {md_escape(self.title)}", ""]
-        lines.append(f"**Authors:** {md_escape(', '.join(self.authors)) or 'unknown'}")
+        lines.append(f"**Authors:** {', '.join(_author_markdown(a) for a in self.author_links) or 'unknown'}")
         if self.arxiv_id:
             lines.append(f"**arXiv:** {self.arxiv_id}" + (f" (v{self.version})" if self.version else ""))
         if self.published:
@@ -122,7 +133,15 @@ class PaperPage:
             lines += [
                 f"- [{md_escape(r.label)}]({r.href})" if r.href else f"- {md_escape(r.label)}" for r in self.references
             ]
+        if self.citing:
+            lines += ["", f"## Cited by ({self.citing_count} in this archive)", ""]
+            lines += [f"- [{md_escape(link.label)}]({link.href})" for link in self.citing]
         return "\n".join(lines) + "\n"
+
+
+def _author_markdown(author: Author) -> str:
+    name = f"[{md_escape(author.name)}]({author.href})" if author.href else md_escape(author.name)
+    return name + (f" ({md_escape(author.institution)})" if author.institution else "")
 
 
 def _reference(citation, in_corpus: dict) -> Reference:
@@ -174,6 +193,11 @@ def build_paper_page(library: Library, view: PaperView) -> PaperPage:
     if paper.openalex_id:
         links.append(Link("OpenAlex", external("https://openalex.org/", paper.openalex_id)))
     references, reference_count = reference_items(library, paper.id)
+    citing = library.cited_by(paper.id, MAX_CITING_SHOWN)
+    authors = [
+        Author(a.name, researcher_path(a.researcher_id, a.name) if a.researcher_id else None, a.institution)
+        for a in view.authors
+    ]
     return PaperPage(
         id=paper.id,
         arxiv_id=paper.arxiv_id,
@@ -199,6 +223,9 @@ def build_paper_page(library: Library, view: PaperView) -> PaperPage:
         novelty=paper.novelty,
         references=references,
         reference_count=reference_count,
+        author_links=authors,
+        citing=[Link(p.title, paper_path(p)) for p in citing.papers],
+        citing_count=citing.total,
     )
 
 

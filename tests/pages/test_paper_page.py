@@ -44,7 +44,9 @@ async def test_paper_html(client):
     assert "default-src 'self'" in response.headers["content-security-policy"]
     soup = BeautifulSoup(response.text, "html.parser")
     assert soup.h1.get_text(strip=True) == "Hindsight Logging for Model Training"
-    assert [a.get_text(strip=True) for a in soup.select(".authors .author")] == AUTHORS
+    authors = soup.select(".authors .author > a")
+    assert [a.get_text(strip=True) for a in authors] == AUTHORS  # each linked to their researcher page
+    assert all(re.fullmatch(r"/researchers/\d+-[a-z0-9-]+", a["href"]) for a in authors)
     assert soup.find("link", rel="canonical")["href"] == "http://test" + CANONICAL
     assert "Submitted 12 June 2020" in soup.select_one(".dates").get_text(" ", strip=True)
     assert soup.select_one('a[href="/chat?paper=2006.07357"]').get_text() == "Chat about this paper"
@@ -60,7 +62,8 @@ async def test_paper_markdown_by_accept_and_suffix(client, demo):
     assert by_accept.headers["content-type"].startswith("text/markdown")
     assert by_accept.text == by_suffix.text == paper_page(demo.library(), "2006.07357").to_markdown()
     assert by_accept.text.startswith("# Hindsight Logging for Model Training")
-    assert ", ".join(AUTHORS) in by_accept.text
+    byline = next(line for line in by_accept.text.splitlines() if line.startswith("**Authors:**"))
+    assert re.findall(r"\[([^\]]+)\]\(/researchers/", byline) == AUTHORS
 
 
 @pytest.mark.parametrize("address", ["/papers/9999.99999", "/papers/not-an-id", "/papers/..%2F..%2Fetc%2Fpasswd"])
@@ -142,3 +145,32 @@ async def test_openalex_paper_page(client):
     assert soup.select_one(".dates").get_text(" ", strip=True).startswith("Published 2021")
     assert soup.select_one('a[href="https://doi.org/10.1186/s40537-021-00444-8"]').get_text() == "DOI"
     assert soup.select("ol.refs li"), "its OpenAlex references are listed"
+
+
+async def test_the_paper_page_links_its_authors_and_the_papers_citing_it(client, demo):
+    """Woven (issue 18): authors link to their researcher pages in HTML and markdown; the papers of the archive
+    that cite a paper are listed, linked, on its page."""
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from retrieval.models import Citation
+
+    markdown = (await client.get(CANONICAL + ".md")).text
+    byline = next(line for line in markdown.splitlines() if line.startswith("**Authors:**"))
+    assert len(re.findall(r"\]\(/researchers/\d+-[a-z0-9-]+\)", byline)) == len(AUTHORS)
+    with demo.catalog().session() as session:  # the demo paper most cited inside the archive
+        cited, count = session.exec(
+            select(Citation.cited_id, func.count(func.distinct(Citation.citing_id)))
+            .where(Citation.cited_id.is_not(None)).group_by(Citation.cited_id)
+            .order_by(func.count(func.distinct(Citation.citing_id)).desc(), Citation.cited_id)
+        ).first()  # fmt: skip
+        citing = set(session.exec(select(Citation.citing_id).where(Citation.cited_id == cited)).all())
+    page = await client.get(f"/papers/{cited}", follow_redirects=True)
+    soup = BeautifulSoup(page.text, "html.parser")
+    heading = next(h for h in soup.find_all("h2") if h.get_text().startswith("Cited by"))
+    assert heading.get_text(strip=True) == f"Cited by ({count} in this archive)"
+    listed = [a["href"] for a in soup.select("ul.citing li a")]
+    assert len(listed) == min(count, 20) and {h.split("/")[2].split("-")[0] for h in listed} <= citing
+    as_markdown = (await client.get(f"/papers/{cited}", headers={"Accept": "text/markdown"},
+                                    follow_redirects=True)).text  # fmt: skip
+    assert f"## Cited by ({count} in this archive)" in as_markdown and all(h in as_markdown for h in listed)
