@@ -174,6 +174,28 @@ def batches(items: Iterable, size: int):
         yield chunk
 
 
+def _abstract_points(papers: list, embedder: Embedder, people: dict, windowing: Windowing) -> list[IndexPoint]:
+    """Each paper's abstract point (title and abstract, dense and sparse) and its windows (dense)."""
+    windows = [abstract_windows(p, embedder.count_tokens, windowing) for p in papers]
+    vectors = embedder.documents([index_text(p) for p in papers])
+    window_vectors = iter(embedder.dense([text for own in windows for text, _ in own]))
+    points = []
+    for paper, vector, own in zip(papers, vectors, windows, strict=True):
+        common = dict(
+            categories=paper.categories,
+            published=paper.published,
+            researcher_ids=people.get(paper.id, ([], []))[0],
+            institution_ids=people.get(paper.id, ([], []))[1],
+        )
+        points.append(IndexPoint(paper_id=paper.id, kind="abstract", number=0, vectors=vector, **common))
+        for number, (_, span) in enumerate(own, start=1):
+            window = Embedded(next(window_vectors), EMPTY_SPARSE)
+            points.append(
+                IndexPoint(paper_id=paper.id, kind="window", number=number, vectors=window, span=span, **common)
+            )
+    return points
+
+
 def index_papers(
     catalog: Catalog,
     index: Index,
@@ -207,26 +229,8 @@ def index_papers(
     todo.sort(key=lambda item: len(index_text(item[0])))  # similar lengths batch together: less padding
     task = progress.add_task("embed + index", total=len(todo))
     for chunk in batches(todo, INDEX_BATCH):
-        texts = [index_text(p) for p, _ in chunk]
-        windows = [abstract_windows(p, embedder.count_tokens, windowing) for p, _ in chunk]
-        flat = [text for own in windows for text, _ in own]
-        vectors = embedder.documents(texts)
-        window_vectors = iter(embedder.dense(flat))
-        points = []
-        for (paper, _), vector, own in zip(chunk, vectors, windows, strict=True):
-            common = dict(
-                categories=paper.categories,
-                published=paper.published,
-                researcher_ids=people.get(paper.id, ([], []))[0],
-                institution_ids=people.get(paper.id, ([], []))[1],
-            )
-            points.append(IndexPoint(paper_id=paper.id, kind="abstract", number=0, vectors=vector, **common))
-            for number, (_, span) in enumerate(own, start=1):
-                window = Embedded(next(window_vectors), EMPTY_SPARSE)
-                points.append(
-                    IndexPoint(paper_id=paper.id, kind="window", number=number, vectors=window, span=span, **common)
-                )
-        index.replace([p.id for p, _ in chunk], points, kinds=ABSTRACT_KINDS)
+        papers = [paper for paper, _ in chunk]
+        index.replace([p.id for p in papers], _abstract_points(papers, embedder, people, windowing), ABSTRACT_KINDS)
         for paper, _ in chunk:  # full-text passages carry the paper's filter fields too
             if paper.id in with_passages:
                 _set_fields(index, paper, people)
