@@ -31,7 +31,7 @@ def create_tables(engine: Engine) -> None:
 
 
 def add_user(engine: Engine, username: str, password: str, *, replace: bool = False) -> Account:
-    """Create a user (or, with replace, set a new password for an existing one)."""
+    """Create a user (or, with replace, set a new password for an existing one, which ends their sessions)."""
     if not _USERNAME.match(username):
         raise AccountError("user names are 1-64 letters, digits or . _ @ - and start with a letter or digit")
     if not MIN_PASSWORD_CHARS <= len(password) <= MAX_PASSWORD_CHARS:
@@ -40,13 +40,34 @@ def add_user(engine: Engine, username: str, password: str, *, replace: bool = Fa
         account = session.exec(select(Account).where(Account.username == username)).first()
         if account and not replace:
             raise AccountError(f"user {username!r} already exists")
-        if account is not None:  # a new password ends the sessions the old one opened
-            account.session_version = (account.session_version or 0) + 1
-        account = account or Account(username=username)
-        account.password_hash = hash_password(password)
-        session.add(account)
-        session.commit()
-        return account
+        if account is None:
+            account = Account(username=username, password_hash=hash_password(password))
+            session.add(account)
+            session.commit()
+            return account
+    _bump(engine, username, password_hash=hash_password(password))
+    return _account(engine, username)
+
+
+def _bump(engine: Engine, username: str, **values) -> None:
+    """One UPDATE: set `values` and end every session of the account (no read-modify-write that a concurrent
+    change could be lost in)."""
+    from sqlalchemy import func
+
+    table = Account.__table__
+    with engine.begin() as connection:
+        changed = connection.execute(
+            table.update()
+            .where(table.c.username == username)
+            .values(session_version=func.coalesce(table.c.session_version, 0) + 1, **values)
+        ).rowcount
+    if not changed:
+        raise AccountError(f"no user {username!r}")
+
+
+def _account(engine: Engine, username: str) -> Account:
+    with Session(engine, expire_on_commit=False) as session:
+        return session.exec(select(Account).where(Account.username == username)).one()
 
 
 def authenticate(engine: Engine, username: str, password: str) -> Account | None:
@@ -136,30 +157,13 @@ def set_admin(engine: Engine, username: str, admin: bool) -> Account:
 def set_active(engine: Engine, username: str, active: bool) -> Account:
     """Disable a user (they cannot sign in, and every session they have ends at its next request) or enable them
     again (old sessions stay ended)."""
-    with Session(engine, expire_on_commit=False) as session:
-        account = session.exec(select(Account).where(Account.username == username)).first()
-        if account is None:
-            raise AccountError(f"no user {username!r}")
-        account.active = active
-        account.session_version = (account.session_version or 0) + 1
-        session.add(account)
-        session.commit()
-        return account
+    _bump(engine, username, active=active)
+    return _account(engine, username)
 
 
 def end_sessions(engine: Engine, username: str) -> None:
     """Sign a user out everywhere: every session token issued so far stops working."""
-    from sqlalchemy import func
-
-    table = Account.__table__
-    with engine.begin() as connection:
-        changed = connection.execute(
-            table.update()
-            .where(table.c.username == username)
-            .values(session_version=func.coalesce(table.c.session_version, 0) + 1)
-        ).rowcount
-    if not changed:
-        raise AccountError(f"no user {username!r}")
+    _bump(engine, username)
 
 
 def session_is_live(engine: Engine, username: str, version) -> bool:

@@ -232,3 +232,28 @@ def test_guesses_from_many_addresses_are_few_per_address(engine, monkeypatch):
             assert sign_in(engine, throttle, "alice", f"guess {guess}", f"2001:db8:{address:x}::1") is None
             now[0] += 0.05
     assert len(checked) <= 200 * EVIDENCE + throttle.free_failures
+
+
+def test_disable_enable_and_sign_out_are_single_updates(engine):
+    """A run of `users disable` then `users enable` once ended with the account still disabled: the enable had
+    read the row, found it "already active" (a stale read), and written only the session version. Each change is
+    now one UPDATE that sets what it means, with nothing read before it."""
+    from sqlalchemy import event
+
+    from auth.accounts import end_sessions, set_active
+
+    add_user(engine, "alice", "right password 1")
+    statements: list[str] = []
+    listener = lambda _c, _cur, statement, *_a: statements.append(statement.split()[0])  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listener)
+    for change in (lambda: set_active(engine, "alice", False), lambda: set_active(engine, "alice", True),
+                   lambda: end_sessions(engine, "alice")):  # fmt: skip
+        statements.clear()
+        change()
+        assert statements[0] == "UPDATE" and statements.count("UPDATE") == 1, statements
+    event.remove(engine, "before_cursor_execute", listener)
+    add_user(engine, "alice", "a new password 1", replace=True)
+    with Session(engine) as session:
+        account = session.exec(select(Account).where(Account.username == "alice")).one()
+    assert account.active and account.session_version == 4
+    assert authenticate(engine, "alice", "a new password 1") is not None
