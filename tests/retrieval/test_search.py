@@ -138,7 +138,7 @@ def test_institutions_stored_before_search_keys_get_them(tmp_path):
     catalog.close()
 
 
-def test_a_turn_embeds_its_query_once(embedder, monkeypatch):
+def test_a_query_asked_twice_is_embedded_once(embedder, monkeypatch):
     """Retrieval-only mode searches the papers and then their full text with the same words: the second search
     reuses the first's vectors, which nobody may change."""
     dense, _ = embedder._load()
