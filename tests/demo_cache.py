@@ -74,6 +74,23 @@ def demo_build(data_dir: Path, embedder) -> Summary:
     return summary
 
 
+def copy_live_data(source: Path, target: Path, *ignored: str) -> None:
+    """Copy a data directory whose catalog this process has open. The catalog goes through SQLite's backup API:
+    a plain copy opens and closes the database file here, and closing any descriptor of a file drops every POSIX
+    lock this process holds on it, so the next process to close its connection believes itself the last one,
+    checkpoints and deletes the write-ahead log under this process's connections, and this process's later
+    writes are lost (and its reads stale)."""
+    import sqlite3
+
+    shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("scholarloom.db*", *ignored))
+    live, copy = sqlite3.connect(source / "scholarloom.db"), sqlite3.connect(target / "scholarloom.db")
+    try:
+        live.backup(copy)
+    finally:
+        live.close()
+        copy.close()
+
+
 def _keep(data_dir: Path, summary: Summary, root: Path, kept: Path) -> None:
     """Store the build for later runs; a cache that cannot be written (read-only home, full disk) only costs time."""
     scratch = root / f"building-{uuid.uuid4().hex}"

@@ -15,6 +15,7 @@ import pytest
 from auth.accounts import add_user, clear_sign_in_failures, create_tables
 from scholarloom.settings import Settings
 from tests.conftest import REPO
+from tests.demo_cache import copy_live_data
 from tests.llm_server import text, tool_call
 from tests.serve import served
 
@@ -78,7 +79,7 @@ def demo_app(demo, llm_server, tmp_path_factory, embedder):
     """`scholarloom serve` in its own process, as `make demo` runs it, on a copy of the loaded demo corpus (the
     embedded vector store admits one process; this test process holds the original), plus one hostile paper."""
     data_dir = tmp_path_factory.mktemp("browser-demo")
-    shutil.copytree(demo.data_dir, data_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("chat-files"))
+    copy_live_data(demo.data_dir, data_dir, "chat-files")
     _add_hostile_paper(data_dir, embedder)
     engine = Settings(data_dir=data_dir).catalog().engine
     create_tables(engine)
