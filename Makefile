@@ -44,8 +44,10 @@ demo-vectors: models
 serve: install
 	$(BIN)/scholarloom serve
 
+# One worker per core (TEST_WORKERS=0: one process); a test file stays on one worker (see tests/conftest.py).
+TEST_WORKERS ?= 2
 test: install-dev
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # Known vulnerabilities in the locked set (needs PyPI's JSON API or OSV, i.e. the internet; see SECURITY.md).
 audit: install-dev

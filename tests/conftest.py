@@ -41,6 +41,40 @@ def _loopback_only(self, address):
     return _real_connect(self, address)
 
 
+DEMO_BUILDER = pytest.StashKey()
+# Session fixtures that take seconds to build: with several workers (`make test`), the files using one run on one
+# worker, which builds it once. Every other file is a group of its own (its module fixtures are built once too).
+SHARED_FIXTURES = ("fulltext", "small_server")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(session, config, items):
+    """The tests that need the loaded demo run last, and when it is not kept yet its build starts now in a process
+    of its own (one per run: the only or the first worker starts it), so the others run while it loads."""
+    needs = [item for item in items if "demo_load" in getattr(item, "fixturenames", ())]
+    rest = [item for item in items if "demo_load" not in getattr(item, "fixturenames", ())]
+    items[:] = rest + needs
+    groups = {str(item.path): str(item.path) for item in items}
+    for item in items:
+        for name in SHARED_FIXTURES:
+            if name in getattr(item, "fixturenames", ()):
+                groups[str(item.path)] = name
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[str(item.path)]))
+    worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
+    if needs and worker == "gw0":
+        from tests.demo_cache import start_building
+
+        config.stash[DEMO_BUILDER] = start_building()
+
+
+def pytest_sessionfinish(session):
+    builder = session.config.stash.get(DEMO_BUILDER, None)
+    if builder is not None and builder.poll() is None:  # the run ended before it needed the demo
+        builder.kill()
+        builder.wait()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_network():
     socket.socket.connect = _loopback_only

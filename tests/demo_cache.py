@@ -10,10 +10,14 @@ The cache lives in SL_TEST_CACHE (default `~/.cache/scholarloom-tests`); SL_TEST
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -53,24 +57,51 @@ def _read_summary(path: Path) -> Summary:
     return Summary(Counter(stored["counts"]), [Failure(**f) for f in stored["failures"]])
 
 
-def demo_build(data_dir: Path, embedder) -> Summary:
+def kept_build() -> Path | None:
+    """Where the current tree's build is (or will be) kept; None when the cache is off."""
+    root = cache_root()
+    return root / f"demo-{fingerprint()}" if root else None
+
+
+def start_building() -> subprocess.Popen | None:
+    """Begin the build in a process of its own when none is kept for this tree, so the tests that do not need the
+    demo run meanwhile (the run's first test to need it waits for this build instead of making its own)."""
+    kept = kept_build()
+    if kept is None or (kept / "summary.json").is_file():
+        return None
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    with open(kept.parent / "build.log", "wb") as log:
+        return subprocess.Popen([sys.executable, "-m", "tests.demo_cache"], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+
+
+def demo_build(data_dir: Path, embedder, copy: bool = True) -> Summary:
     """Fill `data_dir` with the loaded demo (from the cache when its fingerprint matches) and return the summary
     of the load that made it."""
+    root = cache_root()
+    if root is None:
+        return _load(data_dir, embedder)
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / "build.lock").open("w") as lock:  # the test run's other workers wait for one build
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        kept = root / f"demo-{fingerprint()}"
+        if (kept / "summary.json").is_file():
+            if copy:
+                shutil.copytree(kept / "data", data_dir, dirs_exist_ok=True)
+            return _read_summary(kept / "summary.json")
+        summary = _load(data_dir, embedder)
+        _keep(data_dir, summary, root, kept)
+        return summary
+
+
+def _load(data_dir: Path, embedder) -> Summary:
     from ingest.demo import load_demo
     from scholarloom.settings import Settings
 
-    root = cache_root()
-    kept = root / f"demo-{fingerprint()}" if root else None
-    if kept is not None and (kept / "summary.json").is_file():
-        shutil.copytree(kept / "data", data_dir, dirs_exist_ok=True)
-        return _read_summary(kept / "summary.json")
     settings = Settings(data_dir=data_dir).adopt(embedder=embedder)
     try:
         summary = load_demo(settings.catalog(), settings.index(), settings.embedder())
     finally:
         settings.close()  # the embedded index is flushed and unlocked before it is copied
-    if kept is not None:
-        _keep(data_dir, summary, root, kept)
     return summary
 
 
@@ -97,8 +128,27 @@ def _keep(data_dir: Path, summary: Summary, root: Path, kept: Path) -> None:
     try:
         shutil.copytree(data_dir, scratch / "data")
         _write_summary(summary, scratch / "summary.json")
-        for old in root.glob("demo-*"):  # one kept build: the tree's current one
-            shutil.rmtree(old, ignore_errors=True)
+        for old in [*root.glob("demo-*"), *root.glob("building-*")]:  # one kept build, no half-made one
+            if old != scratch:
+                shutil.rmtree(old, ignore_errors=True)
         scratch.rename(kept)
     except OSError:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _build_and_keep() -> None:
+    """`python -m tests.demo_cache`: make the kept build (a no-op when another process already has)."""
+    import socket
+
+    from retrieval.embeddings import Embedder, prepare_models
+    from tests.conftest import _loopback_only
+
+    socket.socket.connect = _loopback_only  # as offline as the tests
+    with tempfile.TemporaryDirectory(prefix="demo-build-") as scratch:
+        models = Path(scratch) / "models"
+        prepare_models(models)
+        demo_build(Path(scratch) / "data", Embedder(models), copy=False)
+
+
+if __name__ == "__main__":
+    _build_and_keep()

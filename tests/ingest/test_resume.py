@@ -1,7 +1,7 @@
 """An ingest killed with SIGKILL, twice (mid-harvest and mid-indexing), then rerun: every paper once, none
-lost, and the index holding exactly the expected points (two recorded pages of 100: enough to be killed between
-pages and between embedding batches). The arXiv API is a local server replaying the
-recorded Atom pages; the command is the real `scholarloom ingest arxiv` in its own process."""
+lost, and the index holding exactly the expected points (two pages of 50, cut from the first recorded page of
+100: enough to be killed between pages and between embedding batches of 64). The arXiv API is a local server
+replaying the recorded Atom entries; the command is the real `scholarloom ingest arxiv` in its own process."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from retrieval.index import Filters
 from scholarloom.settings import Settings
 
 ATOM = DEMO_DIR / "arxiv_api_atom"
-PAPERS = 200
+PAPERS, PAGE = 100, 50
+RECORDED = 100  # entries per recorded page
 # Built, not recorded: the page after the last one served, saying the result set ends at PAPERS entries.
 END = (
     b'<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom" '
@@ -44,8 +45,7 @@ class ArxivReplay(BaseHTTPRequestHandler):
         type(self).starts.append(start)
         if start == type(self).hold_at:
             type(self).gate.wait(60)  # the client is killed while it waits here
-        page = ATOM / f"query_cs_start{start:03d}_max100.xml"
-        body = page.read_bytes() if page.exists() and start < PAPERS else END
+        body = _page(start, int(params["max_results"][0])) if start < PAPERS else END
         self.send_response(200)
         self.send_header("Content-Type", "application/atom+xml")
         self.send_header("Content-Length", str(len(body)))
@@ -54,6 +54,18 @@ class ArxivReplay(BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+def _page(start: int, size: int) -> bytes:
+    """Entries start..start+size of the recorded result set, as one Atom page (the recorded page's head, so the
+    result set's total is arXiv's own)."""
+    recorded = (ATOM / f"query_cs_start{start // RECORDED * RECORDED:03d}_max100.xml").read_bytes()
+    head, *entries = recorded.split(b"<entry>")
+    entries[-1] = entries[-1].replace(b"</feed>", b"")
+    offset = start % RECORDED
+    chosen = entries[offset : offset + size]
+    assert len(chosen) == size, "the test asks for whole pages inside one recorded page"
+    return head + b"".join(b"<entry>" + e for e in chosen) + b"</feed>\n"
 
 
 @pytest.fixture
@@ -105,18 +117,19 @@ def test_sigkill_mid_harvest_and_mid_index_then_rerun(tmp_path, arxiv_server):
         "SCHOLARLOOM_SOURCES__ARXIV_INTERVAL": "0",
     }
     command = [sys.executable, "-m", "scholarloom.cli", "ingest", "arxiv", "--category", "cs.AI"]
+    command += ["--page-size", str(PAGE)]
     db = data / "scholarloom.db"
 
     # 1. Killed while waiting for the second page: the first is stored, with the offset that follows it.
-    ArxivReplay.hold_at, ArxivReplay.starts = 100, []
-    assert run_until(command, env, lambda: ArxivReplay.starts[-1:] == [100])
-    assert ledger_count(db, "arxiv_api") == 100 and ledger_count(db, "index") == 0
+    ArxivReplay.hold_at, ArxivReplay.starts = PAGE, []
+    assert run_until(command, env, lambda: ArxivReplay.starts[-1:] == [PAGE])
+    assert ledger_count(db, "arxiv_api") == PAGE and ledger_count(db, "index") == 0
 
-    # 2. Rerun: it resumes at offset 100; killed while embedding, after some batches are indexed.
+    # 2. Rerun: it resumes at offset PAGE; killed while embedding, after some batches are indexed.
     ArxivReplay.hold_at, ArxivReplay.starts = None, []
     ArxivReplay.gate.set()
     assert run_until(command, env, lambda: 0 < ledger_count(db, "index") < PAPERS)
-    assert ArxivReplay.starts[:1] == [100]
+    assert ArxivReplay.starts[:1] == [PAGE]
     assert ledger_count(db, "arxiv_api") == PAPERS
 
     # 3. Rerun to the end.
