@@ -1,6 +1,6 @@
 """Affiliation resolution on ROR's gold sets, against the ROR sample the demo corpus ships.
 
-    .venv/bin/python bench/affiliations.py ../shared/data/ror/affiliation_gold [--ror data/demo/ror/ror_v2_records_sample.jsonl]
+    .venv/bin/python -m bench.affiliations ../shared/data/ror/affiliation_gold [--ror data/demo/ror/ror_v2_records_sample.jsonl]
 
 - names set (`dataset_names.json`): top-1 accuracy over the pairs whose ROR id is in the sample (the
   resolver always answers);

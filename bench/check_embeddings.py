@@ -2,8 +2,8 @@
 
 The product never needs torch. To run this check once (about 1.7 GB of torch from the machine's disk):
     python3 -m venv /tmp/tvenv && /tmp/tvenv/bin/pip install torch==2.13.0 transformers
-    .venv/bin/python bench/check_embeddings.py --export /tmp/ours.npy            # our vectors (fastembed + ONNX)
-    /tmp/tvenv/bin/python bench/check_embeddings.py --reference /tmp/ours.npy    # torch on the same weights
+    .venv/bin/python -m bench.check_embeddings --export /tmp/ours.npy            # our vectors (fastembed + ONNX)
+    /tmp/tvenv/bin/python -m bench.check_embeddings --reference /tmp/ours.npy    # torch on the same weights
 It prints the lowest and mean cosine between the two on the sentences below plus 200 demo abstracts.
 """
 

@@ -1,7 +1,7 @@
 """Search latency on the demo corpus (embedded Qdrant, qdrant-client local mode): p50/p95 per query kind.
 
 Run after `scholarloom ingest demo` (with the server stopped, the embedded index allows one process):
-    .venv/bin/python bench/demo_search.py [--data-dir data/local] [--queries 100]
+    .venv/bin/python -m bench.demo_search [--data-dir data/local] [--queries 100]
 Queries are the first sentences of randomly chosen demo abstracts (seeded), so they are realistic and
 reproducible. Prints a markdown table.
 """

@@ -1,6 +1,6 @@
 """Embedding throughput: the ingest path's abstracts per second against the raw model, in one run.
 
-    .venv/bin/python bench/embed_throughput.py [--data-dir data/local]
+    .venv/bin/python -m bench.embed_throughput [--data-dir data/local]
 
 Needs a data dir with the demo corpus loaded (`make demo` or `scholarloom ingest demo`). In one process:
 1. the raw dense model on each paper's title + abstract (what a plain pipeline would embed);

@@ -1,6 +1,6 @@
 """End-to-end ingest throughput of the demo corpus beside the raw embedding throughput, in one run.
 
-    .venv/bin/python bench/ingest_throughput.py
+    .venv/bin/python -m bench.ingest_throughput
 
 In one process, on a fresh temporary data directory:
 1. the whole `scholarloom ingest demo` path (what `ingest.demo.load_demo` does): parsing every source file,

@@ -1,6 +1,6 @@
 """SciFact (or any BEIR set) through the product's own indexing and search: BM25, dense and hybrid rows.
 
-    .venv/bin/python bench/retrieval.py /path/to/scifact_beir [--split train --split test] [--work-dir DIR]
+    .venv/bin/python -m bench.retrieval /path/to/scifact_beir [--split train --split test] [--work-dir DIR]
 
 The same command as `scholarloom bench retrieval` (all its options work); `ingest/beir.py` says
 what runs. The data set is read where it lies (SciFact is licensed for non-commercial use and is not part

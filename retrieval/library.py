@@ -16,7 +16,8 @@ from retrieval.embeddings import Embedder
 from retrieval.index import Index
 from retrieval.models import Citation, Paper, Researcher
 from retrieval.paging import Pages
-from retrieval.search import PassageResult, SearchResult, search, search_passages, similar_papers
+from retrieval.people_search import people_first_search
+from retrieval.search import PassageResult, SearchResult, search_passages, similar_papers
 from retrieval.store import Filters
 
 
@@ -28,8 +29,9 @@ class Library:
 
     # --- search -------------------------------------------------------------------------------------
     def search(self, query: str, filters: Filters = Filters(), limit: int = 8, sentences: int = 0) -> SearchResult:
-        """Hybrid search over titles and abstracts, one hit per paper (see `retrieval.search.search`)."""
-        return search(self.catalog, self.index, self.embedder, query, filters, limit, sentences)
+        """Hybrid search over titles and abstracts, one hit per paper (see `retrieval.search.search`); the papers
+        of the people the query names come first (`retrieval.people_search`)."""
+        return people_first_search(self.catalog, self.index, self.embedder, query, filters, limit, sentences)
 
     def passages(
         self, query: str, filters: Filters = Filters(), limit: int = 8, per_paper: int | None = None
@@ -71,6 +73,9 @@ class Library:
 
     def newest_papers_of(self, researcher_ids: list[int], limit: int = 50) -> list[Paper]:
         return researchers.newest_papers_of(self.catalog, researcher_ids, limit)
+
+    def researcher_candidates(self, ids: tuple[int, ...]) -> list[researchers.ResearcherCandidate]:
+        return researchers.candidates_by_ids(self.catalog, ids)
 
     def find_researchers(self, text: str, limit: int = 10) -> list[researchers.ResearcherCandidate]:
         return researchers.find_researchers(self.catalog, text, limit)

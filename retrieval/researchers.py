@@ -155,6 +155,12 @@ def find_researchers(catalog: Catalog, text: str, limit: int = 10) -> list[Resea
     return candidates[:limit]
 
 
+def candidates_by_ids(catalog: Catalog, ids: tuple[int, ...]) -> list[ResearcherCandidate]:
+    """These researchers with what tells them apart (namesakes: their fields, places and co-authors), in order."""
+    with catalog.session() as session:
+        return [_candidate(session, r) for i in ids if (r := session.get(Researcher, i)) is not None]
+
+
 def _candidate(session: Session, researcher: Researcher) -> ResearcherCandidate:
     own = select(Authorship.paper_id).where(Authorship.researcher_id == researcher.id)
     count, first, last = session.exec(

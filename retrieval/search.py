@@ -34,6 +34,7 @@ class SearchResult:
     query: str
     hits: list[SearchHit]
     note: str | None = None
+    people: tuple[int, ...] = ()  # the researchers the query names, whose papers come first (kind "author")
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,8 @@ def start_building() -> subprocess.Popen | None:
         return None
     kept.parent.mkdir(parents=True, exist_ok=True)
     with open(kept.parent / "build.log", "wb") as log:
-        return subprocess.Popen([sys.executable, "-m", "tests.demo_cache"], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        command = [sys.executable, "-m", "tests.demo_cache"]
+        return subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
 
 
 def demo_build(data_dir: Path, embedder, copy: bool = True) -> Summary:

@@ -28,10 +28,11 @@ def search_papers(
 
     Returns the best papers, each with its citation number [n], page address, authors, year and the
     sentences that match the query best. Cite papers in the answer by their [n]. In a chat about one
-    paper, that paper comes first.
+    paper, that paper comes first. A query that names a researcher ("papers by Jane Doe", "J. Doe on
+    graph neural networks", "what does Jane Doe work on") lists that person's papers first.
 
     Args:
-        query: What to look for: a topic, a method, a claim or a title, in plain words.
+        query: What to look for: a topic, a method, a claim, a title or a researcher's name, in plain words.
         limit: How many papers to return, 1 to 10.
         category: Only papers in this arXiv category, e.g. cs.LG or hep-ph.
         published_after: Only papers first submitted on or after this date (YYYY-MM-DD).
@@ -53,11 +54,16 @@ def search_papers(
         return ToolResult(result.note or "No paper matched.")
     authors = deps.library.author_names([h.paper.id for h in hits])
     lines, cards = [f"Papers matching {md_escape(result.query)!r}:"], []
+    if result.people:
+        named = deps.library.researchers_by_ids(list(result.people)).values()
+        people = "; ".join(f"{md_escape(r.name)} (researcher id {r.id})" for r in named)
+        lines.append(f"The query names {people}: their papers, marked 'by the named researcher', come first.")
     for hit in hits:
         n = deps.sources.number(hit.paper)
         byline = _byline(authors.get(hit.paper.id, []), hit.paper.year)
         path = deps.sources.entries[hit.paper.id][2]
-        lines.append(f"[{n}] {md_escape(hit.paper.title)} ({byline}); id {hit.paper.id}; page {path}")
+        mark = "; by the named researcher" if hit.kind == "author" else ""
+        lines.append(f"[{n}] {md_escape(hit.paper.title)} ({byline}); id {hit.paper.id}; page {path}{mark}")
         lines += [f"    matching: {md_escape(s)}" for s in hit.sentences]
         cards.append(Card("paper", hit.paper.id, hit.paper.title, path, byline, n, tuple(hit.sentences)))
     return ToolResult("\n".join(lines), cards)

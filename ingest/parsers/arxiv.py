@@ -118,15 +118,24 @@ def _names_from_parsed(parsed: list) -> list[str]:
     names = []
     for last, first, *rest in parsed:
         suffix = rest[0] if rest else ""
-        names.append(" ".join(part for part in (first, last, suffix) if part))
+        name = " ".join(part for part in (first, last, suffix) if part)
+        if not _ET_AL.match(name) and "(" not in name and ")" not in name:  # not "et al", no affiliation's remains
+            names.append(name)
     return names
 
 
+_ET_AL = re.compile(r"^et\.? al\.?$|\s+et\.? al\.?$", re.IGNORECASE)
+
+
 def names_from_string(authors: str) -> list[str]:
+    """The names in arXiv's author line ("A, B, and C"; "Collaboration: A"): affiliations in parentheses (nested
+    ones too, as in "A (1), B (2) ((1) CREST, (2) The University of Tokyo)") and "et al" are not names."""
     text = re.sub(r"\s+", " ", authors)
-    text = re.sub(r"\([^)]*\)", "", text)  # affiliations in parentheses
-    parts = re.split(r",\s*|\s+and\s+", text)
-    return [p.strip() for p in parts if p.strip()]
+    while re.search(r"\([^()]*\)", text):
+        text = re.sub(r"\([^()]*\)", "", text)
+    text = re.sub(r"\(.*$", "", text).replace(")", "")  # what an unclosed parenthesis leaves
+    parts = (_ET_AL.sub("", p.strip()).strip() for p in re.split(r",\s*(?:and\s+)?|:\s+|\s+and\s+", text))
+    return [p for p in parts if p]
 
 
 def version_dates(versions: list) -> tuple[datetime | None, datetime | None, int | None]:

@@ -39,6 +39,21 @@ def test_snapshot_lines_decode_latex_names_and_version_dates():
     assert "\n" not in first.title
 
 
+def test_author_lines_give_names_only():
+    """The demo's arXiv records with the author line as written: no "et al", no affiliation or its remains (nested
+    parentheses), a collaboration before a colon apart from its member."""
+    lines = (DEMO_DIR / "arxiv_metadata" / "arxiv-abs-0704.0001-0704.1001.jsonl").open(encoding="utf-8")
+    names = {r.id: [a.name for a in r.authors] for r in parse_snapshot_lines(lines) if isinstance(r, PaperRecord)}
+    assert names["0704.0025"] == ["A. S. Mishchenko", "N. Nagaosa"]
+    assert names["0704.0437"] == ["CLEO Collaboration", "T. K. Pedlar"]
+    assert names["0704.0020"] == ["The BABAR Collaboration", "B. Aubert"]
+    assert names["0704.0044"][:2] == ["A. A. Schekochihin", "S. C. Cowley"]
+    assert names["0704.0024"] == ["A.A. Serga", "M. Kostylev", "B. Hillebrands"]  # "..., and B. Hillebrands"
+    every = [n for authors in names.values() for n in authors]
+    odd = [n for n in every if "(" in n or ")" in n or n.lower().rstrip(".").endswith("et al") or n.startswith("and ")]
+    assert not odd
+
+
 def test_site_record_takes_arxiv_dates():
     site = json.loads((DEMO_DIR / "seed" / "2006.07357.json").read_text())
     arxiv = json.loads((DEMO_DIR / "arxiv_records" / "2006.07357_hindsight_logging.json").read_text())

@@ -8,7 +8,7 @@ from sqlalchemy import text
 from retrieval.engine import make_engine
 from tests.demo_cache import copy_live_data
 
-WRITE_AND_EXIT = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('UPDATE t SET v = 1'); c.commit(); c.close()"
+WRITE_AND_EXIT = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('UPDATE t SET v = 1'); c.commit()"
 READ = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT v FROM t').fetchone()[0])"
 
 

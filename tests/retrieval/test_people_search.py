@@ -1,0 +1,93 @@
+"""Queries that name people, on the demo corpus: the person is found (full name, initials, accents and case
+ignored), namesakes stay apart, and their papers come first in the library's search, the JSON API and the
+search page."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from bs4 import BeautifulSoup
+
+from retrieval.people_search import named_people
+from retrieval.store import Filters
+
+HINDSIGHT = "2006.07357"  # by Rolando Garcia, ..., Bobby Yan, ..., Joseph M. Hellerstein, Koushik Sen
+
+
+def _ids(library, name: str) -> tuple[int, ...]:
+    return tuple(sorted(c.researcher.id for c in library.find_researchers(name) if c.researcher.name == name))
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "topic"),
+    [
+        ("Bobby Yan", "Bobby Yan", ""),
+        ("papers by Joseph M. Hellerstein", "Joseph M. Hellerstein", ""),
+        ("J. M. Hellerstein", "Joseph M. Hellerstein", ""),
+        ("JM Hellerstein on provenance", "Joseph M. Hellerstein", "provenance"),
+        ("Hellerstein, J. M.", "Joseph M. Hellerstein", ""),
+        ("what does jose santamaria work on?", "José Santamaría", ""),
+        ("Bobby Yan's work on model training", "Bobby Yan", "model training"),
+        ("BOBBY YAN: logging", "Bobby Yan", "logging"),
+    ],
+)
+def test_the_person_a_query_names_and_what_it_asks(demo, query, name, topic):
+    named = named_people(demo.catalog(), query)
+    assert named is not None and named.ids == _ids(demo.library(), name)
+    assert named.topic == topic
+
+
+@pytest.mark.parametrize("query", ["hindsight logging for model training", "A survey of retrieval", "GPT Models"])
+def test_topic_queries_name_nobody(demo, query):
+    assert named_people(demo.catalog(), query) is None
+
+
+def test_initials_keep_only_compatible_given_names(demo):
+    named = named_people(demo.catalog(), "J. E. Gonzalez")
+    assert named is not None and named.ids == _ids(demo.library(), "Joseph E. Gonzalez")  # not Joseph M. Hellerstein
+
+
+def test_their_papers_come_first_then_topic_matches(demo):
+    library = demo.library()
+    for query in ("Bobby Yan", "papers by Joseph M. Hellerstein", "what does Bobby Yan work on"):
+        result = library.search(query, limit=10)
+        assert HINDSIGHT in [h.paper.id for h in result.hits[:3]], query
+        assert result.hits[0].kind == "author" and [h.rank for h in result.hits] == list(range(1, 11))
+    plain = library.search("hindsight logging", limit=10)
+    assert plain.people == () and all(h.kind == "abstract" for h in plain.hits)
+
+
+def test_namesakes_are_separate_people_and_each_ones_papers_come_first(demo):
+    library = demo.library()
+    people = _ids(library, "Jun Zhao")
+    assert len(people) == 3
+    result = library.search("Jun Zhao", limit=10)
+    assert result.people == people
+    theirs = {p.id for p in library.newest_papers_of(list(people))}
+    assert {h.paper.id for h in result.hits[: len(theirs)]} == theirs
+    assert all(h.kind == "author" for h in result.hits[: len(theirs)])
+
+
+def test_filters_still_apply_to_the_persons_papers(demo):
+    result = demo.library().search("Bobby Yan", Filters(categories=("math.AG",)), limit=10)
+    assert HINDSIGHT not in [h.paper.id for h in result.hits]
+    assert all("math.AG" in h.paper.categories for h in result.hits)
+
+
+@pytest.fixture(scope="module")
+def client(demo):
+    from scholarloom.app import create_app
+
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(demo, with_chat=False)), base_url="http://t")
+
+
+async def test_the_api_and_the_search_page_put_the_person_first(client, demo):
+    for query in ("Bobby Yan", "papers by Joseph M. Hellerstein"):
+        found = (await client.get("/api/search", params={"q": query, "limit": 10})).json()
+        assert HINDSIGHT in [hit["id"] for hit in found["hits"][:3]], query
+        assert found["hits"][0]["matched"] == "author" and found["researchers"][0]["url"].startswith("/researchers/")
+    page = BeautifulSoup((await client.get("/search", params={"q": "papers by Bobby Yan"})).text, "html.parser")
+    people = page.find("h2", string="Researchers").find_next("ul").find_all("a")
+    assert people[0].get_text(strip=True) == "Bobby Yan" and people[0]["href"].startswith("/researchers/")
+    first = page.find("h2", string="Papers").find_next("ol").find("a")
+    assert first["href"].startswith(f"/papers/{HINDSIGHT}")
