@@ -69,10 +69,7 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI) -> TurnO
         answer = f"{NOTICE}\n\n{result.output}"
         await ui.finish(answer, [])
         return TurnOutcome(answer, [], [], 1, result.output if result.failed else None)
-    lines = [NOTICE, "", f"Papers that best match **{md_escape(query)}**:", ""]
-    for card in result.cards:
-        lines.append(f"{card.number}. [{md_escape(card.title)}]({card.path}): {md_escape(card.subtitle)}")
-        lines += [f"   > {md_escape(sentence)}" for sentence in card.quotes]
+    lines = [NOTICE, "", _what_was_found(query, result), ""]
     passages = await _full_text_of(deps, query or question, result.cards, ui)
     if passages:
         lines += ["", "From their full text:", ""]
@@ -83,6 +80,18 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI) -> TurnO
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
     return TurnOutcome(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1)
+
+
+def _what_was_found(query: str, result) -> str:
+    """What the search found and how to read the cards that carry it (the papers and their sentences are on the
+    cards only, not said twice)."""
+    count = len(result.cards)
+    found = f"**{count} paper{'s' if count != 1 else ''}** match **{md_escape(query)}**, best first"
+    named = [line for line in result.output.splitlines() if line.startswith("The query names ")]
+    if named:
+        found += " (the papers of the researcher named come first)"
+    return (f"{found}. Each card below is one paper with the sentences of its abstract that match best; its number"
+            " is how to ask about it (\"tell me more about [1]\") and its title opens its page.")
 
 
 async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI) -> list:

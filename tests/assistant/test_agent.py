@@ -109,9 +109,18 @@ async def test_retrieval_only_mode(demo):
     ui = RecordingUI()
     outcome = await Agent(None).turn(deps, [], "replay log statements from checkpoints after training", ui)
     assert ui.final.startswith(NOTICE) and "SCHOLARLOOM_LLM" in ui.final
-    assert f"1. [Hindsight Logging for Model Training]({CANONICAL})" in ui.final
-    assert "\n   > " in ui.final  # a matching sentence under the paper
     assert ui.steps[0]["name"] == "search_papers" and outcome.cards[0].id == "2006.07357"
+    assert outcome.cards[0].path == CANONICAL and outcome.cards[0].quotes  # the paper and its sentences: on its card
+    # ... once: the text says what was found and how to read the cards, without repeating them
+    assert f"**{len(outcome.cards)} papers** match" in ui.final
+    assert not [c for c in outcome.cards if c.title in ui.final or any(q in ui.final for q in c.quotes)]
+
+
+async def test_retrieval_only_lists_the_named_researchers_papers_first(demo):
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.library()), [], "papers by Joseph M. Hellerstein", ui)
+    assert ui.steps[0]["name"] == "search_papers" and outcome.cards[0].id == "2006.07357"
+    assert "researcher named come first" in ui.final
 
 
 async def test_retrieval_only_reads_a_mentioned_paper(demo):
