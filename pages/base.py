@@ -40,3 +40,8 @@ def breadcrumbs(base_url: str, *crumbs: Link) -> dict:
 def md_escape(text: str) -> str:
     """Keep untrusted text from forming links, images or HTML when markdown is rendered."""
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def figure(count: int) -> str:
+    """A count for people: 1742 -> '1,742'."""
+    return f"{count:,}"

@@ -14,7 +14,9 @@ from retrieval.models import Paper
 from retrieval.records import whole_number
 
 SITEMAP_LIMIT = 50_000  # URLs per sitemap file (the sitemaps.org limit)
-STATIC_PATHS = ("/", "/search", "/researchers", "/institutions", "/llms.txt")
+STATIC_PATHS = (
+    "/", "/search", "/papers", "/researchers", "/institutions", "/about", "/privacy", "/developers", "/llms.txt"
+)
 FEED_ITEMS = 50
 KINDS = ("papers", "researchers", "institutions")
 
@@ -131,7 +133,9 @@ Every page is available as markdown: send `Accept: text/markdown`, or add `.md` 
 - Researcher: `/researchers/<id>-<slug>`, with `?category=<arXiv category>` and `?page=<n>`.
 - Institution: `/institutions/<id>-<slug>`; `/institutions/<ROR id>` and `/institutions/<name or acronym>` redirect.
 - [Search]({base_url}/search?q=hindsight+logging): `/search?q=<words>`.
-- Lists: [researchers]({base_url}/researchers), [institutions]({base_url}/institutions).
+- Lists: [papers]({base_url}/papers) (newest first; `?category=<arXiv category>`, `?page=<n>`),
+  [researchers]({base_url}/researchers), [institutions]({base_url}/institutions).
+- [About]({base_url}/about), [Privacy]({base_url}/privacy), [Developers]({base_url}/developers).
 
 ## Machine-readable
 

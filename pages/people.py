@@ -31,11 +31,11 @@ class Counted:
     href: str | None = None
 
 
-def _items(papers) -> list[PaperItem]:
+def paper_items(papers) -> list[PaperItem]:
     return [PaperItem(p.title, paper_path(p), p.year, p.primary_category) for p in papers]
 
 
-def _paper_lines(items: list[PaperItem]) -> list[str]:
+def paper_lines(items: list[PaperItem]) -> list[str]:
     return [
         f"- [{md_escape(i.title)}]({i.path})" + "".join(f" · {x}" for x in (i.year, i.category) if x) for i in items
     ]
@@ -45,7 +45,7 @@ def _papers_section(items: list[PaperItem], page: int, pages: int, category: str
     title = f"## Papers, newest first (page {page} of {pages})"
     if category:
         title += f", in {md_escape(category)}"
-    return ["", title, "", *_paper_lines(items)]
+    return ["", title, "", *paper_lines(items)]
 
 
 def _years(first, last) -> str:
@@ -150,7 +150,7 @@ def researcher_page(library: Library, researcher_id: int, page: int = 1, categor
             Counted(a.name, a.papers, institution_path(a.institution_id, a.name)) for a in profile.institutions
         ],
         institution_years=[_years(a.first_year, a.last_year) for a in profile.institutions],
-        papers=_items(profile.papers.papers),
+        papers=paper_items(profile.papers.papers),
         page=profile.papers.page,
         pages=profile.papers.pages,
         category=category,
@@ -244,7 +244,7 @@ def institution_page(library: Library, institution_id: int, page: int = 1, categ
         fields=[Counted(c, n, f"{path}?category={quote(c)}") for c, n in profile.fields],
         researchers=[Counted(m.name, m.papers, researcher_path(m.researcher_id, m.name)) for m in profile.researchers],
         researcher_count=profile.researcher_count,
-        papers=_items(profile.papers.papers),
+        papers=paper_items(profile.papers.papers),
         page=profile.papers.page,
         pages=profile.papers.pages,
         category=category,
@@ -278,7 +278,7 @@ class FollowingPage:
             "## Their newest papers",
             "",
         ]
-        lines += _paper_lines(self.papers)
+        lines += paper_lines(self.papers)
         return "\n".join(lines) + "\n"
 
 
@@ -288,7 +288,7 @@ def following_page(library: Library, researcher_ids: list[int], feed_key: str) -
     researchers = [
         Counted(people[r].name, counts[r], researcher_path(r, people[r].name)) for r in researcher_ids if r in people
     ]
-    papers = _items(library.newest_papers_of(list(people), limit=30))
+    papers = paper_items(library.newest_papers_of(list(people), limit=30))
     return FollowingPage(researchers, papers, f"/me/feed.xml?key={quote(feed_key)}")
 
 

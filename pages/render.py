@@ -7,7 +7,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from pages.base import SITE_NAME, TAGLINE, PageMeta
+from pages.base import SITE_NAME, TAGLINE, PageMeta, figure
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -32,6 +32,7 @@ class Renderer:
         self.base_url = base_url
         self.env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
         self.env.filters["json_ld"] = json_ld
+        self.env.filters["figure"] = figure
 
     def html(self, template: str, meta: PageMeta, **context) -> str:
         return self.env.get_template(template).render(

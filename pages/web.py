@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from pages.addresses import paper_path, split_paper_address
-from pages.base import PageMeta
+from pages.about import TEXT_PAGES
 from pages.feeds import llms_txt, rss, rss_of, sitemap, sitemap_part
+from pages.home import home_page, papers_page
 from pages.lists import list_page
 from pages.paper import paper_page
 from pages.people import MATCHING_NOTE, following_page, institution_page, researcher_page
@@ -73,29 +74,20 @@ def make_router(deps: PagesDeps) -> APIRouter:
 
 
 def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
-    @router.get("/", response_class=HTMLResponse, include_in_schema=False)
+    @router.get("/", include_in_schema=False)
     def home(request: Request) -> Response:
-        base = deps.renderer.base_url
-        website = {
-            "@context": "https://schema.org",
-            "@type": "WebSite",
-            "name": "ScholarLoom",
-            "url": base + "/",
-            "potentialAction": {
-                "@type": "SearchAction",
-                "target": {"@type": "EntryPoint", "urlTemplate": base + "/search?q={search_term_string}"},
-                "query-input": "required name=search_term_string",
-            },
-        }
-        meta = PageMeta(
-            title="Papers, researchers and institutions",
-            description="Search and chat with research papers.",
-            path="/",
-            json_ld=[website],
-        )
-        return HTMLResponse(
-            deps.renderer.html("home.html", meta, counts=deps.library.counts()), headers=page_headers()
-        )
+        return respond(request, deps, home_page(deps.library), "home.html")
+
+    @router.get("/papers", include_in_schema=False)
+    @router.get("/papers.md", include_in_schema=False)
+    def papers(request: Request, category: str = Query("", max_length=40)) -> Response:
+        category = category if re.fullmatch(r"[A-Za-z.-]*", category) else ""
+        page = papers_page(deps.library, category or None, _positive(request.query_params.get("page")))
+        return respond(request, deps, page, "papers.html")
+
+    for path, text_page in TEXT_PAGES.items():
+        router.add_api_route(path, _text_route(deps, text_page), methods=["GET"], include_in_schema=False)
+        router.add_api_route(path + ".md", _text_route(deps, text_page), methods=["GET"], include_in_schema=False)
 
     @router.get("/papers/{address:path}", include_in_schema=False)
     def paper(request: Request, address: str) -> Response:
@@ -108,6 +100,13 @@ def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
         if f"/papers/{address.removesuffix('.md')}" != page.path:
             return RedirectResponse(page.path + (".md" if markdown_suffix else ""), status_code=301)
         return respond(request, deps, page, "paper.html")
+
+
+def _text_route(deps: PagesDeps, page):
+    def text_page(request: Request) -> Response:
+        return respond(request, deps, page, "text.html")
+
+    return text_page
 
 
 def _lists_and_feeds(router: APIRouter, deps: PagesDeps) -> None:

@@ -15,7 +15,7 @@ from retrieval.catalog import Catalog, PaperView
 from retrieval.embeddings import Embedder
 from retrieval.index import Index
 from retrieval.models import Citation, Paper, Researcher
-from retrieval.paging import Pages
+from retrieval.paging import PaperList, Pages
 from retrieval.people_search import people_first_search
 from retrieval.search import PassageResult, SearchResult, search_passages, similar_papers
 from retrieval.store import Filters
@@ -92,6 +92,12 @@ class Library:
     # --- listings -----------------------------------------------------------------------------------
     def newest(self, category: str | None = None, limit: int = 50) -> list[Paper]:
         return listings.newest_papers(self.catalog, category, limit)
+
+    def categories(self, limit: int | None = None) -> list[tuple[str, int]]:
+        return listings.categories(self.catalog, limit)
+
+    def all_papers(self, category: str | None, page: int, per_page: int) -> PaperList:
+        return listings.all_papers(self.catalog, category, page, per_page)
 
     def most_papers(
         self, kind: listings.People, page: int, per_page: int, words: str = ""

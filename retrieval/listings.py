@@ -10,7 +10,7 @@ from sqlmodel import select
 
 from retrieval.catalog import Catalog
 from retrieval.models import Authorship, Institution, Paper, Researcher, normalise_name
-from retrieval.paging import Pages
+from retrieval.paging import PaperList, Pages, paper_page
 
 Kind = Literal["papers", "researchers", "institutions"]
 People = Literal["researchers", "institutions"]
@@ -71,3 +71,22 @@ def most_papers(
         at = Pages.of(total, page, per_page)
         rows = session.exec(statement.order_by(papers.desc(), model.name).offset(at.offset).limit(per_page)).all()
     return [tuple(row) for row in rows], total, at
+
+
+def categories(catalog: Catalog, limit: int | None = None) -> list[tuple[str, int]]:
+    """Primary arXiv categories with how many papers each holds, most first."""
+    papers = func.count().label("papers")
+    statement = (
+        select(Paper.primary_category, papers)
+        .where(Paper.primary_category.is_not(None))
+        .group_by(Paper.primary_category)
+        .order_by(papers.desc(), Paper.primary_category)
+    )
+    with catalog.session() as session:
+        return [tuple(row) for row in session.exec(statement.limit(limit) if limit else statement).all()]
+
+
+def all_papers(catalog: Catalog, category: str | None, page: int, per_page: int) -> PaperList:
+    """One page of every paper here, newest first, maybe only those of one primary category."""
+    with catalog.session() as session:
+        return paper_page(session, select(Paper.id), page, per_page, category)

@@ -1,0 +1,81 @@
+"""The home page, /papers by category, About / Privacy / Developers, and the header and footer every page shares;
+parsed as HTML, and read as markdown too."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from bs4 import BeautifulSoup
+from defusedxml import ElementTree
+
+
+@pytest.fixture(scope="module")
+def client(demo):
+    from scholarloom.app import create_app
+
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(demo, with_chat=False)), base_url="http://t")
+
+
+async def _soup(client, path: str) -> BeautifulSoup:
+    response = await client.get(path)
+    assert response.status_code == 200, path
+    return BeautifulSoup(response.text, "html.parser")
+
+
+async def test_home_shows_the_latest_papers_as_rss_does_and_the_ways_in(client, demo):
+    soup = await _soup(client, "/")
+    latest = [a["href"] for a in soup.select("section.latest ol li a.title")]
+    feed = ElementTree.fromstring((await client.get("/rss/latest.xml")).content)
+    in_feed = [link.text.removeprefix(demo.base_url) for link in feed.iter("link")][1:]  # (the channel's own first)
+    assert len(latest) >= 10 and latest == in_feed[: len(latest)]
+    counts = demo.catalog().counts()
+    hero = soup.select_one("section.hero").get_text(" ", strip=True)
+    assert f"{counts['papers']:,} papers" in hero and f"{counts['researchers']:,} researchers" in hero
+    links = [a["href"] for a in soup.select("main a")]
+    categories = [h for h in links if h.startswith("/papers?category=")]
+    researchers = [h for h in links if h.startswith("/researchers/")]
+    institutions = [h for h in links if h.startswith("/institutions/")]
+    assert len(categories) >= 5 and len(researchers) >= 5 and len(institutions) >= 5
+    assert {"/researchers", "/institutions", "/papers"} <= set(links)
+    markdown = (await client.get("/", headers={"Accept": "text/markdown"})).text
+    assert "## Latest papers" in markdown and all(f"]({path})" in markdown for path in latest)
+    assert f"]({categories[0]})" in markdown
+
+
+@pytest.mark.parametrize("path", ["/", "/about", "/papers/2006.07357-hindsight-logging-for-model-training", "/search?q="])
+async def test_every_page_has_the_same_header_and_footer(client, path):
+    soup = await _soup(client, path)
+    header = {a["href"] for a in soup.select("header.site a")}
+    assert {"/", "/papers", "/researchers", "/institutions", "/chat"} <= header
+    assert soup.select_one('header.site form[role="search"][action="/search"] input[name="q"]') is not None
+    footer = {a["href"] for a in soup.select("footer.site a")}
+    assert {"/search", "/researchers", "/institutions", "/chat", "/about", "/privacy", "/developers"} <= footer
+
+
+async def test_papers_by_category_a_page_at_a_time(client, demo):
+    category, count = demo.library().categories(1)[0]
+    first = await _soup(client, f"/papers?category={category}")
+    second = await _soup(client, f"/papers?category={category}&page=2")
+    ids = [[a["href"] for a in page.select("ol.paper-list li a")] for page in (first, second)]
+    assert len(ids[0]) == 50 and ids[1] and not set(ids[0]) & set(ids[1])
+    papers = demo.library().papers([href.split("/")[2].split("-")[0] for href in ids[0] + ids[1]])
+    assert {p.primary_category for p in papers.values()} == {category}
+    assert f"{count:,} papers" in first.select_one("main").get_text(" ", strip=True)
+    assert first.select_one('a[rel="next"]')["href"] == f"/papers?page=2&category={category}"
+    everything = await client.get("/papers.md")
+    assert everything.headers["content-type"].startswith("text/markdown")
+    assert f"{demo.catalog().counts()['papers']:,} papers, newest first" in everything.text
+    odd = await client.get("/papers", params={"category": "<script>"})
+    assert odd.status_code == 200 and "<script>" not in odd.text
+
+
+async def test_about_privacy_and_developers_and_where_their_links_go(client):
+    for path in ("/about", "/privacy", "/developers"):
+        soup = await _soup(client, path)
+        assert soup.h1.get_text() == path[1:].capitalize()
+        assert (await client.get(path + ".md")).text.startswith(f"# {path[1:].capitalize()}")
+    developers = await _soup(client, "/developers")
+    local = [a["href"] for a in developers.select("main a") if a["href"].startswith("/")]
+    assert {"/openapi.json", "/llms.txt", "/rss/latest.xml", "/sitemap.xml"} <= set(local)
+    for href in local:
+        assert (await client.get(href)).status_code == 200, href
