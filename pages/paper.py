@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import quote
 
@@ -11,9 +11,11 @@ from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
 from retrieval.catalog import PaperView
 from retrieval.library import Library
 from retrieval.models import Paper
+from retrieval.store import IndexUnavailable
 
 MAX_REFERENCES_SHOWN = 50
 MAX_CITING_SHOWN = 20
+MAX_SIMILAR_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class PaperPage:
     author_links: list[Author]
     citing: list[Link]  # papers of this archive that cite it, newest first
     citing_count: int
+    similar: list[Link] = field(default_factory=list)  # the index's nearest neighbours, closest first
 
     @property
     def date_label(self) -> str:
@@ -136,6 +139,9 @@ class PaperPage:
         if self.citing:
             lines += ["", f"## Cited by ({self.citing_count} in this archive)", ""]
             lines += [f"- [{md_escape(link.label)}]({link.href})" for link in self.citing]
+        if self.similar:
+            lines += ["", "## Similar papers (closest in meaning, in this archive)", ""]
+            lines += [f"- [{md_escape(link.label)}]({link.href})" for link in self.similar]
         return "\n".join(lines) + "\n"
 
 
@@ -226,7 +232,18 @@ def build_paper_page(library: Library, view: PaperView) -> PaperPage:
         author_links=authors,
         citing=[Link(p.title, paper_path(p)) for p in citing.papers],
         citing_count=citing.total,
+        similar=_similar(library, paper.id),
     )
+
+
+def _similar(library: Library, paper_id: str) -> list[Link]:
+    """The nearest papers by meaning; none (and the rest of the page) when the index cannot answer."""
+    if library.index is None:  # (a catalog read without its index)
+        return []
+    try:
+        return [Link(p.title, paper_path(p)) for p, _score in library.similar(paper_id, MAX_SIMILAR_SHOWN)]
+    except IndexUnavailable:
+        return []
 
 
 def paper_page(library: Library, raw_id: str) -> PaperPage | None:

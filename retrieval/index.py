@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
+
 from retrieval.embeddings import Embedded
 from retrieval.fusion import FusionParams, fuse, group_max
 from retrieval.store import (
@@ -130,6 +132,11 @@ class Index:
 
     def upsert(self, points: list[IndexPoint]) -> None:
         self.store.upsert([p.stored() for p in points])
+
+    def abstract_vector(self, paper_id: str) -> np.ndarray | None:
+        """The dense vector the paper's title and abstract were indexed with (None when it is not indexed)."""
+        point = point_id(paper_id, "abstract")
+        return self.store.dense_vectors([point]).get(point)
 
     def _candidates(
         self, query: Embedded, filters: Filters, depth: int, sides: tuple[str, ...], dense_depth: int | None = None

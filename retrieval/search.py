@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from retrieval.catalog import Catalog
-from retrieval.embeddings import Embedder
+from retrieval.embeddings import Embedded, Embedder, SparseVector
 from retrieval.index import PASSAGE_KINDS, Filters, Index
 from retrieval.models import Paper
 from retrieval.passages import split_sentences
@@ -158,14 +158,16 @@ def search_passages(
 def similar_papers(
     catalog: Catalog, index: Index, embedder: Embedder, paper_id: str, limit: int = 5, filters: Filters = Filters()
 ) -> list[tuple[Paper, float]]:
-    """The paper's nearest neighbours in the index: its title and abstract embedded as a document, matched
-    against every abstract and abstract window (dense side), the paper itself left out."""
+    """The paper's nearest neighbours in the index: its title and abstract as indexed (the stored vector; embedded
+    afresh only when the paper is not indexed yet), matched against every abstract and abstract window (dense
+    side), the paper itself left out."""
     paper = catalog.papers([paper_id]).get(paper_id)
     if paper is None:
         return []
-    text = f"{paper.title}. {paper.abstract}".strip() if paper.abstract else paper.title
-    vector = embedder.documents([text])[0]
-    found = index.papers(vector, filters, limit=limit + 1, sides=("dense",))
+    dense = index.abstract_vector(paper_id)
+    if dense is None:
+        dense = embedder.dense([f"{paper.title}. {paper.abstract}".strip() if paper.abstract else paper.title])[0]
+    found = index.papers(Embedded(dense, SparseVector([], [])), filters, limit=limit + 1, sides=("dense",))
     scores = {hit.paper_id: hit.score for hit in found if hit.paper_id != paper_id}
     papers = catalog.papers(list(scores))
     ranked = sorted(scores, key=lambda pid: (-scores[pid], pid))[:limit]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from retrieval.embeddings import DENSE_DIM, SparseVector
 from retrieval.store import (
     DENSE,
@@ -132,6 +134,15 @@ class ClientStore:
             return self.client.count(self.collection, count_filter=flt, exact=True).count
         except Exception as exc:
             raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
+
+    def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored dense vectors of these points (those that exist and have one)."""
+        try:
+            records = self.client.retrieve(self.collection, ids=ids, with_payload=False, with_vectors=[DENSE])
+        except Exception as exc:
+            raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
+        found = {str(r.id): (r.vector or {}).get(DENSE) for r in records}
+        return {i: np.asarray(v, dtype=np.float32) for i, v in found.items() if v is not None}
 
     def optimize(self) -> None:
         """A server indexes by itself."""

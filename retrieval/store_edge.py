@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from retrieval.embeddings import DENSE_DIM, SparseVector
 from retrieval.store import (
     DENSE,
@@ -153,6 +155,15 @@ class EdgeStore:
             return self.shard.count(self.q.CountRequest(exact=True, filter=self._filter(filters or Filters())))
         except Exception as exc:
             raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
+
+    def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored dense vectors of these points (those that exist and have one)."""
+        try:
+            points = self.shard.retrieve(ids, False, True)
+        except Exception as exc:
+            raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
+        found = {str(p.id): (p.vector or {}).get(DENSE) for p in points}
+        return {i: np.asarray(v, dtype=np.float32) for i, v in found.items() if v is not None}
 
     def optimize(self) -> None:
         """Build the HNSW graph and merge segments (blocks; seconds at 10k points, about half a minute at 100k)."""

@@ -174,3 +174,26 @@ async def test_the_paper_page_links_its_authors_and_the_papers_citing_it(client,
     as_markdown = (await client.get(f"/papers/{cited}", headers={"Accept": "text/markdown"},
                                     follow_redirects=True)).text  # fmt: skip
     assert f"## Cited by ({count} in this archive)" in as_markdown and all(h in as_markdown for h in listed)
+
+
+async def test_similar_papers_come_from_the_stored_vector(client, demo, embedder, monkeypatch):
+    """The paper page lists its nearest neighbours (HTML and markdown), found with the vector its title and abstract
+    were indexed with: viewing a page embeds nothing."""
+    from ingest.pipeline import index_text
+
+    paper = demo.catalog().papers(["2006.07357"])["2006.07357"]
+    stored = demo.index().abstract_vector(paper.id)
+    fresh = embedder.dense([index_text(paper)])[0]
+    assert stored is not None and float(stored @ fresh) > 0.999  # the same text, the same encoder
+
+    def no_embedding(*_args, **_kwargs):
+        raise AssertionError("a page view embedded a text")
+
+    monkeypatch.setattr(type(embedder), "dense", no_embedding)
+    expected = [p.id for p, _ in demo.library().similar(paper.id, 5)]
+    soup = BeautifulSoup((await client.get(CANONICAL)).text, "html.parser")
+    listed = [a["href"].split("/")[2].split("-")[0] for a in soup.select("ul.similar li a")]
+    assert listed == expected and len(listed) == 5 and paper.id not in listed
+    markdown = (await client.get(CANONICAL + ".md")).text
+    section = markdown.split("## Similar papers", 1)[1]
+    assert re.findall(r"\]\(/papers/([0-9.]+)-", section) == expected

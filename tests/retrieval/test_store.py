@@ -144,3 +144,10 @@ def test_edge_store_persists_and_has_one_owner(tmp_path):
     assert reopened.count() == 20
     assert reopened.search([VectorQuery(SPARSE, _query().sparse, 3)])
     reopened.close()
+
+
+def test_a_papers_stored_abstract_vector_comes_back(index):
+    """What the paper page's similar papers start from (no embedding per view), on both stores."""
+    for paper_id in ("p000", "p017", "p119"):
+        assert np.allclose(index.abstract_vector(paper_id), BY_PAPER[paper_id].vectors.dense, atol=1e-6)
+    assert index.abstract_vector("nothing-here") is None
