@@ -1,0 +1,84 @@
+"""The browsing pages in a real browser (Debian's chromium through Playwright): axe-core finds no serious or
+critical accessibility violation on any kind of page, the keyboard reaches the search first, and a screenshot of
+each page at desktop and phone widths is kept in test-artifacts/pages/."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser.test_chat_browser import CHROMIUM, CHROMIUM_FLAGS
+from tests.conftest import REPO
+
+SHOTS = REPO / "test-artifacts" / "pages"
+WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+PAPER = "/papers/2006.07357-hindsight-logging-for-model-training"
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+def _addresses(server, chromium) -> dict[str, str]:
+    """One page of each kind, found by following links as a reader would."""
+    from bs4 import BeautifulSoup
+    import httpx
+
+    paper = BeautifulSoup(httpx.get(server + PAPER).text, "html.parser")
+    researcher = paper.select_one(".authors .author > a")["href"]
+    home = BeautifulSoup(httpx.get(server + "/").text, "html.parser")
+    institution = next(a["href"] for a in home.select("main a") if a["href"].startswith("/institutions/"))
+    return {
+        "home": "/", "paper": PAPER, "researcher": researcher, "institution": institution,
+        "search": "/search?q=papers+by+Bobby+Yan", "papers": "/papers?category=cs.LG", "not-found": "/papers/0000.00000",
+        "developers": "/developers", "about": "/about", "privacy": "/privacy", "researchers": "/researchers",
+    }  # fmt: skip
+
+
+def test_every_kind_of_page_passes_axe_and_is_photographed(server, chromium):
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe, found = Axe(), {}
+    for width, viewport in WIDTHS.items():
+        context = chromium.new_context(viewport=viewport)
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
+        page = context.new_page()
+        for name, address in _addresses(server, chromium).items():
+            response = page.goto(server + address)
+            assert response.status == (404 if name == "not-found" else 200), address
+            shot = SHOTS / f"{name}-{width}.png"
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            if width == "desktop":  # (the rules do not depend on the width; the screenshots do)
+                violations = axe.run(page).response["violations"]
+                found[name] = [
+                    f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
+                    for v in violations if v["impact"] in ("serious", "critical")
+                ]  # fmt: skip
+        context.close()
+    assert not {name: problems for name, problems in found.items() if problems}
+    assert len(found) == 11
+
+
+def test_the_keyboard_reaches_the_search_first(server, chromium):
+    context = chromium.new_context(viewport=WIDTHS["desktop"])
+    page = context.new_page()
+    page.goto(server + PAPER)
+    focused = []
+    while len(focused) < 3 and not re.search(r'<input[^>]*type="search"', "".join(focused[-1:])):
+        page.keyboard.press("Tab")
+        focused.append(page.evaluate("document.activeElement.outerHTML.slice(0, 120)"))
+    assert re.search(r'<input[^>]*type="search"', focused[-1]), focused  # within three presses of Tab
+    page.keyboard.type("hindsight logging")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/search\?q=hindsight\+logging"))
+    assert page.locator("ol.results li").count() > 0
+    context.close()
