@@ -77,19 +77,9 @@ def harvest_api(
         if limit is not None and read >= limit:
             break
         size = page_size if limit is None else min(page_size, limit - read)
-        params = {
-            "search_query": search_query,
-            "start": start,
-            "max_results": size,
-            "sortBy": "submittedDate",
-            "sortOrder": "ascending",
-        }
-        response = client.get(api_url, params=params)
-        if message := atom_error(response.content):
-            raise FetchError(f"the arXiv API refused the query: {message}")
-        total = atom_total(response.content) if atom_total(response.content) is not None else total
+        outcomes, said_total = _api_page(client, api_url, search_query, start, size)
+        total = said_total if said_total is not None else total
         progress.update(task, total=total)
-        outcomes = list(parse_atom(response.content))
         if not outcomes and total is not None and start < total:
             empty += 1
             if empty > EMPTY_PAGE_RETRIES:
@@ -111,6 +101,16 @@ def harvest_api(
     return read
 
 
+def _api_page(client: PoliteClient, api_url: str, search_query: str, start: int, size: int) -> tuple[list, int | None]:
+    """One page of an API query, oldest submissions first: its records (or failures) and the total it names."""
+    params = {"search_query": search_query, "start": start, "max_results": size, "sortBy": "submittedDate",
+              "sortOrder": "ascending"}  # fmt: skip
+    response = client.get(api_url, params=params)
+    if message := atom_error(response.content):
+        raise FetchError(f"the arXiv API refused the query: {message}")
+    return list(parse_atom(response.content)), atom_total(response.content)
+
+
 def oai_cursor_name(prefix: str, set_spec: str | None, since: date | None, until: date | None) -> str:
     return f"arxiv_oai:{prefix}:{set_spec or '*'}:{since or ''}:{until or ''}"
 
@@ -118,6 +118,22 @@ def oai_cursor_name(prefix: str, set_spec: str | None, since: date | None, until
 def oai_last_name(set_spec: str | None) -> str:
     """Where the newest datestamp harvested for a set is kept (what `ingest update` starts from)."""
     return f"oai_last:{set_spec or '*'}"
+
+
+def _oai_first(metadata_prefix: str, set_spec: str | None, since: date | None, until: date | None) -> dict:
+    params = {"verb": "ListRecords", "metadataPrefix": metadata_prefix}
+    params |= {"from": since.isoformat()} if since else {}
+    params |= {"until": until.isoformat()} if until else {}
+    return params | ({"set": set_spec} if set_spec else {})
+
+
+def _raise_unless_empty(error: tuple[str, str]) -> None:
+    """An OAI-PMH error answer: `noRecordsMatch` is an empty harvest; anything else fails the run."""
+    code, message = error
+    if code == "badResumptionToken":
+        raise FetchError("the OAI-PMH resumption token expired; run the command again to restart the list")
+    if code != "noRecordsMatch":
+        raise FetchError(f"OAI-PMH error {code}: {message}")
 
 
 def harvest_oai(
@@ -150,23 +166,15 @@ def harvest_oai(
     progress.advance(task, state.get("position", 0))
     read = 0
     while limit is None or read < limit:
-        if token:
-            params = {"verb": "ListRecords", "resumptionToken": token}
-        else:
-            params = {"verb": "ListRecords", "metadataPrefix": metadata_prefix}
-            params |= {"from": since.isoformat()} if since else {}
-            params |= {"until": until.isoformat()} if until else {}
-            params |= {"set": set_spec} if set_spec else {}
+        params = {"verb": "ListRecords", "resumptionToken": token} if token else _oai_first(
+            metadata_prefix, set_spec, since, until
+        )
         page = parse_oai(client.get(oai_url, params=params).content, OAI_STAGE)
         if page.error:
-            code, message = page.error
-            if code == "noRecordsMatch":
+            if page.error[0] in ("noRecordsMatch", "badResumptionToken"):  # the list ends here, or starts again
                 load_records(catalog, OAI_STAGE, [], summary, cursors={name: None})
-                break
-            if code == "badResumptionToken":
-                load_records(catalog, OAI_STAGE, [], summary, cursors={name: None})
-                raise FetchError("the OAI-PMH resumption token expired; run the command again to restart the list")
-            raise FetchError(f"OAI-PMH error {code}: {message}")
+            _raise_unless_empty(page.error)
+            break
         if page.deleted:
             summary.add("skipped", len(page.deleted))
         if page.last_datestamp and (newest is None or page.last_datestamp > newest):
