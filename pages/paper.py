@@ -16,6 +16,7 @@ from retrieval.store import IndexUnavailable
 MAX_REFERENCES_SHOWN = 50
 MAX_CITING_SHOWN = 20
 MAX_SIMILAR_SHOWN = 5
+MAX_VERSIONS = 50
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,14 @@ class PaperPage:
     citing: list[Link]  # papers of this archive that cite it, newest first
     citing_count: int
     similar: list[Link] = field(default_factory=list)  # the index's nearest neighbours, closest first
+
+    @property
+    def versions(self) -> list[Link]:
+        """arXiv's pages of each version, v1 first (the first and the latest dates are on the page)."""
+        if not self.arxiv_id or not self.version or self.version > MAX_VERSIONS:
+            return []
+        return [Link(f"v{n}", external("https://arxiv.org/abs/", f"{self.arxiv_id}v{n}")) for n in
+                range(1, self.version + 1)]  # fmt: skip
 
     @property
     def date_label(self) -> str:
@@ -131,6 +140,8 @@ class PaperPage:
                 if value:
                     lines += ["", f"**{label}:** {md_escape(value)}"]
         lines += ["", "## Links", ""] + [f"- [{link.label}]({link.href})" for link in self.links]
+        if len(self.versions) > 1:
+            lines.append("- arXiv versions: " + ", ".join(f"[{v.label}]({v.href})" for v in self.versions))
         if self.references:
             lines += ["", f"## References ({self.reference_count})", ""]
             lines += [

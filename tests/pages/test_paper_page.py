@@ -49,6 +49,9 @@ async def test_paper_html(client):
     assert all(re.fullmatch(r"/researchers/\d+-[a-z0-9-]+", a["href"]) for a in authors)
     assert soup.find("link", rel="canonical")["href"] == "http://test" + CANONICAL
     assert "Submitted 12 June 2020" in soup.select_one(".dates").get_text(" ", strip=True)
+    versions = soup.select(".dates .versions a")  # 2006.07357 is at v2 on arXiv
+    assert [(a.get_text(), a["href"]) for a in versions] == [(f"v{n}", f"https://arxiv.org/abs/2006.07357v{n}")
+                                                             for n in (1, 2)]  # fmt: skip
     assert soup.select_one('a[href="/chat?paper=2006.07357"]').get_text() == "Chat about this paper"
     blocks = [json.loads(s.string) for s in soup.find_all("script", type="application/ld+json")]
     assert {b["@type"] for b in blocks} == {"ScholarlyArticle", "BreadcrumbList"}
@@ -64,6 +67,8 @@ async def test_paper_markdown_by_accept_and_suffix(client, demo):
     assert by_accept.text.startswith("# Hindsight Logging for Model Training")
     byline = next(line for line in by_accept.text.splitlines() if line.startswith("**Authors:**"))
     assert re.findall(r"\[([^\]]+)\]\(/researchers/", byline) == AUTHORS
+    versions = "[v1](https://arxiv.org/abs/2006.07357v1), [v2](https://arxiv.org/abs/2006.07357v2)"
+    assert f"- arXiv versions: {versions}" in by_accept.text.splitlines()
 
 
 @pytest.mark.parametrize("address", ["/papers/9999.99999", "/papers/not-an-id", "/papers/..%2F..%2Fetc%2Fpasswd"])
