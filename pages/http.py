@@ -43,8 +43,19 @@ def respond(request: Request, deps: PagesDeps, page, template: str, status: int 
     headers = {**page_headers(), "Vary": "Accept"}
     if wants_markdown(request):
         return PlainTextResponse(page.to_markdown(), status_code=status, media_type=MARKDOWN, headers=headers)
-    html = deps.renderer.html(template, page.meta(deps.renderer.base_url), page=page, **context)
+    if "signed_in" not in context:  # the chat dock: the chat for a signed-in reader, else a way to sign in
+        context["signed_in"] = bool(deps.viewer(request))
+    dock = Dock(getattr(page, "chat_path", "/chat"), getattr(page, "dock_label", ""))
+    html = deps.renderer.html(template, page.meta(deps.renderer.base_url), page=page, dock=dock, **context)
     return HTMLResponse(html, status_code=status, headers=headers)
+
+
+@dataclass(frozen=True)
+class Dock:
+    """The chat panel every page carries: the chat in a frame (our own /chat, scoped to the page's paper)."""
+
+    path: str
+    label: str  # "this paper", or "" for the chat at large
 
 
 def not_found(request: Request, deps: PagesDeps, message: str, fetch_id: str | None = None) -> Response:

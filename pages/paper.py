@@ -81,6 +81,8 @@ class PaperPage:
     def chat_path(self) -> str:
         return f"/chat?paper={self.id}"
 
+    dock_label = "this paper"
+
     def meta(self, base_url: str) -> PageMeta:
         names = ", ".join(self.authors[:3]) + (" et al." if len(self.authors) > 3 else "")
         description = f"{names}. {self.abstract[:200]}".strip()

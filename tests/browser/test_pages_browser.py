@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.browser.test_chat_browser import CHROMIUM, CHROMIUM_FLAGS
+from tests.chat_server import PASSWORD
 from tests.conftest import REPO
 
 SHOTS = REPO / "test-artifacts" / "pages"
@@ -81,4 +82,28 @@ def test_the_keyboard_reaches_the_search_first(server, chromium):
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/search\?q=hindsight\+logging"))
     assert page.locator("ol.results li").count() > 0
+    context.close()
+
+
+def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(server, chromium):
+    """Signed in, a paper page's dock (the last control on the page: Shift+Tab from the top reaches it) opens the
+    chat in a panel, scoped to that paper; the page itself stays where it was."""
+    context = chromium.new_context(viewport=WIDTHS["desktop"])
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
+    page = context.new_page()
+    page.goto(server + "/chat/")
+    page.fill("#email", "alice")
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#chat-input", timeout=30_000)
+    page.goto(server + PAPER)
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Chat about this paper"
+    page.keyboard.press("Enter")
+    frame = page.frame_locator("aside.dock iframe")
+    frame.locator("#chat-input").wait_for(timeout=30_000)
+    frame.get_by_text("This chat is about").wait_for(timeout=30_000)
+    assert "Hindsight Logging for Model Training" in frame.locator("body").inner_text()
+    assert page.url == server + PAPER
+    page.screenshot(path=str(SHOTS / "paper-dock-open-desktop.png"))
     context.close()

@@ -79,3 +79,9 @@ async def test_about_privacy_and_developers_and_where_their_links_go(client):
     assert {"/openapi.json", "/llms.txt", "/rss/latest.xml", "/sitemap.xml"} <= set(local)
     for href in local:
         assert (await client.get(href)).status_code == 200, href
+
+
+async def test_signed_out_readers_get_a_way_to_sign_in_where_the_chat_dock_is(client):
+    for path in ("/", "/papers/2006.07357-hindsight-logging-for-model-training", "/researchers"):
+        dock = (await _soup(client, path)).select_one("aside.dock")
+        assert dock.select_one('a[href="/chat"]').get_text() == "Sign in to chat" and dock.iframe is None
