@@ -78,7 +78,8 @@ class Conversation:
     sources: SourceBook = field(default_factory=SourceBook)
     focus: tuple[Card, ...] = ()  # the last answer's cards: what "she" or "it" in a follow-up refers to
     paper: str | None = None  # the catalog id of the paper this chat is about
-    paper_checked: bool = False  # whether the chat's paper was worked out already (once per session)
+    paper_checked: bool = False  # whether the chat's paper (or other subject) was worked out (once per session)
+    about: Card | None = None  # the researcher or institution this chat was opened about
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +88,7 @@ class Conversation:
             "focus": [{**asdict(c), "quotes": list(c.quotes)} for c in self.focus],
             "paper": self.paper,
             "paper_checked": self.paper_checked,
+            "about": {**asdict(self.about), "quotes": list(self.about.quotes)} if self.about else None,
         }
 
     @classmethod
@@ -101,6 +103,7 @@ class Conversation:
             focus=_cards(data.get("focus")),
             paper=paper if isinstance(paper, str) else None,
             paper_checked=bool(data.get("paper_checked")),
+            about=next(iter(_cards([data.get("about")])), None),
         )
 
     @classmethod
@@ -114,6 +117,7 @@ class Conversation:
             focus=_cards(last.get("focus")),
             paper=last.get("paper") if isinstance(last.get("paper"), str) else None,
             paper_checked=True,
+            about=next(iter(_cards([last.get("about")])), None),
         )
 
     def after_turn(self, history: list[dict], cards: list[Card]) -> None:
@@ -132,6 +136,41 @@ class Conversation:
             "turn": self.history[start + 1 : -1],
             "sources": stored["sources"],
             "paper": self.paper,
+            "about": stored["about"],
             "focus": stored["focus"],
             **({"asked": asked} if asked else {}),
         }
+
+
+def subject_card(library, kind: str, subject: str) -> Card | None:
+    """The researcher or institution a chat was opened about (by our id, as their page's dock gives it), as a card;
+    None for anything else, so an address cannot make the chat about what the catalog does not hold."""
+    from pages.addresses import institution_path, researcher_path
+    from retrieval.records import whole_number
+
+    number = whole_number(subject)
+    if number is None:
+        return None
+    if kind == "researcher" and (person := library.researchers_by_ids([number]).get(number)):
+        count = library.paper_counts([number])[number]
+        return Card("researcher", str(number), person.name, researcher_path(number, person.name), f"{count} papers here")
+    if kind == "institution":
+        found = library.find_institution(str(number)).institution
+        if found is not None and found.id == number:
+            return Card("institution", str(number), found.name, institution_path(number, found.name))
+    return None
+
+
+def introduction(conversation: Conversation, library) -> str | None:
+    """What a chat opened about something says first (markdown from catalog values; the caller sanitises it)."""
+    from pages.addresses import paper_path
+    from pages.base import md_escape
+
+    if conversation.paper:
+        paper = library.papers([conversation.paper])[conversation.paper]
+        return f"This chat is about **[{md_escape(paper.title)}]({paper_path(paper)})**. Ask anything about it."
+    if (about := conversation.about) is not None:
+        conversation.focus = (about,)  # what "she", "they" or "there" in the first question refers to
+        whose = "their work" if about.kind == "researcher" else "its researchers and papers"
+        return f"This chat is about **[{md_escape(about.title)}]({about.path})**. Ask about {whose}."
+    return None

@@ -44,4 +44,7 @@ def system_prompt(deps: ToolDeps) -> str:
         text += f"\n\nPapers already numbered in this conversation:\n{known}"
     if deps.scope_paper_id:
         text += f"\n\nThis conversation is about the paper with id {deps.scope_paper_id}; its results come first."
+    if deps.about is not None:
+        text += (f"\n\nThis conversation was opened from the page of the {deps.about.kind} {deps.about.title} "
+                 f"({deps.about.kind} id {deps.about.id}): questions that name no one are about them.")
     return text

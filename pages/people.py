@@ -73,6 +73,12 @@ class ResearcherPage:
     pages: int
     category: str | None
 
+    dock_label = "this researcher"
+
+    @property
+    def chat_path(self) -> str:
+        return f"/chat?researcher={self.id}"
+
     @property
     def position_note(self) -> str:
         n = self.matched_papers
@@ -177,6 +183,12 @@ class InstitutionPage:
     page: int
     pages: int
     category: str | None
+
+    dock_label = "this institution"
+
+    @property
+    def chat_path(self) -> str:
+        return f"/chat?institution={self.id}"
 
     def meta(self, base_url: str) -> PageMeta:
         description = f"{self.name}: {self.paper_count} papers and {self.researcher_count} researchers in this archive."

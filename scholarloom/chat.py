@@ -11,7 +11,7 @@ import chainlit.server
 
 from assistant.agent import recent_history
 from assistant.citations import link_citations
-from assistant.conversation import Conversation
+from assistant.conversation import Conversation, introduction, subject_card
 from assistant.prompts import STARTERS
 from assistant.safe_markdown import safe_markdown
 from assistant.turn import run_tool
@@ -20,11 +20,10 @@ from auth.nonces import spend
 from auth.sessions import SESSION_VERSION, client_address
 from chatui.fetch import FETCH_ACTION, follow_request, offer_fetch
 from chatui.files import LocalFiles
-from chatui.intent import paper_in_address
+from chatui.intent import chat_intent
 from chatui.layer import HistoryLayer
 from chatui.sessions import still_signed_in
 from chatui.turn_ui import ChainlitTurnUI
-from pages.addresses import paper_path
 from pages.base import md_escape
 from retrieval.requests import missing_papers, request_paper
 from scholarloom.runtime import Runtime
@@ -108,9 +107,12 @@ async def _scoped(conversation: Conversation) -> str | None:
     first message can arrive before on_chat_start has finished."""
     if not conversation.paper_checked:
         spend_once = functools.partial(spend, runtime().engine)
-        wanted = await asyncio.to_thread(paper_in_address, cl.context.session.environ or {}, spend_once)
-        resolve = runtime().library.resolve_paper_id
-        conversation.paper = await asyncio.to_thread(resolve, wanted) if wanted else None
+        kind, subject = await asyncio.to_thread(chat_intent, cl.context.session.environ or {}, spend_once) or ("", "")
+        library = runtime().library
+        if kind == "paper":
+            conversation.paper = await asyncio.to_thread(library.resolve_paper_id, subject)
+        elif kind:
+            conversation.about = await asyncio.to_thread(subject_card, library, kind, subject)
         conversation.paper_checked = True
     return conversation.paper
 
@@ -118,16 +120,15 @@ async def _scoped(conversation: Conversation) -> str | None:
 def _deps(conversation: Conversation):
     user = cl.user_session.get("user")
     deps = runtime().tool_deps(user.identifier if user else "anonymous", conversation.sources, conversation.paper)
-    deps.focus = conversation.focus
+    deps.focus, deps.about = conversation.focus, conversation.about
     return deps
 
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
-    paper_id = await _scoped(_conversation())
-    if paper_id:
-        paper = runtime().library.papers([paper_id])[paper_id]
-        text = f"This chat is about **[{md_escape(paper.title)}]({paper_path(paper)})**. Ask anything about it."
+    conversation = _conversation()
+    await _scoped(conversation)
+    if text := await asyncio.to_thread(introduction, conversation, runtime().library):
         await cl.Message(content=safe_markdown(text)).send()
 
 

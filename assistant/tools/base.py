@@ -50,6 +50,8 @@ class ToolDeps:
     # What the conversation was last about (the previous answer's cards), so "she" or "it" in a follow-up can
     # be resolved without a language model.
     focus: tuple["Card", ...] = ()
+    # The researcher or institution the chat was opened about (from its page's chat dock), if any.
+    about: "Card | None" = None
 
 
 @dataclass(frozen=True)

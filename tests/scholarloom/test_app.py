@@ -1,5 +1,7 @@
 """The whole app on a real port: pages, Chainlit at /chat, password sign-in, and a chat turn over socket.io."""
 
+import asyncio
+
 import httpx
 
 from tests.llm_server import text, tool_call
@@ -78,6 +80,31 @@ async def test_chat_about_one_paper(server, scripted, history):
     (step,) = chat.messages("tool")
     assert step["output"].splitlines()[1].startswith("\\[1\\] Hindsight Logging for Model Training")
     assert "id 2006.07357" in scripted.requests[0]["messages"][0]["content"]
+
+
+async def test_a_chat_opened_from_a_researchers_or_an_institutions_page_is_about_them(server, scripted, demo):
+    library = demo.library()
+    (person,) = [c.researcher for c in library.find_researchers("Bobby Yan")]
+    place = library.find_institution("Massachusetts Institute of Technology").institution
+    scripted.enqueue(text("He works on logging for model training."))
+    chat = ChatClient(server)
+    await chat.connect(referer=server + f"/chat/?researcher={person.id}")
+    await chat.ask("What does he work on?")
+    await chat.sio.disconnect()
+    intro = chat.messages("assistant_message")[0]["output"]
+    assert intro.startswith(f"This chat is about **[Bobby Yan](/researchers/{person.id}-bobby-yan)**")
+    assert f"researcher Bobby Yan (researcher id {person.id})" in scripted.requests[0]["messages"][0]["content"]
+    for referer, expected in ((f"institution={place.id}", f"**[{place.name}](/institutions/{place.id}-"),
+                              ("researcher=999999999", None), ("institution=MIT", None)):  # fmt: skip
+        other = ChatClient(server)
+        await other.connect(referer=server + f"/chat/?{referer}")
+        for _ in range(40):  # the introduction is sent by on_chat_start, shortly after connecting
+            if other.messages("assistant_message"):
+                break
+            await asyncio.sleep(0.05)
+        await other.sio.disconnect()
+        said = [m["output"] for m in other.messages("assistant_message")]
+        assert (said[0].startswith(f"This chat is about {expected}") if expected else not said), (referer, said)
 
 
 async def test_the_paper_survives_the_sign_in_page_once(server, scripted):
