@@ -153,7 +153,8 @@ def subject_card(library, kind: str, subject: str) -> Card | None:
         return None
     if kind == "researcher" and (person := library.researchers_by_ids([number]).get(number)):
         count = library.paper_counts([number])[number]
-        return Card("researcher", str(number), person.name, researcher_path(number, person.name), f"{count} papers here")
+        path = researcher_path(number, person.name)
+        return Card("researcher", str(number), person.name, path, f"{count} paper{'s' if count != 1 else ''} here")
     if kind == "institution":
         found = library.find_institution(str(number)).institution
         if found is not None and found.id == number:

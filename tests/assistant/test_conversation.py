@@ -59,7 +59,7 @@ def test_a_conversation_survives_its_dict_and_refuses_what_it_cannot_read():
     conversation = Conversation([{"role": "user", "content": "q"}], sources, (card,), "2006.07357", True)
     again = Conversation.from_dict(json.loads(json.dumps(conversation.to_dict())))
     assert again == conversation
-    person = Card("researcher", "7", "Bobby Yan", "/researchers/7-bobby-yan", "1 papers here")
+    person = Card("researcher", "7", "Bobby Yan", "/researchers/7-bobby-yan", "1 paper here")
     opened = Conversation(paper_checked=True, about=person)  # from a researcher's page
     assert Conversation.from_dict(json.loads(json.dumps(opened.to_dict()))) == opened
     assert Conversation.resumed([{"type": "assistant_message", "output": "a",

@@ -39,7 +39,8 @@ def _addresses(server, chromium) -> dict[str, str]:
     institution = next(a["href"] for a in home.select("main a") if a["href"].startswith("/institutions/"))
     return {
         "home": "/", "paper": PAPER, "researcher": researcher, "institution": institution,
-        "search": "/search?q=papers+by+Bobby+Yan", "papers": "/papers?category=cs.LG", "not-found": "/papers/0000.00000",
+        "search": "/search?q=papers+by+Bobby+Yan", "papers": "/papers?category=cs.LG",
+        "not-found": "/papers/0000.00000",
         "developers": "/developers", "about": "/about", "privacy": "/privacy", "researchers": "/researchers",
     }  # fmt: skip
 
