@@ -150,7 +150,10 @@ def test_the_chat_pages_may_load_images_and_connect_to_this_site_only(server):
     page = httpx.get(f"{server}/chat/")
     policy = page.headers["content-security-policy"]
     assert "img-src 'self' data: blob:" in policy and "connect-src 'self'" in policy
+    assert "frame-ancestors 'self'" in policy  # framed by our own pages' chat dock only
     assert "content-security-policy" in httpx.get(f"{server}/chat/project/settings").headers
+    pages = httpx.get(f"{server}/").headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in pages and "script-src 'none'" in pages  # the dock needs no script
 
 
 def test_the_session_cookie_is_secure_when_the_public_address_is_https(server, demo, monkeypatch):
