@@ -148,8 +148,9 @@ def people_first_search(
     if named is None:
         return search(catalog, index, embedder, query, filters, limit, sentences)
     own = papers_of(catalog, named.ids)
-    if filters.paper_ids:
-        own = [p for p in own if p in set(filters.paper_ids)]
+    if filters.paper_ids:  # a search already narrowed to some papers (a chat about one paper) stays narrowed
+        allowed = set(filters.paper_ids)
+        own = [p for p in own if p in allowed]
     asked = named.topic or query
     first: list[SearchHit] = []
     if own:

@@ -69,20 +69,28 @@ def start_building() -> subprocess.Popen | None:
     kept = kept_build()
     if kept is None or (kept / "summary.json").is_file():
         return None
-    kept.parent.mkdir(parents=True, exist_ok=True)
-    with open(kept.parent / "build.log", "wb") as log:
-        command = [sys.executable, "-m", "tests.demo_cache"]
-        return subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        with open(kept.parent / "build.log", "wb") as log:
+            command = [sys.executable, "-m", "tests.demo_cache"]
+            return subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    except OSError:  # a cache that cannot be written (read-only home, full disk): the tests load it themselves
+        return None
 
 
 def demo_build(data_dir: Path, embedder, copy: bool = True) -> Summary:
     """Fill `data_dir` with the loaded demo (from the cache when its fingerprint matches) and return the summary
     of the load that made it."""
     root = cache_root()
+    try:
+        if root is not None:
+            root.mkdir(parents=True, exist_ok=True)
+            lock = (root / "build.lock").open("w")
+    except OSError:  # a cache that cannot be written only costs time
+        root = None
     if root is None:
         return _load(data_dir, embedder)
-    root.mkdir(parents=True, exist_ok=True)
-    with (root / "build.lock").open("w") as lock:  # the test run's other workers wait for one build
+    with lock:  # the test run's other workers (and the build started at collection) wait for one build
         fcntl.flock(lock, fcntl.LOCK_EX)
         kept = root / f"demo-{fingerprint()}"
         if (kept / "summary.json").is_file():
