@@ -8,6 +8,7 @@ from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from pages.addresses import paper_path, split_paper_address
 from pages.about import TEXT_PAGES
+from pages.cite import citation
 from pages.feeds import llms_txt, rss, rss_of, sitemap, sitemap_part
 from pages.home import home_page, papers_page
 from pages.lists import list_page
@@ -91,6 +92,8 @@ def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
 
     @router.get("/papers/{address:path}", include_in_schema=False)
     def paper(request: Request, address: str) -> Response:
+        if address.endswith((".bib", ".ris")):
+            return citation(deps, address)
         markdown_suffix = address.endswith(".md")
         parts = split_paper_address(address.removesuffix(".md"))
         page = paper_page(deps.library, parts[0]) if parts else None

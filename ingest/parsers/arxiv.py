@@ -134,7 +134,7 @@ def names_from_string(authors: str) -> list[str]:
     while re.search(r"\([^()]*\)", text):
         text = re.sub(r"\([^()]*\)", "", text)
     text = re.sub(r"\(.*$", "", text).replace(")", "")  # what an unclosed parenthesis leaves
-    parts = (_ET_AL.sub("", p.strip()).strip() for p in re.split(r",\s*(?:and\s+)?|:\s+|\s+and\s+", text))
+    parts = (_ET_AL.sub("", p.strip()).strip() for p in re.split(r",\s*(?:(?:and|&)\s+)?|:\s+|\s+(?:and|&)\s+", text))
     return [p for p in parts if p]
 
 

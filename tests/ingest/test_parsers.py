@@ -49,8 +49,10 @@ def test_author_lines_give_names_only():
     assert names["0704.0020"] == ["The BABAR Collaboration", "B. Aubert"]
     assert names["0704.0044"][:2] == ["A. A. Schekochihin", "S. C. Cowley"]
     assert names["0704.0024"] == ["A.A. Serga", "M. Kostylev", "B. Hillebrands"]  # "..., and B. Hillebrands"
+    assert names["0704.0297"][1:] == ["Philipp Podsiadlowski", "Stephan Rosswog"]  # "A, B & C"
     every = [n for authors in names.values() for n in authors]
-    odd = [n for n in every if "(" in n or ")" in n or n.lower().rstrip(".").endswith("et al") or n.startswith("and ")]
+    odd = [n for n in every if any(c in n for c in "()&") or n.lower().rstrip(".").endswith("et al")]
+    odd += [n for n in every if n.startswith(("and ", "& "))]
     assert not odd
 
 
