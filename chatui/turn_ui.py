@@ -29,6 +29,7 @@ def card_element(card: Card) -> cl.CustomElement:
     }
     if card.kind == "paper":
         props["chatPath"] = "/chat?paper=" + quote(card.id, safe=":")
+        props["bibPath"] = "/papers/" + quote(card.id, safe=":") + ".bib"
     return cl.CustomElement(name=CARD_ELEMENT, props=props, display="inline")
 
 

@@ -27,6 +27,8 @@ class PaperOut(BaseModel):
     summary: str | None = Field(description="Written by an LLM from the abstract, when analysed")
     topics: list[str]
     url: str = Field(description="The paper's page on this site")
+    bibtex_url: str = Field(description="The paper as BibTeX (arXiv's conventions for arXiv papers)")
+    ris_url: str = Field(description="The paper as RIS")
 
 
 class Counted(BaseModel):
@@ -122,6 +124,7 @@ def make_api(deps) -> APIRouter:
             id=p.id, arxiv_id=p.arxiv_id, title=p.title, authors=[a.name for a in view.authors], abstract=p.abstract,
             categories=list(p.categories), published=p.published, updated=p.updated, year=p.year, doi=p.doi,
             cited_by_count=p.cited_by_count, summary=p.summary, topics=list(p.topics), url=paper_path(p),
+            bibtex_url=f"/papers/{p.id}.bib", ris_url=f"/papers/{p.id}.ris",
         )  # fmt: skip
 
     @api.get("/researchers/{researcher_id}", response_model=ResearcherOut, responses={404: {"description": "Unknown"}})

@@ -176,6 +176,12 @@ def _scenario(base, browser, scripted, pages):
     assert "/papers/2006.07357" in paper.url and "Hindsight Logging for Model Training" in paper.title()
     paper.close()
 
+    # A paper card cites the paper as BibTeX.
+    with page.expect_download() as downloaded:
+        card.locator(".card-cite").click()
+    assert downloaded.value.suggested_filename == "2006.07357.bib"
+    assert "eprint = {2006.07357}" in Path(downloaded.value.path()).read_text()
+
     # A card's button runs its tool in the conversation.
     card.locator(".card-cited-by").click()
     page.wait_for_selector("text=Used get_cited_by", timeout=30_000)

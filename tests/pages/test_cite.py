@@ -47,6 +47,9 @@ async def test_the_bibtex_of_an_arxiv_paper_follows_arxivs_conventions(client):
     assert record["title"] == "Hindsight Logging for Model Training" and record["authors"] == AUTHORS
     assert record["year"] == "2020" and record["doi"] == "10.48550/arXiv.2006.07357"
     assert (await client.get("/papers/9999.99999.bib")).status_code == 404
+    described = (await client.get("/api/papers/2006.07357")).json()
+    for key in ("bibtex_url", "ris_url"):
+        assert (await client.get(described[key])).status_code == 200
 
 
 def test_every_demo_paper_reads_back_as_written(demo):

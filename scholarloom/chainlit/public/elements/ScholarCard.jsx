@@ -15,6 +15,7 @@ export default function ScholarCard() {
   const Icon = ICONS[kind] || FileText
   const page = sitePath(props.path)
   const chat = sitePath(props.chatPath)
+  const bib = sitePath(props.bibPath)
   const ask = (name) => callAction({ name, payload: { id: String(props.id), title: String(props.title || "") } })
   const open = (path) => { if (path) window.open(path, "_blank", "noopener") }
   return (
@@ -36,6 +37,7 @@ export default function ScholarCard() {
         {page ? <Button size="sm" variant="outline" className="card-open" onClick={() => open(page)}><BookOpen className="h-4 w-4 mr-1" />Open page</Button> : null}
         {kind === "paper" ? <Button size="sm" variant="outline" className="card-references" onClick={() => ask("show_references")}><ListTree className="h-4 w-4 mr-1" />References</Button> : null}
         {kind === "paper" ? <Button size="sm" variant="outline" className="card-cited-by" onClick={() => ask("show_cited_by")}><Quote className="h-4 w-4 mr-1" />Cited by</Button> : null}
+        {kind === "paper" && bib ? <Button size="sm" variant="outline" className="card-cite" asChild><a href={bib} download><Quote className="h-4 w-4 mr-1" />Cite (BibTeX)</a></Button> : null}
         {kind === "paper" && chat ? <Button size="sm" variant="outline" className="card-chat" onClick={() => window.location.assign(chat)}><MessagesSquare className="h-4 w-4 mr-1" />Chat about this paper</Button> : null}
         {kind === "researcher" ? <Button size="sm" variant="outline" className="card-summary" onClick={() => ask("summarize_researcher")}><UserRound className="h-4 w-4 mr-1" />What they work on</Button> : null}
         {kind === "institution" ? <Button size="sm" variant="outline" className="card-summary" onClick={() => ask("summarize_institution")}><Building2 className="h-4 w-4 mr-1" />What they work on</Button> : null}
