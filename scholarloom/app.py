@@ -15,6 +15,7 @@ from auth.accounts import end_sessions, is_admin, session_is_live
 from auth.follows import Follows
 from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
 from auth.sessions import signed_in_session
+from chatui.export import thread_markdown
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
 from chatui.origin import ChatContentPolicy, ClosedRoutes, SameOriginSignIn, UploadLimit
@@ -134,6 +135,19 @@ def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer
         return answer
 
     files = LocalFiles(settings.chat_files_dir)
+
+    if with_chat:
+
+        @app.get("/me/threads/{thread_id}.md", include_in_schema=False)
+        async def thread_export(thread_id: str, request: Request):
+            """A conversation as markdown, for its owner; the same 404 for anyone else and for no such thread."""
+            from chainlit.data import get_data_layer
+
+            text = await thread_markdown(get_data_layer(), thread_id, viewer(request), settings.base_url)
+            if text is None:
+                return PlainTextResponse("Not found", status_code=404)
+            headers = {"Content-Disposition": f'attachment; filename="conversation-{thread_id[:36]}.md"'}
+            return PlainTextResponse(text, media_type="text/markdown; charset=utf-8", headers=headers)
 
     @app.get(LocalFiles.URL_PREFIX + "{key:path}", include_in_schema=False)
     def chat_file(key: str, request: Request):

@@ -286,3 +286,25 @@ async def test_elements_of_another_users_thread_cannot_be_added_or_deleted(serve
     assert [e["id"] for e in after["elements"]] == [e["id"] for e in thread["elements"]]
     async with alice.http() as http:
         assert (await http.get(f"/chat-files/{card['objectKey']}")).status_code == 200
+
+
+async def test_a_conversation_exports_as_markdown_to_its_owner_only(server, scripted, history):
+    chat, thread_id = await _converse(server, scripted)
+    await chat.sio.disconnect()
+    await _settled(chat, thread_id, 1)
+    async with chat.http() as http:
+        exported = await http.get(f"/me/threads/{thread_id}.md")
+    assert exported.status_code == 200 and exported.headers["content-type"].startswith("text/markdown")
+    assert "attachment" in exported.headers["content-disposition"]
+    text = exported.text
+    assert text.startswith("# How do I add logging after training?")
+    assert "## Question\n\nHow do I add logging after training?" in text
+    assert "## Answer\n\nFlor replays log statements from checkpoints" in text
+    assert f"]({server}/papers/2006.07357-hindsight-logging-for-model-training)" in text  # the numbered source
+    bob = ChatClient(server, "bob")
+    await bob.connect()
+    await bob.sio.disconnect()
+    async with bob.http() as http:
+        for address in (f"/me/threads/{thread_id}.md", f"/me/threads/{uuid.uuid4()}.md", "/me/threads/not-a-thread.md"):
+            assert (await http.get(address)).status_code == 404, address
+    assert httpx.get(f"{server}/me/threads/{thread_id}.md").status_code == 404  # signed out
