@@ -263,46 +263,4 @@ def institution_page(library: Library, institution_id: int, page: int = 1, categ
     )
 
 
-@dataclass(frozen=True)
-class FollowingPage:
-    """A signed-in user's followed researchers and their newest papers; never indexed."""
-
-    researchers: list[Counted]
-    papers: list[PaperItem]
-    feed_path: str
-    path: str = "/me/following"
-
-    def meta(self, base_url: str) -> PageMeta:
-        return PageMeta(title="Following", description="Researchers you follow.", path=self.path, noindex=True)
-
-    def to_markdown(self) -> str:
-        lines = ["# Following", ""]
-        if not self.researchers:
-            lines.append("You follow no researcher yet: use the Follow button on a researcher's page.")
-        lines += [
-            f"- [{md_escape(r.label)}]({r.href}): {r.count} paper{'s' if r.count != 1 else ''}"
-            for r in self.researchers
-        ]
-        lines += [
-            "",
-            f"Private RSS feed (keep the address to yourself): {self.feed_path}",
-            "",
-            "## Their newest papers",
-            "",
-        ]
-        lines += paper_lines(self.papers)
-        return "\n".join(lines) + "\n"
-
-
-def following_page(library: Library, researcher_ids: list[int], feed_key: str) -> FollowingPage:
-    people = library.researchers_by_ids(researcher_ids)
-    counts = library.paper_counts(list(people))
-    researchers = [
-        Counted(people[r].name, counts[r], researcher_path(r, people[r].name)) for r in researcher_ids if r in people
-    ]
-    papers = paper_items(library.newest_papers_of(list(people), limit=30))
-    return FollowingPage(researchers, papers, f"/me/feed.xml?key={quote(feed_key)}")
-
-
-__all__ = ["PER_PAGE", "FollowingPage", "InstitutionPage", "ResearcherPage", "following_page", "institution_page",
-           "researcher_page"]  # fmt: skip
+__all__ = ["PER_PAGE", "InstitutionPage", "ResearcherPage", "institution_page", "researcher_page"]

@@ -13,7 +13,8 @@ from pages.feeds import llms_txt, rss, rss_of, sitemap, sitemap_part
 from pages.home import home_page, papers_page
 from pages.lists import list_page
 from pages.paper import paper_page
-from pages.people import MATCHING_NOTE, following_page, institution_page, researcher_page
+from pages.following import following_page
+from pages.people import MATCHING_NOTE, institution_page, researcher_page
 from pages.admin import admin_routes
 from pages.requests import request_routes
 from pages.http import MARKDOWN, XML, PagesDeps, not_found, page_headers, respond, same_origin
