@@ -97,7 +97,12 @@ def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(serv
     page.fill("#password", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_selector("#chat-input", timeout=30_000)
+    page.goto(server + "/about")  # (away from the chat, whose page may still be talking to the server)
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(f"{request.url} from {request.frame.url}"))
     page.goto(server + PAPER)
+    page.wait_for_timeout(1500)
+    assert not [url for url in asked if "/chat" in url], asked  # a closed dock loads nothing: no session per view
     page.keyboard.press("Shift+Tab")
     assert page.evaluate("document.activeElement.textContent") == "Chat about this paper"
     page.keyboard.press("Enter")
