@@ -6,8 +6,6 @@ the sidebar, and check that a second user sees none of it. Screenshots go to tes
 CI sets SCHOLARLOOM_REQUIRE_BROWSER=1 (and installs chromium), so there the test cannot be skipped.
 """
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,28 +15,16 @@ from scholarloom.settings import Settings
 from tests.conftest import REPO
 from tests.demo_cache import copy_live_data
 from tests.llm_server import text, tool_call
+from tests.browser.conftest import require_chromium
 from tests.serve import served
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = REPO / "test-artifacts" / "browser"
 PASSWORD = "browser test password"
 QUESTION = "How do I add logging after training?"
 # The cited-by tool's answer, naming the paper by title and id, is on the page.
 CITED_BY_SHOWN = "/cites? Hindsight Logging for Model Training [(]2006[.]07357[)]/.test(document.body.innerText)"
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-if not Path(CHROMIUM).exists():
-    if os.environ.get("SCHOLARLOOM_REQUIRE_BROWSER") == "1":
-        raise RuntimeError("SCHOLARLOOM_REQUIRE_BROWSER=1 but chromium is not installed (apt-get install chromium)")
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+require_chromium()
+SHOTS.mkdir(parents=True, exist_ok=True)
 
 
 HOSTILE_ID = "2412.99001"
@@ -94,17 +80,6 @@ def demo_app(demo, llm_server, tmp_path_factory, embedder):
         SCHOLARLOOM_LLM_API_KEY="test-key",
     ) as (base, _process):
         yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
 
 
 def _signed_in(browser, base: str, user: str):

@@ -6,29 +6,18 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from tests.browser.test_chat_browser import CHROMIUM, CHROMIUM_FLAGS
+from tests.browser.conftest import require_chromium
 from tests.chat_server import PASSWORD
 from tests.conftest import REPO
 
 SHOTS = REPO / "test-artifacts" / "pages"
 WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 PAPER = "/papers/2006.07357-hindsight-logging-for-model-training"
+require_chromium()
+SHOTS.mkdir(parents=True, exist_ok=True)
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
-
-
-def _addresses(server, chromium) -> dict[str, str]:
+def _addresses(server) -> dict[str, str]:
     """One page of each kind, found by following links as a reader would."""
     from bs4 import BeautifulSoup
     import httpx
@@ -45,15 +34,15 @@ def _addresses(server, chromium) -> dict[str, str]:
     }  # fmt: skip
 
 
-def test_every_kind_of_page_passes_axe_and_is_photographed(server, chromium):
+def test_every_kind_of_page_passes_axe_and_is_photographed(server, browser):
     from axe_playwright_python.sync_playwright import Axe
 
     axe, found = Axe(), {}
     for width, viewport in WIDTHS.items():
-        context = chromium.new_context(viewport=viewport)
+        context = browser.new_context(viewport=viewport)
         context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
         page = context.new_page()
-        for name, address in _addresses(server, chromium).items():
+        for name, address in _addresses(server).items():
             response = page.goto(server + address)
             assert response.status == (404 if name == "not-found" else 200), address
             shot = SHOTS / f"{name}-{width}.png"
@@ -70,8 +59,8 @@ def test_every_kind_of_page_passes_axe_and_is_photographed(server, chromium):
     assert len(found) == 11
 
 
-def test_the_keyboard_reaches_the_search_first(server, chromium):
-    context = chromium.new_context(viewport=WIDTHS["desktop"])
+def test_the_keyboard_reaches_the_search_first(server, browser):
+    context = browser.new_context(viewport=WIDTHS["desktop"])
     page = context.new_page()
     page.goto(server + PAPER)
     focused = []
@@ -86,10 +75,10 @@ def test_the_keyboard_reaches_the_search_first(server, chromium):
     context.close()
 
 
-def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(server, chromium):
+def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(server, browser):
     """Signed in, a paper page's dock (the last control on the page: Shift+Tab from the top reaches it) opens the
     chat in a panel, scoped to that paper; the page itself stays where it was."""
-    context = chromium.new_context(viewport=WIDTHS["desktop"])
+    context = browser.new_context(viewport=WIDTHS["desktop"])
     context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
     page = context.new_page()
     page.goto(server + "/chat/")

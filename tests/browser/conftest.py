@@ -1,0 +1,38 @@
+"""Debian's chromium, driven by Playwright (no browser is downloaded): one per test module."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def require_chromium() -> None:
+    """At a browser test module's top: skip it without chromium, unless CI (SCHOLARLOOM_REQUIRE_BROWSER=1)."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("SCHOLARLOOM_REQUIRE_BROWSER") == "1":
+            raise RuntimeError("SCHOLARLOOM_REQUIRE_BROWSER=1 but chromium is not installed (apt-get install chromium)")
+        pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
