@@ -171,7 +171,6 @@ def introduction(conversation: Conversation, library) -> str | None:
         paper = library.papers([conversation.paper])[conversation.paper]
         return f"This chat is about **[{md_escape(paper.title)}]({paper_path(paper)})**. Ask anything about it."
     if (about := conversation.about) is not None:
-        conversation.focus = (about,)  # what "she", "they" or "there" in the first question refers to
         whose = "their work" if about.kind == "researcher" else "its researchers and papers"
         return f"This chat is about **[{md_escape(about.title)}]({about.path})**. Ask about {whose}."
     return None

@@ -7,6 +7,7 @@ middleware (accents, `&`, `%`, `$`, braces), so any title or name reads back as 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -54,6 +55,7 @@ def bibtex(paper: Paper, authors: list[str]) -> str:
     return bibtexparser.write_string(library, prepend_middleware=[LatexEncodingMiddleware(encoder=_encoder())])
 
 
+@functools.cache  # one encoder for every export (it holds no state between calls)
 def _encoder():
     """Unicode to LaTeX as bibtexparser's middleware does it (math kept as written, `&`, `%`, `#`, `_`, braces and
     accents escaped), minus its URL wrapping, and keeping what LaTeX has no name for (CJK names) without a warning."""

@@ -113,6 +113,7 @@ async def _scoped(conversation: Conversation) -> str | None:
             conversation.paper = await asyncio.to_thread(library.resolve_paper_id, subject)
         elif kind:
             conversation.about = await asyncio.to_thread(subject_card, library, kind, subject)
+            conversation.focus = (conversation.about,) if conversation.about else ()  # "she" in the first question
         conversation.paper_checked = True
     return conversation.paper
 
