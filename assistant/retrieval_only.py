@@ -11,6 +11,7 @@ from assistant.tools.base import ProfileSummary, unavailable
 from assistant.turn import TurnOutcome, TurnUI, run_tool
 from pages.addresses import institution_path, researcher_path
 from pages.base import md_escape
+from pages.compare import ComparePage
 from pages.people import ResearcherPage
 from retrieval.search import clean_query
 from retrieval.upsert import normalise_name
@@ -46,6 +47,8 @@ _ARXIV_ID = re.compile(r"\b(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z\-]+(?:\.[A-Z]{2})?
 
 async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI) -> TurnOutcome:
     query = clean_query(question)
+    if (comparison := await _comparison(deps, query, ui)) is not None:
+        return comparison
     mentioned = _ARXIV_ID.search(query)
     if mentioned:
         result = await run_tool(ui, deps, "get_paper", {"paper_id": mentioned.group(1)})
@@ -80,6 +83,38 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI) -> TurnO
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
     return TurnOutcome(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1)
+
+
+_COMPARE = re.compile(r"\b(compar\w*|versus|vs\.?|side by side|contrast\w*|differ\w*)\b", re.I)
+_ASPECTS = re.compile(r"\b(?:on|by|in terms of|regarding|for|across)\s+(?:their\s+|the\s+)?([^?.!]+?)\s*[?.!]*$", re.I)
+
+
+async def _comparison(deps: ToolDeps, query: str, ui: TurnUI) -> TurnOutcome | None:
+    """"Compare 2004.07180 and 1802.05365 on task and data set", or "compare them" after an answer that showed
+    papers: the extractive table (`compare_papers`), with the aspects named after "on"/"by"/"in terms of" (the
+    default four otherwise)."""
+    if not _COMPARE.search(query):
+        return None
+    ids = list(dict.fromkeys(m.group(1) for m in _ARXIV_ID.finditer(query)))
+    if len(ids) < 2:
+        ids = [c.id for c in deps.focus if c.kind == "paper"]
+    if len(ids) < 2:
+        return None
+    named = _ASPECTS.search(_ARXIV_ID.sub(" ", query))
+    aspects = [a.strip() for a in re.split(r",|\band\b|;", named.group(1)) if a.strip()] if named else []
+    result = await run_tool(ui, deps, "compare_papers", {"paper_ids": ids, "aspects": aspects or None})
+    if result.failed or not isinstance(result.data, ComparePage):
+        return None
+    page = result.data
+    numbers = {c.id: c.number for c in result.cards if c.kind == "paper" and c.number}
+    lines = [NOTICE, "", f"**{len(page.rows)} papers** side by side: each cell is the paper's own sentence that "
+             f"answers the column best, from its abstract or, with the page, its full text. [Open the table as a page]"
+             f"({page.path}) to download it as CSV or markdown.", "", *page.table(numbers)]  # fmt: skip
+    if page.unknown:
+        lines += ["", "Not in this archive: " + ", ".join(md_escape(u) for u in page.unknown)]
+    text, cited = link_citations("\n".join(lines), deps.sources.by_number())
+    await ui.finish(text, result.cards)
+    return TurnOutcome(text, result.cards, cited, 1)
 
 
 def _what_was_found(query: str, result) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-ALLOWED = re.compile(r"^(/(papers|researchers|institutions|search)\b|https://(arxiv\.org|doi\.org|openalex\.org)/)")
+ALLOWED = re.compile(r"^(/(papers|researchers|institutions|search|compare)\b|https://(arxiv\.org|doi\.org|openalex\.org)/)")
 ZWSP = "\u200b"
 ENTITIES = ("&lt;", "&gt;", "&amp;", "&quot;", "&#39;")  # what md_escape and html.escape write: kept as they are
 PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")

@@ -4,7 +4,7 @@ custom element (`public/elements/ScholarCard.jsx`). Import only once Chainlit's 
 from __future__ import annotations
 
 import json
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import chainlit as cl
 
@@ -13,7 +13,8 @@ from assistant.tools import TOOLS_BY_NAME, Card, ToolResult
 
 STEP_OUTPUT_CHARS = 1_500
 MAX_CARDS = 10
-CARD_ELEMENT = "ScholarCard"  # renders paper, researcher and institution cards
+CARD_ELEMENT = "ScholarCard"  # renders paper, researcher, institution and comparison cards
+ACTIONS_ELEMENT = "AnswerActions"  # "Copy as markdown" and "Sources as BibTeX" under an answer
 
 
 def card_element(card: Card) -> cl.CustomElement:
@@ -31,6 +32,15 @@ def card_element(card: Card) -> cl.CustomElement:
         props["chatPath"] = "/chat?paper=" + quote(card.id, safe=":")
         props["bibPath"] = "/papers/" + quote(card.id, safe=":") + ".bib"
     return cl.CustomElement(name=CARD_ELEMENT, props=props, display="inline")
+
+
+def answer_actions(markdown: str, cards: list[Card], thread_id: str | None) -> cl.CustomElement:
+    """The answer's own actions: its markdown to copy, its papers (the sources it cites, or the papers a search
+    found) as one BibTeX file; and the whole conversation's, as markdown and as a reading list (its owner's)."""
+    ids = list(dict.fromkeys(c.id for c in cards if c.kind == "paper"))
+    props = {"markdown": markdown, "bibPath": "/cite.bib?" + urlencode({"ids": ",".join(ids)}) if ids else None,
+             "threadPath": f"/me/threads/{quote(thread_id, safe='')}" if thread_id else None}  # fmt: skip
+    return cl.CustomElement(name=ACTIONS_ELEMENT, props=props, display="inline")
 
 
 def step_input(arguments: dict) -> str:
@@ -72,6 +82,9 @@ class ChainlitTurnUI:
         self.message.content = safe_markdown(answer)
         self.cards = cards[:MAX_CARDS]
         self.message.elements = [card_element(c) for c in self.cards]
+        if answer.strip():
+            thread_id = getattr(cl.context.session, "thread_id", None)
+            self.message.elements.append(answer_actions(self.message.content, cards, thread_id))
 
     async def deliver(self, metadata: dict) -> None:
         """Send the answer (ending its stream) with what a resumed thread needs, in the step the data layer

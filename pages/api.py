@@ -29,6 +29,7 @@ class PaperOut(BaseModel):
     url: str = Field(description="The paper's page on this site")
     bibtex_url: str = Field(description="The paper as BibTeX (arXiv's conventions for arXiv papers)")
     ris_url: str = Field(description="The paper as RIS")
+    csl_url: str = Field(description="The paper as CSL-JSON (Zotero, Pandoc, citeproc)")
 
 
 class Counted(BaseModel):
@@ -124,7 +125,7 @@ def make_api(deps) -> APIRouter:
             id=p.id, arxiv_id=p.arxiv_id, title=p.title, authors=[a.name for a in view.authors], abstract=p.abstract,
             categories=list(p.categories), published=p.published, updated=p.updated, year=p.year, doi=p.doi,
             cited_by_count=p.cited_by_count, summary=p.summary, topics=list(p.topics), url=paper_path(p),
-            bibtex_url=f"/papers/{p.id}.bib", ris_url=f"/papers/{p.id}.ris",
+            bibtex_url=f"/papers/{p.id}.bib", ris_url=f"/papers/{p.id}.ris", csl_url=f"/papers/{p.id}.json",
         )  # fmt: skip
 
     @api.get("/researchers/{researcher_id}", response_model=ResearcherOut, responses={404: {"description": "Unknown"}})

@@ -1,13 +1,16 @@
-""""Cite this": a paper as BibTeX (bibtexparser) and RIS (rispy), from catalog values only.
+""""Cite this": papers as BibTeX (bibtexparser), RIS (rispy) and CSL-JSON, from catalog values only.
 
 arXiv papers follow arXiv's own conventions: `@misc` with `eprint`, `archivePrefix = {arXiv}`, `primaryClass`, and
 the arXiv DOI `10.48550/arXiv.<id>` unless a published DOI is known. Text is LaTeX-encoded by bibtexparser's
-middleware (accents, `&`, `%`, `$`, braces), so any title or name reads back as it was written.
+middleware (accents, `&`, `%`, `$`, braces), so any title or name reads back as it was written. CSL-JSON follows
+CSL 1.0.2's data schema with what reference managers write for an arXiv preprint (`article`, publisher arXiv, number
+`arXiv:<id>`).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 import unicodedata
 
@@ -15,10 +18,14 @@ from fastapi.responses import PlainTextResponse, Response
 
 from pages.addresses import split_paper_address
 from pages.http import PagesDeps, page_headers
+from retrieval.library import Library
 from retrieval.models import Paper
 
 BIBTEX = "application/x-bibtex; charset=utf-8"
 RIS = "application/x-research-info-systems; charset=utf-8"
+CSL_JSON = "application/vnd.citationstyles.csl+json; charset=utf-8"
+FORMATS = ("bib", "ris", "json")
+MAX_PAPERS = 100  # papers in one multi-paper export
 
 
 def _key(paper: Paper, authors: list[str]) -> str:
@@ -37,11 +44,30 @@ def _doi(paper: Paper) -> str | None:
     return paper.doi or (f"10.48550/arXiv.{paper.arxiv_id}" if paper.arxiv_id else None)
 
 
-def bibtex(paper: Paper, authors: list[str]) -> str:
+def bibtex(cited: list[tuple[Paper, list[str]]]) -> str:
+    """BibTeX entries of the papers (with their author lists), keys made unique in the file (`...a`, `...b`)."""
     import bibtexparser
     from bibtexparser import model
     from bibtexparser.middlewares import LatexEncodingMiddleware
 
+    entries, keys = [], set()
+    for paper, authors in cited:
+        key = base = _key(paper, authors)
+        for suffix in "abcdefghijklmnopqrstuvwxyz":
+            if key not in keys:
+                break
+            key = base + suffix
+        keys.add(key)
+        entries.append(model.Entry(_entry_type(paper), key, [model.Field(k, v) for k, v in _fields(paper, authors)]))
+    library = bibtexparser.Library(entries)
+    return bibtexparser.write_string(library, prepend_middleware=[LatexEncodingMiddleware(encoder=_encoder())])
+
+
+def _entry_type(paper: Paper) -> str:
+    return "misc" if paper.arxiv_id or not paper.venue else "article"
+
+
+def _fields(paper: Paper, authors: list[str]) -> list[tuple[str, str]]:
     fields = {"title": paper.title, "author": " and ".join(authors), "year": str(paper.year) if paper.year else None}
     if paper.arxiv_id:
         fields |= {"eprint": paper.arxiv_id, "archivePrefix": "arXiv", "primaryClass": paper.primary_category,
@@ -49,10 +75,7 @@ def bibtex(paper: Paper, authors: list[str]) -> str:
     else:
         fields |= {"journal": paper.venue, "url": paper.landing_url}
     fields["doi"] = _doi(paper)
-    entry_type = "misc" if paper.arxiv_id or not paper.venue else "article"
-    entry = model.Entry(entry_type, _key(paper, authors), [model.Field(k, v) for k, v in fields.items() if v])
-    library = bibtexparser.Library([entry])
-    return bibtexparser.write_string(library, prepend_middleware=[LatexEncodingMiddleware(encoder=_encoder())])
+    return [(k, v) for k, v in fields.items() if v]
 
 
 @functools.cache  # one encoder for every export (it holds no state between calls)
@@ -66,9 +89,13 @@ def _encoder():
                                  unknown_char_warning=False)  # fmt: skip
 
 
-def ris(paper: Paper, authors: list[str]) -> str:
+def ris(cited: list[tuple[Paper, list[str]]]) -> str:
     import rispy
 
+    return rispy.dumps([_ris_entry(paper, authors) for paper, authors in cited])
+
+
+def _ris_entry(paper: Paper, authors: list[str]) -> dict:
     url = f"https://arxiv.org/abs/{paper.arxiv_id}" if paper.arxiv_id else paper.landing_url
     entry = {
         "type_of_reference": "UNPB" if paper.arxiv_id else "JOUR",
@@ -81,19 +108,74 @@ def ris(paper: Paper, authors: list[str]) -> str:
         "journal_name": paper.venue if not paper.arxiv_id else None,
         "keywords": list(paper.categories) or None,
     }
-    return rispy.dumps([{k: v for k, v in entry.items() if v}])
+    return {k: v for k, v in entry.items() if v}
+
+
+def csl_json(cited: list[tuple[Paper, list[str]]]) -> str:
+    """A CSL-JSON array (what Zotero, Pandoc and citeproc read): one item per paper."""
+    return json.dumps([_csl_item(paper, authors) for paper, authors in cited], ensure_ascii=False, indent=1) + "\n"
+
+
+def _csl_item(paper: Paper, authors: list[str]) -> dict:
+    published = paper.published
+    parts = [published.year, published.month, published.day] if published else [paper.year] if paper.year else None
+    item = {
+        "id": paper.id,
+        "type": "article" if paper.arxiv_id else "article-journal",
+        "title": paper.title,
+        "author": [_csl_name(name) for name in authors],
+        "issued": {"date-parts": [parts]} if parts else None,
+        "abstract": paper.abstract or None,
+        "DOI": _doi(paper),
+        "URL": f"https://arxiv.org/abs/{paper.arxiv_id}" if paper.arxiv_id else paper.landing_url,
+        "publisher": "arXiv" if paper.arxiv_id else None,
+        "number": f"arXiv:{paper.arxiv_id}" if paper.arxiv_id else None,
+        "container-title": paper.venue if not paper.arxiv_id else None,
+        "keyword": ", ".join(paper.categories) or None,
+    }
+    return {k: v for k, v in item.items() if v}
+
+
+def _csl_name(name: str) -> dict:
+    """"Ludwig van Beethoven" -> given Ludwig, particle van, family Beethoven (BibTeX's name rules, by bibtexparser)."""
+    from bibtexparser.middlewares.names import parse_single_name_into_parts
+
+    parts = parse_single_name_into_parts(name, strict=False)
+    if not parts.last:
+        return {"literal": name}
+    named = {"family": " ".join(parts.last), "given": " ".join(parts.first),
+             "non-dropping-particle": " ".join(parts.von), "suffix": " ".join(parts.jr)}  # fmt: skip
+    return {k: v for k, v in named.items() if v}
 
 
 def citation(deps: PagesDeps, address: str) -> Response:
-    """/papers/<id>.bib and .ris: "cite this", as a file to save."""
-    stem, kind = address[:-4], address[-3:]
+    """/papers/<id>.bib, .ris and .json (CSL): "cite this", as a file to save."""
+    stem, kind = address.rsplit(".", 1)
     parts = split_paper_address(stem)
     paper_id = deps.library.resolve_paper_id(parts[0]) if parts else None
     if paper_id is None:
         return PlainTextResponse("No such paper in this archive.\n", status_code=404, headers=page_headers())
-    paper = deps.library.papers([paper_id])[paper_id]
-    authors = deps.library.author_names([paper_id]).get(paper_id, [])
-    text, media = (bibtex(paper, authors), BIBTEX) if kind == "bib" else (ris(paper, authors), RIS)
-    filename = re.sub(r"[^A-Za-z0-9.-]", "_", paper_id) + "." + kind
-    headers = {**page_headers(), "Content-Disposition": f'inline; filename="{filename}"'}
-    return Response(text, media_type=media, headers=headers)
+    return _export(deps, [paper_id], kind, re.sub(r"[^A-Za-z0-9.-]", "_", paper_id))
+
+
+def citations(deps: PagesDeps, ids: list[str], kind: str) -> Response:
+    """/cite.bib?ids=a,b,c (and .ris, .json): several papers in one file (an answer's sources); ids the archive
+    does not hold are left out, and none known is a 404."""
+    known = [found for raw in ids[:MAX_PAPERS] if (found := deps.library.resolve_paper_id(raw.strip()[:100]))]
+    if not known:
+        return PlainTextResponse("None of these papers is in this archive.\n", status_code=404, headers=page_headers())
+    return _export(deps, list(dict.fromkeys(known)), kind, "sources")
+
+
+def cited_papers(library: Library, paper_ids: list[str]) -> list[tuple[Paper, list[str]]]:
+    """The papers of these catalog ids with their author lists, in order (ids no longer here left out)."""
+    papers = library.papers(paper_ids)
+    authors = library.author_names(paper_ids)
+    return [(papers[pid], authors.get(pid, [])) for pid in paper_ids if pid in papers]
+
+
+def _export(deps: PagesDeps, paper_ids: list[str], kind: str, name: str) -> Response:
+    cited = cited_papers(deps.library, paper_ids)
+    write, media = {"bib": (bibtex, BIBTEX), "ris": (ris, RIS), "json": (csl_json, CSL_JSON)}[kind]
+    headers = {**page_headers(), "Content-Disposition": f'inline; filename="{name}.{kind}"'}
+    return Response(write(cited), media_type=media, headers=headers)

@@ -142,7 +142,8 @@ class PaperPage:
                 if value:
                     lines += ["", f"**{label}:** {md_escape(value)}"]
         lines += ["", "## Links", ""] + [f"- [{link.label}]({link.href})" for link in self.links]
-        lines.append(f"- Cite: [BibTeX](/papers/{self.id}.bib), [RIS](/papers/{self.id}.ris)")
+        lines.append(f"- Cite: [BibTeX](/papers/{self.id}.bib), [RIS](/papers/{self.id}.ris), "
+                     f"[CSL-JSON](/papers/{self.id}.json)")
         if len(self.versions) > 1:
             lines.append("- arXiv versions: " + ", ".join(f"[{v.label}]({v.href})" for v in self.versions))
         if self.references:

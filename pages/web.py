@@ -8,7 +8,8 @@ from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from pages.addresses import paper_path, split_paper_address
 from pages.about import TEXT_PAGES
-from pages.cite import citation
+from pages.cite import FORMATS, citation, citations
+from pages.compare import compare_routes
 from pages.feeds import llms_txt, rss, rss_of, sitemap, sitemap_part
 from pages.home import home_page, papers_page
 from pages.lists import list_page
@@ -70,7 +71,7 @@ def _positive(value: str | None) -> int:
 def make_router(deps: PagesDeps) -> APIRouter:
     """Every page route, in the order they are matched."""
     router = APIRouter()
-    for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, admin_routes):
+    for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, compare_routes, admin_routes):
         add(router, deps)
     return router
 
@@ -91,9 +92,15 @@ def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
         router.add_api_route(path, _text_route(deps, text_page), methods=["GET"], include_in_schema=False)
         router.add_api_route(path + ".md", _text_route(deps, text_page), methods=["GET"], include_in_schema=False)
 
+    @router.get("/cite.{kind}", include_in_schema=False)
+    def cite_many(kind: str, ids: str = Query("", max_length=4000)) -> Response:
+        if kind not in FORMATS:
+            return PlainTextResponse("Not found.\n", status_code=404, headers=page_headers())
+        return citations(deps, ids.split(","), kind)
+
     @router.get("/papers/{address:path}", include_in_schema=False)
     def paper(request: Request, address: str) -> Response:
-        if address.endswith((".bib", ".ris")):
+        if address.endswith((".bib", ".ris", ".json")):
             return citation(deps, address)
         markdown_suffix = address.endswith(".md")
         parts = split_paper_address(address.removesuffix(".md"))

@@ -49,3 +49,32 @@ def run_queries(
             scored = index.papers(embedded, limit=100, sides=sides)
             runs[mode][query_id] = [s.paper_id.removeprefix("beir:") for s in scored]
     return runs
+
+
+@dataclass(frozen=True)
+class JudgedCell:
+    paper: str
+    aspect: str
+    expected: tuple[str, ...]  # any of these sentences (a distinctive part of it) is the right cell
+    picked: str | None
+
+    @property
+    def right(self) -> bool:
+        said = " ".join((self.picked or "").split()).lower()
+        return any(" ".join(e.split()).lower() in said for e in self.expected)
+
+
+def judge_cells(library, path) -> list[JudgedCell]:
+    """The extractive comparison cell of each judged (paper, aspect) of a JSON-lines file, against its expected
+    sentences (`{"paper": id, "aspect": text, "expected": [part of a sentence, ...]}`)."""
+    import json
+    from pathlib import Path
+
+    judged = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        cell = library.compare([item["paper"]], [item["aspect"]]).cell(item["paper"], item["aspect"])
+        judged.append(JudgedCell(item["paper"], item["aspect"], tuple(item["expected"]), cell.text if cell else None))
+    return judged

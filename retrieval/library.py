@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from datetime import datetime
 
-from retrieval import citations, institutions, listings, researchers
+from retrieval import citations, compare, institutions, listings, researchers
 from retrieval.catalog import Catalog, PaperView
 from retrieval.embeddings import Embedder
 from retrieval.index import Index
@@ -38,6 +38,10 @@ class Library:
     ) -> PassageResult:
         """Hybrid search over full-text passages, each with its page."""
         return search_passages(self.catalog, self.index, self.embedder, query, filters, limit, per_paper)
+
+    def compare(self, paper_ids: list[str], aspects: list[str] | None = None) -> compare.Comparison:
+        """For each paper and aspect, the paper's own sentence that answers it best (`retrieval.compare`)."""
+        return compare.compare(self.catalog, self.index, self.embedder, paper_ids, aspects)
 
     def similar(self, paper_id: str, limit: int = 5, filters: Filters = Filters()) -> list[tuple[Paper, float]]:
         """The paper's nearest neighbours by meaning, itself left out."""

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, PlainTextResponse
+from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -15,13 +15,14 @@ from auth.accounts import end_sessions, is_admin, session_is_live
 from auth.follows import Follows
 from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
 from auth.sessions import signed_in_session
-from chatui.export import thread_markdown
+from chatui.export import thread_markdown, thread_papers
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
 from chatui.origin import ChatContentPolicy, ClosedRoutes, SameOriginSignIn, UploadLimit
 from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from pages.api import make_api
+from pages.cite import BIBTEX, bibtex, cited_papers
 from pages.http import PagesDeps, not_found
 from pages.render import STATIC, Renderer
 from pages.web import make_router
@@ -148,6 +149,18 @@ def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer
                 return PlainTextResponse("Not found", status_code=404)
             headers = {"Content-Disposition": f'attachment; filename="conversation-{thread_id[:36]}.md"'}
             return PlainTextResponse(text, media_type="text/markdown; charset=utf-8", headers=headers)
+
+        @app.get("/me/threads/{thread_id}.bib", include_in_schema=False)
+        async def thread_reading_list(thread_id: str, request: Request):
+            """The papers a conversation's answers showed, as one BibTeX file (a reading list), for its owner."""
+            from chainlit.data import get_data_layer
+
+            ids = await thread_papers(get_data_layer(), thread_id, viewer(request))
+            if ids is None:
+                return PlainTextResponse("Not found", status_code=404)
+            text = bibtex(cited_papers(runtime.library, ids))
+            headers = {"Content-Disposition": f'attachment; filename="reading-list-{thread_id[:36]}.bib"'}
+            return Response(text, media_type=BIBTEX, headers=headers)
 
     @app.get(LocalFiles.URL_PREFIX + "{key:path}", include_in_schema=False)
     def chat_file(key: str, request: Request):

@@ -157,6 +157,22 @@ def _scenario(base, browser, scripted, pages):
     assert downloaded.value.suggested_filename == "2006.07357.bib"
     assert "eprint = {2006.07357}" in Path(downloaded.value.path()).read_text()
 
+    # The answer's own actions: its sources as one BibTeX file, and the answer as markdown with absolute links.
+    actions = page.locator(".answer-actions").first
+    with page.expect_download() as downloaded:
+        actions.locator(".answer-bibtex").click()
+    assert downloaded.value.suggested_filename == "sources.bib"
+    assert "eprint = {2006.07357}" in Path(downloaded.value.path()).read_text()
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    actions.locator(".answer-copy").click()
+    actions.get_by_text("Copied").wait_for(timeout=10_000)
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith("Flor replays") and f"]({base}/papers/2006.07357-hindsight" in copied, copied
+    with page.expect_download() as downloaded:  # the whole conversation's papers, a reading list
+        actions.locator(".thread-reading-list").click()
+    assert downloaded.value.suggested_filename.startswith("reading-list-")
+    assert "eprint = {2006.07357}" in Path(downloaded.value.path()).read_text()
+
     # A card's button runs its tool in the conversation.
     card.locator(".card-cited-by").click()
     page.wait_for_selector("text=Used get_cited_by", timeout=30_000)

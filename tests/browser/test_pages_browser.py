@@ -31,6 +31,7 @@ def _addresses(server) -> dict[str, str]:
         "search": "/search?q=papers+by+Bobby+Yan", "papers": "/papers?category=cs.LG",
         "not-found": "/papers/0000.00000",
         "developers": "/developers", "about": "/about", "privacy": "/privacy", "researchers": "/researchers",
+        "compare": "/compare?ids=2004.07180,1802.05365,2005.02877&aspects=task,data+set,method,training+details",
     }  # fmt: skip
 
 
@@ -56,7 +57,7 @@ def test_every_kind_of_page_passes_axe_and_is_photographed(server, browser):
                 ]  # fmt: skip
         context.close()
     assert not {name: problems for name, problems in found.items() if problems}
-    assert len(found) == 11
+    assert len(found) == 12
 
 
 def test_the_keyboard_reaches_the_search_first(server, browser):

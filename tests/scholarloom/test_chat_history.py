@@ -288,7 +288,7 @@ async def test_elements_of_another_users_thread_cannot_be_added_or_deleted(serve
         assert (await http.get(f"/chat-files/{card['objectKey']}")).status_code == 200
 
 
-async def test_a_conversation_exports_as_markdown_to_its_owner_only(server, scripted, history):
+async def test_a_conversation_exports_as_markdown_and_a_reading_list_to_its_owner_only(server, scripted, history):
     chat, thread_id = await _converse(server, scripted)
     await chat.sio.disconnect()
     await _settled(chat, thread_id, 1)
@@ -301,10 +301,18 @@ async def test_a_conversation_exports_as_markdown_to_its_owner_only(server, scri
     assert "## Question\n\nHow do I add logging after training?" in text
     assert "## Answer\n\nFlor replays log statements from checkpoints" in text
     assert f"]({server}/papers/2006.07357-hindsight-logging-for-model-training)" in text  # the numbered source
+    async with chat.http() as http:
+        reading = await http.get(f"/me/threads/{thread_id}.bib")
+    assert reading.status_code == 200 and reading.headers["content-type"].startswith("application/x-bibtex")
+    import bibtexparser
+
+    assert [e["eprint"] for e in bibtexparser.parse_string(reading.text).entries] == ["2006.07357"]
     bob = ChatClient(server, "bob")
     await bob.connect()
     await bob.sio.disconnect()
     async with bob.http() as http:
-        for address in (f"/me/threads/{thread_id}.md", f"/me/threads/{uuid.uuid4()}.md", "/me/threads/not-a-thread.md"):
-            assert (await http.get(address)).status_code == 404, address
-    assert httpx.get(f"{server}/me/threads/{thread_id}.md").status_code == 404  # signed out
+        for suffix in (".md", ".bib"):
+            for thread in (thread_id, uuid.uuid4(), "not-a-thread"):
+                assert (await http.get(f"/me/threads/{thread}{suffix}")).status_code == 404, (thread, suffix)
+    for suffix in (".md", ".bib"):
+        assert httpx.get(f"{server}/me/threads/{thread_id}{suffix}").status_code == 404  # signed out
