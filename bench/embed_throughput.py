@@ -6,7 +6,7 @@ Needs a data dir with the demo corpus loaded (`make demo` or `scholarloom ingest
 1. the raw dense model on each paper's title + abstract (what a plain pipeline would embed);
 2. the raw dense model on exactly the texts our pipeline embeds (title + abstract, plus the sentence
    windows of abstracts longer than a window), and BM25 on the abstracts;
-3. the whole ingest path, `ingest.pipeline.index_papers`, on a copy of the catalog into a fresh index:
+3. the whole ingest path, `ingest.indexing.index_papers`, on a copy of the catalog into a fresh index:
    windowing, both models, the store's upserts, the ledger commits and the final index build.
 Prints abstracts per second for each and the ratios the retrieval issue asks about.
 """
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import text  # noqa: E402
 
-from ingest.pipeline import Windowing, index_text, abstract_windows, index_papers  # noqa: E402
+from ingest.indexing import Windowing, index_text, abstract_windows, index_papers  # noqa: E402
 from ingest.report import Summary  # noqa: E402
 from retrieval.catalog import Catalog  # noqa: E402
 from retrieval.index import Index  # noqa: E402

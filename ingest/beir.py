@@ -1,6 +1,6 @@
 """Retrieval quality on a BEIR data set (e.g. SciFact), through the product's own ingest, index and search code.
 
-The corpus is loaded as papers into a fresh catalog, embedded and indexed by `ingest.pipeline.index_papers`
+The corpus is loaded as papers into a fresh catalog, embedded and indexed by `ingest.indexing.index_papers`
 exactly as arXiv papers are, and every query goes through `Index.papers` (`retrieval.evaluation`). The data set
 is read from where the user keeps it (SciFact is licensed for non-commercial use and is not shipped).
 """
@@ -12,7 +12,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from ingest.pipeline import NullProgress, Windowing, index_papers, load_records
+from ingest.indexing import Windowing, index_papers
+
+from ingest.pipeline import NullProgress, load_records
 from ingest.report import Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder

@@ -13,7 +13,8 @@ from ingest.parsers.pdf_metadata import parse_pdf_metadata_lines
 from ingest.parsers.openalex import parse_authors, parse_institutions, parse_works
 from ingest.parsers.ror import parse_ror_lines
 from ingest.pdfs import ingest_pdf_files, pdf_files
-from ingest.pipeline import finish_catalog, index_papers, load_records
+from ingest.indexing import index_papers
+from ingest.pipeline import finish_catalog, load_records
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder

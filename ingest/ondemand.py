@@ -12,7 +12,8 @@ from ingest.http import FetchError, PoliteClient
 from ingest.parsers.arxiv import atom_error, parse_atom
 from ingest.pdf_worker import PdfLimits
 from ingest.pdfs import ARXIV_PDF_BASE, download_pdfs
-from ingest.pipeline import NullProgress, finish_catalog, index_papers, load_records
+from ingest.indexing import index_papers
+from ingest.pipeline import NullProgress, finish_catalog, load_records
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder

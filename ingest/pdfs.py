@@ -17,7 +17,8 @@ from sqlmodel import select
 from ingest.fulltext import cited_identifiers, reference_text
 from ingest.http import FetchError, FetchRefused, PoliteClient
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
-from ingest.pipeline import NullProgress, finish_catalog, index_fulltext
+from ingest.indexing import index_fulltext
+from ingest.pipeline import NullProgress, finish_catalog
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder

@@ -160,6 +160,17 @@ class Catalog:
                 names.setdefault(paper_id, []).append(name)
         return names
 
+    def all_author_names(self) -> dict[str, list[str]]:
+        """Every paper's ordered author names, as written on the paper (one query; what BM25 indexes)."""
+        names: dict[str, list[str]] = {}
+        with self.session() as session:
+            rows = session.exec(
+                select(Authorship.paper_id, Authorship.raw_name).order_by(Authorship.paper_id, Authorship.position)
+            )
+            for paper_id, name in rows:
+                names.setdefault(paper_id, []).append(name)
+        return names
+
     def iter_papers(self, batch: int = 500) -> Iterator[Paper]:
         with self.session() as session:
             offset = 0

@@ -41,7 +41,8 @@ Kind = Callable[[JobContext, dict, Summary, object], "str | None"]
 
 def index_changes(ctx: JobContext, summary: Summary, progress) -> None:
     """After records changed: cross-record work, then embed and index what changed."""
-    from ingest.pipeline import finish_catalog, index_papers
+    from ingest.indexing import index_papers
+    from ingest.pipeline import finish_catalog
 
     finish_catalog(ctx.catalog)
     index_papers(ctx.catalog, ctx.index, ctx.embedder, summary, progress)

@@ -165,7 +165,8 @@ def fulltext(tmp_path_factory, embedder):
     import shutil
 
     from ingest.pdfs import ingest_pdf_files
-    from ingest.pipeline import index_papers, load_records
+    from ingest.indexing import index_papers
+    from ingest.pipeline import load_records
     from ingest.report import Summary
 
     root = tmp_path_factory.mktemp("fulltext")

@@ -13,7 +13,8 @@ from sqlmodel import select
 
 from ingest.http import PoliteClient
 from ingest.parsers.openalex import arxiv_id_of, bare_doi, parse_authors, parse_institutions, parse_works, short_id
-from ingest.pipeline import NullProgress, batches, load_records
+from ingest.indexing import batches
+from ingest.pipeline import NullProgress, load_records
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.models import Citation, Institution, Paper, Researcher

@@ -14,7 +14,8 @@ from sqlmodel import select
 
 from ingest.http import FetchError, PoliteClient
 from ingest.parsers.common import attempt
-from ingest.pipeline import NullProgress, batches, load_records
+from ingest.indexing import batches
+from ingest.pipeline import NullProgress, load_records
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.models import Paper

@@ -179,7 +179,7 @@ def bench_retrieval(
 ) -> None:
     """nDCG@10, Recall@100 and MRR@10 for BM25, dense and hybrid search on a BEIR data set (e.g. SciFact)."""
     from ingest.beir import retrieval_benchmark
-    from ingest.pipeline import Windowing
+    from ingest.indexing import Windowing
     from retrieval.fusion import FusionParams
 
     settings = load_settings()

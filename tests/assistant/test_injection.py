@@ -10,7 +10,8 @@ from assistant.agent import Agent
 from assistant.llm import LLMConfig
 from assistant.prompts import system_prompt
 from assistant.tools import TOOLS, ToolDeps, tool_schema
-from ingest.pipeline import index_papers, load_records
+from ingest.indexing import index_papers
+from ingest.pipeline import load_records
 from ingest.report import Summary
 from retrieval.records import AuthorRecord, PaperRecord
 from tests.assistant.test_agent import RecordingUI

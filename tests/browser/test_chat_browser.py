@@ -44,7 +44,9 @@ def _add_hostile_paper(data_dir, embedder) -> None:
     """A paper whose title, author and abstract carry the payloads, indexed like any other."""
     from datetime import datetime, timezone
 
-    from ingest.pipeline import index_papers, load_records
+    from ingest.indexing import index_papers
+
+    from ingest.pipeline import load_records
     from ingest.report import Summary
     from retrieval.records import AuthorRecord, PaperRecord
 

@@ -103,3 +103,40 @@ def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(serv
     assert page.url == server + PAPER
     page.screenshot(path=str(SHOTS / "paper-dock-open-desktop.png"))
     context.close()
+
+
+KEYBOARD_TARGETS = """() => {
+  const all = [...document.querySelectorAll(
+    'a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex="-1"])')];
+  const shown = all.filter(e => e.getClientRects().length > 0 && !e.disabled && !e.closest('[inert]'));
+  shown.forEach((e, i) => e.setAttribute('data-kb', String(i)));
+  return shown.map(e => e.outerHTML.slice(0, 80));
+}"""
+
+
+def test_the_keyboard_reaches_every_action_of_every_page(server, browser):
+    """Tab alone, from the top, visits every link, button, field and the chat dock of each kind of page, signed in
+    (so the follow buttons and the dock's chat are there)."""
+    context = browser.new_context(viewport=WIDTHS["desktop"])
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
+    page = context.new_page()
+    page.goto(server + "/chat/")
+    page.fill("#email", "alice")
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#chat-input", timeout=30_000)
+    missed = {}
+    for name, address in _addresses(server).items():
+        page.goto(server + address)
+        targets = page.evaluate(KEYBOARD_TARGETS)
+        visited: set[int] = set()
+        for _ in range(2 * len(targets) + 10):  # (a date field takes a Tab per part)
+            page.keyboard.press("Tab")
+            if (key := page.evaluate("document.activeElement.getAttribute('data-kb')")) is not None:
+                visited.add(int(key))
+            if len(visited) == len(targets):
+                break
+        missed[name] = [targets[i] for i in range(len(targets)) if i not in visited]
+        assert len(targets) > 5, (name, targets)
+    assert not {name: m for name, m in missed.items() if m}
+    context.close()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ingest.demo import DEMO_DIR, load_demo, vector_book_path
-from ingest.pipeline import abstract_windows, index_text
+from ingest.indexing import abstract_windows, index_text
 from retrieval.index import Filters
 from retrieval.vector_book import VectorBook
 

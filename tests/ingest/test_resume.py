@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from ingest.demo import DEMO_DIR
-from ingest.pipeline import abstract_windows
+from ingest.indexing import abstract_windows
 from retrieval.index import Filters
 from scholarloom.settings import Settings
 
