@@ -45,18 +45,24 @@ class Runtime:
 
     def job_runner(self):
         """The worker that runs every job that writes (the one writer of the embedded index), with its own encoder
-        so that its threads run at the worker's lower priority; scheduled updates when SCHOLARLOOM_UPDATE_EVERY."""
+        in a process of its own (`retrieval.embedder_process`: embedding holds the GIL the request threads need);
+        scheduled updates when SCHOLARLOOM_UPDATE_EVERY."""
         from ingest.jobs import JobRunner, Schedule
-        from retrieval.embeddings import Embedder
+        from retrieval.embedder_process import EmbedderProcess
         from retrieval.jobs import JobQueue
         from scholarloom.jobs import JobContext, bound_kinds
 
         every = self.settings.update_interval()
         schedule = Schedule("update", {}, every) if every else None
         shared = self.settings.fetcher()  # one polite client for every job: the pauses between requests hold across jobs
-        context = JobContext(self.settings, self.library.index, Embedder(self.settings.models_dir),
-                             clients=lambda: nullcontext(shared))  # fmt: skip
-        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule, on_close=shared.close)
+        encoder = EmbedderProcess(self.settings.models_dir)
+
+        def close() -> None:
+            shared.close()
+            encoder.close()
+
+        context = JobContext(self.settings, self.library.index, encoder, clients=lambda: nullcontext(shared))
+        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule, on_close=close)
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
         return sign_in(self.engine, self.throttle, username, password, address)
