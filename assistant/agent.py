@@ -10,6 +10,7 @@ from common.retry import Retrier
 from assistant.prompts import system_prompt
 from assistant.retrieval_only import answer_without_llm
 from assistant.safe_markdown import StreamGuard
+from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import TOOLS, Card, ToolDeps, tool_schema
 from assistant.turn import TurnOutcome, TurnUI, run_tool
 
@@ -40,6 +41,7 @@ class Agent:
         """Answer one question; history holds earlier user/assistant messages and is extended in place."""
         if self.llm is None:
             outcome = await answer_without_llm(deps, question, ui)
+            outcome.why = "no language model is configured (SCHOLARLOOM_LLM)"
         else:
             outcome = await self._with_llm(deps, history, question, ui)
         history += [
@@ -59,12 +61,13 @@ class Agent:
                 # On the last round no tools are offered, so the model has to answer.
                 tools = self.schemas if round_number < self.max_tool_rounds else []
                 completion = Completion()
-                guard = StreamGuard()
+                guard, thinking = StreamGuard(), ThinkingFilter()
                 async for item in stream_completion(self.llm, messages, tools, self.retrier):
                     if isinstance(item, Completion):
                         completion = item
-                    elif shown := guard.feed(item):
+                    elif shown := guard.feed(thinking.feed(item)):
                         await ui.stream(shown)
+                completion.text = strip_thinking(completion.text)  # a reasoning model's thoughts are not the answer
                 if not completion.tool_calls:
                     break
                 asked = {
@@ -85,18 +88,22 @@ class Agent:
                         {"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]}
                     )
                     exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
-        except LLMError as exc:
-            log.warning("LLM failure: %s", exc, exc_info=exc.__cause__)
-            answer = f"Sorry: {exc}."
-            await ui.finish(answer, cards)
-            return TurnOutcome(answer, cards, [], calls, str(exc), exchange)
+        except LLMError as exc:  # said plainly, and the question still gets what search finds
+            log.warning("LLM failure (%s): %s", exc.kind, exc, exc_info=exc.__cause__)
+            notice = (f"**The language model could not answer**: {exc}. Below is what search found for your "
+                      "question instead (retrieval-only).")  # fmt: skip
+            fallback = await answer_without_llm(deps, question, ui, notice=notice)
+            fallback.error, fallback.tool_calls = str(exc), calls + fallback.tool_calls
+            fallback.why = f"the language model failed ({exc.kind})"
+            return fallback
         sources = deps.sources.by_number()
         text, cited = link_citations(completion.text.strip() or "I could not find an answer.", sources)
         answer = text + sources_footer(cited, sources)
         # Cited papers, and the researchers and institutions the answer is about; everything when nothing is cited.
         shown = [c for c in cards if c.kind != "paper" or c.number in cited] if cited else cards
         await ui.finish(answer, shown)
-        return TurnOutcome(answer, shown, cited, calls, exchange=exchange)
+        return TurnOutcome(answer, shown, cited, calls, exchange=exchange, mode="agent",
+                           why=f"{self.llm.model} calls the tools and writes the answer")  # fmt: skip
 
 
 def _shortened(output: str) -> str:

@@ -7,17 +7,16 @@ import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from assistant.failures import LLMError, describe
 from common.retry import GaveUp, Retrier
+
+__all__ = ["LLMError", "LLMConfig", "Completion", "ToolCall", "stream_completion", "complete", "llm_retrier"]
 
 
 def llm_retrier(**clock) -> Retrier:
     """Two more tries at most, 0.5-8 s apart; a provider asking for a pause over 20 s gets a clear message instead
     of a stalled chat. `clock` takes `sleep`, `async_sleep` and `jitter` (tests record instead of sleeping)."""
     return Retrier(retries=2, base=0.5, cap=8.0, max_wait=20.0, asked_spread=0.1, **clock)
-
-
-class LLMError(RuntimeError):
-    """The language model could not answer; the message is safe to show the user."""
 
 
 @dataclass(frozen=True)
@@ -92,12 +91,9 @@ def _retry_on(litellm):
     return verdict
 
 
-def _llm_error(exc: BaseException) -> LLMError:
-    if isinstance(exc, GaveUp):
-        cause = exc.__cause__ or exc
-        return LLMError(f"the language model is unavailable ({type(cause).__name__}); please try again shortly")
-    # authentication, bad request, unknown model...: retrying will not help
-    return LLMError(f"the language model refused the request ({type(exc).__name__})")
+def _llm_error(exc: BaseException, config: LLMConfig) -> LLMError:
+    """What failed, in words a user can act on (`assistant.failures`)."""
+    return describe(exc, config.model, config.api_base, config.api_key, config.timeout)
 
 
 async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict], retrier: Retrier):
@@ -119,7 +115,7 @@ async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict
     try:
         return await retrier.call_async(attempt, _retry_on(litellm))
     except Exception as exc:
-        raise _llm_error(exc) from exc
+        raise _llm_error(exc, config) from exc
 
 
 async def stream_completion(
@@ -148,7 +144,7 @@ async def stream_completion(
             if choice.finish_reason:
                 done.finish_reason = choice.finish_reason
     except Exception as exc:
-        raise LLMError(f"the language model stopped mid-answer ({type(exc).__name__})") from exc
+        raise LLMError(f"the language model stopped mid-answer ({type(exc).__name__})", "stopped") from exc
     done.tool_calls = [c for _, c in sorted(calls.items()) if c.name]
     for number, call in enumerate(done.tool_calls):
         call.id = call.id or f"call_{number}"
@@ -178,7 +174,7 @@ def complete(
     try:
         return (retrier or llm_retrier()).call(attempt, _retry_on(litellm))
     except Exception as exc:
-        error = _llm_error(exc)
+        error = _llm_error(exc, config)
         if not isinstance(exc, GaveUp):  # batch jobs log the provider's words (never a key: litellm redacts)
-            error = LLMError(f"{error} ({str(exc)[:200]})")
+            error = LLMError(f"{error} ({str(exc)[:200]})", error.kind)
         raise error from exc

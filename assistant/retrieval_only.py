@@ -45,22 +45,23 @@ def _only_about(query: str, span: str) -> bool:
 _ARXIV_ID = re.compile(r"\b(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7})\b")
 
 
-async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI) -> TurnOutcome:
+async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: str = NOTICE) -> TurnOutcome:
+    """The answer search alone can give, opened by `notice` (why there is no written answer)."""
     query = clean_query(question)
-    if (comparison := await _comparison(deps, query, ui)) is not None:
+    if (comparison := await _comparison(deps, query, ui, notice)) is not None:
         return comparison
     mentioned = _ARXIV_ID.search(query)
     if mentioned:
         result = await run_tool(ui, deps, "get_paper", {"paper_id": mentioned.group(1)})
         if not result.failed:
             (card,) = result.cards
-            answer = f"{NOTICE}\n\nPaper [{card.number}]:\n\n{result.data.to_markdown()}"
+            answer = f"{notice}\n\nPaper [{card.number}]:\n\n{result.data.to_markdown()}"
             await ui.finish(answer, result.cards)
             return TurnOutcome(answer, result.cards, [c.number for c in result.cards if c.number], 1)
-    follow_up = await _follow_up(deps, query, ui)
+    follow_up = await _follow_up(deps, query, ui, notice)
     if follow_up is not None:
         return follow_up
-    profile = await _about_someone_or_somewhere(deps, query, ui)
+    profile = await _about_someone_or_somewhere(deps, query, ui, notice)
     if profile is not None:
         return profile
     result = await run_tool(ui, deps, "search_papers", {"query": query or question, "limit": 5})
@@ -69,10 +70,10 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI) -> TurnO
         await ui.finish(answer, [])
         return TurnOutcome(answer, [], [], 1, result.output)
     if result.failed or not result.cards:
-        answer = f"{NOTICE}\n\n{result.output}"
+        answer = f"{notice}\n\n{result.output}"
         await ui.finish(answer, [])
         return TurnOutcome(answer, [], [], 1, result.output if result.failed else None)
-    lines = [NOTICE, "", _what_was_found(query, result), ""]
+    lines = [notice, "", _what_was_found(query, result), ""]
     passages = await _full_text_of(deps, query or question, result.cards, ui)
     if passages:
         lines += ["", "From their full text:", ""]
@@ -89,7 +90,7 @@ _COMPARE = re.compile(r"\b(compar\w*|versus|vs\.?|side by side|contrast\w*|diffe
 _ASPECTS = re.compile(r"\b(?:on|by|in terms of|regarding|for|across)\s+(?:their\s+|the\s+)?([^?.!]+?)\s*[?.!]*$", re.I)
 
 
-async def _comparison(deps: ToolDeps, query: str, ui: TurnUI) -> TurnOutcome | None:
+async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> TurnOutcome | None:
     """"Compare 2004.07180 and 1802.05365 on task and data set", or "compare them" after an answer that showed
     papers: the extractive table (`compare_papers`), with the aspects named after "on"/"by"/"in terms of" (the
     default four otherwise)."""
@@ -107,7 +108,7 @@ async def _comparison(deps: ToolDeps, query: str, ui: TurnUI) -> TurnOutcome | N
         return None
     page = result.data
     numbers = {c.id: c.number for c in result.cards if c.kind == "paper" and c.number}
-    lines = [NOTICE, "", f"**{len(page.rows)} papers** side by side: each cell is the paper's own sentence that "
+    lines = [notice, "", f"**{len(page.rows)} papers** side by side: each cell is the paper's own sentence that "
              f"answers the column best, from its abstract or, with the page, its full text. [Open the table as a page]"
              f"({page.path}) to download it as CSV or markdown.", "", *page.table(numbers)]  # fmt: skip
     if page.unknown:
@@ -149,7 +150,7 @@ _CITES = re.compile(r"\b(cit(?:e|es|ed|ing|ation|ations)|follow(?:ed|s)? (?:up|o
 _REFERENCES = re.compile(r"\b(reference\w*|build[s]? on|based on|prior work)\b", re.I)
 
 
-async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI) -> TurnOutcome | None:
+async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> TurnOutcome | None:
     """A follow-up that names no one ("who else did she write with?", "what cites it?") is about what the last
     answer showed: its first researcher card for a person, its first paper card for a thing."""
     person = next((c for c in deps.focus if c.kind == "researcher"), None)
@@ -163,13 +164,13 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI) -> TurnOutcome | No
                 f"- [{md_escape(c.label)}]({c.href}): {c.count} shared paper{'s' if c.count != 1 else ''}"
                 for c in result.data.coauthors
             ] or ["No co-authors are known in this archive."]
-            lines = [NOTICE, "", f"Co-authors of **[{md_escape(person.title)}]({person.path})** in this archive:", "",
+            lines = [notice, "", f"Co-authors of **[{md_escape(person.title)}]({person.path})** in this archive:", "",
                      *section]  # fmt: skip
         else:
             result = await run_tool(ui, deps, "summarize_researcher", {"researcher_id": int(person.id)})
             if result.failed or not isinstance(result.data, ProfileSummary):
                 return None
-            lines = [NOTICE, "", md_escape(result.data.assembled)]
+            lines = [notice, "", md_escape(result.data.assembled)]
         answer = "\n".join(lines)
         await ui.finish(answer, result.cards)
         return TurnOutcome(answer, result.cards, [], 1)
@@ -179,13 +180,13 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI) -> TurnOutcome | No
         if result.failed:
             return None
         text, cited = link_citations(result.output, deps.sources.by_number())
-        answer = f"{NOTICE}\n\n**{md_escape(paper.title)}**\n\n{text}"
+        answer = f"{notice}\n\n**{md_escape(paper.title)}**\n\n{text}"
         await ui.finish(answer, result.cards)
         return TurnOutcome(answer, result.cards, cited, 1)
     return None
 
 
-async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI) -> TurnOutcome | None:
+async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> TurnOutcome | None:
     """A question naming a researcher (a known full name) or an institution (a name or acronym the resolver
     is sure of) is answered with that profile's summary assembled from the catalog."""
     for span in _NAME.findall(query):
@@ -214,7 +215,7 @@ async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI) ->
     result = await run_tool(ui, deps, tool, arguments)
     if result.failed or not isinstance(result.data, ProfileSummary):
         return None
-    lines = [NOTICE, "", md_escape(result.data.assembled), ""]
+    lines = [notice, "", md_escape(result.data.assembled), ""]
     paper_cards = [c for c in result.cards if c.kind == "paper"]
     for card in paper_cards:
         year = f" ({card.subtitle})" if card.subtitle else ""

@@ -29,6 +29,8 @@ class TurnOutcome:
     # The turn's tool calls and (shortened) results, so a follow-up question sees what was found, not only
     # what was said ("who else did she write with?" needs the researcher id the last turn looked up).
     exchange: list[dict] = field(default_factory=list)
+    mode: str = "retrieval-only"  # who answered: "agent" (the model with tools) or "retrieval-only"
+    why: str = ""  # and why that mode, in a few words for the label
 
 
 async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> ToolResult:

@@ -56,6 +56,7 @@ class ChainlitTurnUI:
         self.message: cl.Message | None = None
         self.cards: list[Card] = []
         self.guard = StreamGuard()
+        self.actions: cl.CustomElement | None = None
 
     async def tool_started(self, name: str, arguments: dict) -> cl.Step:
         step = cl.Step(name=name if name in TOOLS_BY_NAME else "unknown tool", type="tool", show_input="json")
@@ -84,7 +85,13 @@ class ChainlitTurnUI:
         self.message.elements = [card_element(c) for c in self.cards]
         if answer.strip():
             thread_id = getattr(cl.context.session, "thread_id", None)
-            self.message.elements.append(answer_actions(self.message.content, cards, thread_id))
+            self.actions = answer_actions(self.message.content, cards, thread_id)
+            self.message.elements.append(self.actions)
+
+    def label(self, mode: str, why: str) -> None:
+        """Which mode answered ("agent", "retrieval-only") and why, shown small under the answer."""
+        if self.actions is not None:
+            self.actions.props |= {"mode": mode, "why": why}
 
     async def deliver(self, metadata: dict) -> None:
         """Send the answer (ending its stream) with what a resumed thread needs, in the step the data layer

@@ -142,7 +142,8 @@ async def on_message(message: cl.Message) -> None:
     ui = ChainlitTurnUI()
     recent = recent_history(conversation.history, runtime().settings.agent.history_messages)
     try:
-        await runtime().agent.turn(_deps(conversation), recent, message.content, ui)
+        outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui)
+        ui.label(outcome.mode, outcome.why)
     finally:  # even a turn that broke leaves what it showed in the thread
         conversation.after_turn(recent, ui.cards)
         await ui.deliver(conversation.answer_metadata(message.content))

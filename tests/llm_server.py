@@ -18,9 +18,10 @@ def text(content: str, pause: float = 0.0) -> dict:
     return {"content": content, "pause": pause}
 
 
-def failure(status: int, retry_after: str | None = None) -> dict:
-    """An error reply (429, 500, 503...), with a Retry-After header if given."""
-    return {"status": status, "retry_after": retry_after}
+def failure(status: int, retry_after: str | None = None, message: str = "scripted", code: str | None = None) -> dict:
+    """An error reply (401, 404, 400, 429, 500, 503...) with OpenAI's error body (message, type, code), and a
+    Retry-After header if given."""
+    return {"status": status, "retry_after": retry_after, "message": message, "code": code}
 
 
 def tool_call(tool: str, /, **arguments) -> dict:
@@ -80,8 +81,10 @@ class ScriptedLLM:
                     reply = outer.replies.popleft()
                 if "status" in reply:
                     extra = {"retry-after": reply["retry_after"]} if reply["retry_after"] else {}
-                    kind = "rate_limit_exceeded" if reply["status"] == 429 else "server_error"
-                    return self._send_json(reply["status"], {"error": {"message": "scripted", "type": kind}}, extra)
+                    kind = {429: "rate_limit_exceeded", 401: "invalid_request_error", 404: "invalid_request_error",
+                            400: "invalid_request_error"}.get(reply["status"], "server_error")  # fmt: skip
+                    body = {"message": reply.get("message", "scripted"), "type": kind, "code": reply.get("code")}
+                    return self._send_json(reply["status"], {"error": body}, extra)
                 if body.get("stream"):
                     return self._stream(reply, body.get("model", "scripted"))
                 return self._send_json(200, _completion(reply, body.get("model", "scripted")))

@@ -100,7 +100,8 @@ async def test_llm_down_gives_a_clear_message(demo):
     deps = ToolDeps(demo.library())
     ui = RecordingUI()
     outcome = await agent.turn(deps, [], "anything", ui)
-    assert outcome.error and ui.final.startswith("Sorry: the language model is unavailable")
+    assert outcome.error and ui.final.startswith("**The language model could not answer**: the model's server at "
+                                                 "http://127.0.0.1:9/v1 cannot be reached (is it running?)")
     assert len(pauses) == 2 and 0.25 <= pauses[0] <= 0.75 and 0.5 <= pauses[1] <= 1.5  # backing off, bounded
 
 
@@ -173,7 +174,8 @@ async def test_provider_error_after_retries_gives_a_clear_message(demo, scripted
     agent = agent_for(scripted, pauses)
     ui = RecordingUI()
     outcome = await agent.turn(ToolDeps(demo.library()), [], "anything", ui)
-    assert outcome.error and ui.final.startswith("Sorry: the language model")
+    assert outcome.error and ui.final.startswith("**The language model could not answer**: the model's server at "
+                                                 f"{scripted.api_base} failed (500)")
     assert len(scripted.requests) == 3 and len(pauses) == 2  # the first try and two bounded retries
 
 
@@ -198,7 +200,8 @@ async def test_a_provider_asking_for_a_long_pause_gets_a_clear_message_at_once(d
     ui = RecordingUI()
     pauses = Pauses()
     outcome = await agent_for(scripted, pauses).turn(ToolDeps(demo.library()), [], "q", ui)
-    assert outcome.error and ui.final.startswith("Sorry: the language model is unavailable (RateLimitError)")
+    assert outcome.error and ui.final.startswith("**The language model could not answer**: the model's provider is "
+                                                 "limiting requests (429)")
     assert len(scripted.requests) == 1 and pauses == []
 
 

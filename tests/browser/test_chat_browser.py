@@ -161,6 +161,9 @@ def _scenario(base, browser, scripted, pages):
 
     # The answer's own actions: its sources as one BibTeX file, and the answer as markdown with absolute links.
     actions = page.locator(".answer-actions").first
+    assert actions.locator(".answer-mode").inner_text() == (
+        "Answered in agent mode: openai/scripted calls the tools and writes the answer"
+    )
     with page.expect_download() as downloaded:
         actions.locator(".answer-bibtex").click()
     assert downloaded.value.suggested_filename == "sources.bib"

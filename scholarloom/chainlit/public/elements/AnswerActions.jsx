@@ -33,6 +33,7 @@ export default function AnswerActions() {
         {thread ? <Button size="sm" variant="ghost" className="thread-markdown" asChild><a href={thread + ".md"} download><FileDown className="h-4 w-4 mr-1" />Conversation (.md)</a></Button> : null}
         {thread ? <Button size="sm" variant="ghost" className="thread-reading-list" asChild><a href={thread + ".bib"} download><Library className="h-4 w-4 mr-1" />Reading list (.bib)</a></Button> : null}
       </div>
+      {props.mode ? <div className="answer-mode text-xs opacity-70" title={String(props.why || "")}>Answered in {String(props.mode)} mode{props.why ? ": " + String(props.why) : ""}</div> : null}
       {copied === "manual" ? <textarea className="answer-markdown border rounded p-2 text-sm" readOnly rows={8} value={text} aria-label="The answer as markdown" /> : null}
     </div>
   )
