@@ -74,7 +74,7 @@ def describe(exc: BaseException, model: str, api_base: str | None, api_key: str 
     import litellm
 
     cause = exc.__cause__ if isinstance(exc, GaveUp) and exc.__cause__ is not None else exc
-    where = _shown(api_base) or model.split("/", 1)[0]
+    where = _shown(api_base) or f"{model.split('/', 1)[0]}'s default address"
     status = getattr(cause, "status_code", None)
     if isinstance(cause, litellm.ContextWindowExceededError):
         kind, text = "context", "the conversation and what search found are longer than the model's context window"

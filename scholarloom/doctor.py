@@ -1,0 +1,156 @@
+"""`scholarloom doctor`: every part the chosen mode needs, checked and explained; wired from the parts' own checks.
+
+Each check is ok, a warning (works, but worth knowing) or a failure (something needed does not work). The command's
+exit code is 0 only when nothing failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+LOW_DISK = 1 << 30  # 1 GiB free: a warning; a tenth of it: a failure
+
+
+@dataclass(frozen=True)
+class Check:
+    area: str
+    status: str
+    detail: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def settings_checks(settings) -> list[Check]:
+    found = [_writable(settings.data_dir)]
+    if found[0].status == FAIL:
+        return found  # (demo mode keeps its secret there too)
+    try:
+        settings.require_secret()
+        if settings.demo:
+            found.append(Check("settings", WARN, "demo mode: sessions are signed with a generated secret; never use "
+                                                  "it for a public instance"))  # fmt: skip
+        else:
+            found.append(Check("settings", OK, "SCHOLARLOOM_AUTH_SECRET is set"))
+    except RuntimeError as exc:
+        found.append(Check("settings", FAIL, str(exc)))
+    if settings.public_url:
+        found.append(Check("settings", OK, f"public URL {settings.public_url}"))
+    else:
+        found.append(Check("settings", WARN, f"SCHOLARLOOM_PUBLIC_URL is unset: feeds, exports and sign-in links say "
+                                             f"{settings.base_url}"))  # fmt: skip
+    return found
+
+
+def _writable(data_dir) -> Check:
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check("settings", FAIL, f"the data directory {data_dir} cannot be written ({exc.strerror or exc})")
+    free = shutil.disk_usage(data_dir).free
+    status = FAIL if free < LOW_DISK // 10 else WARN if free < LOW_DISK else OK
+    return Check("settings", status, f"data directory {data_dir} is writable; {free / (1 << 30):.1f} GiB free")
+
+
+def database_checks(settings) -> list[Check]:
+    from sqlalchemy import inspect, text
+    from sqlmodel import SQLModel
+
+    try:
+        engine = settings.catalog().engine
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+        present = set(inspect(engine).get_table_names())
+    except Exception as exc:  # any driver's error: say which database and what kind
+        return [Check("database", FAIL, f"{_where(settings)} does not answer ({type(exc).__name__})")]
+    missing = sorted(set(SQLModel.metadata.tables) - present)
+    if missing:
+        return [Check("database", FAIL, f"{_where(settings)}: tables missing: {', '.join(missing[:8])} (start "
+                                        "`scholarloom serve` or `scholarloom ingest demo` once to create them)")]  # fmt: skip
+    counts = settings.catalog().counts()
+    return [Check("database", OK, f"{_where(settings)}: {counts.get('papers', 0):,} papers, "
+                                  f"{counts.get('researchers', 0):,} researchers")]  # fmt: skip
+
+
+def _where(settings) -> str:
+    if (settings.database_url or "").startswith("postgres"):
+        return "PostgreSQL"  # (its URL may hold a password: never printed)
+    return f"SQLite ({settings.data_dir / 'scholarloom.db'})"
+
+
+def index_checks(settings) -> list[Check]:
+    from retrieval.index import PASSAGE_KINDS, Filters, IndexUnavailable
+    from retrieval.jobs import JobQueue
+
+    try:
+        index = settings.index()
+    except IndexUnavailable as exc:
+        worker = JobQueue(settings.catalog().engine).worker_alive()
+        if worker is not None:
+            return [Check("index", OK, f"held by the running server ({worker.name}): it is the one writer, so "
+                                       "commands hand their jobs to it")]  # fmt: skip
+        return [Check("index", FAIL, str(exc))]
+    abstracts = index.count(Filters(kinds=("abstract",)))
+    passages = index.count(Filters(kinds=PASSAGE_KINDS))
+    status = OK if abstracts else WARN
+    detail = f"{abstracts:,} papers and {passages:,} full-text passages indexed"
+    return [Check("index", status, detail + ("" if abstracts else " (load some: `scholarloom ingest demo`)"))]
+
+
+def model_checks(settings) -> list[Check]:
+    from retrieval.embeddings import prepare_models
+
+    try:
+        dense_dir, bm25_dir = prepare_models(settings.models_dir)
+    except Exception as exc:
+        return [Check("models", FAIL, f"the embedding models cannot be prepared in {settings.models_dir} "
+                                      f"({type(exc).__name__}: {exc})")]  # fmt: skip
+    return [Check("models", OK, f"dense encoder {dense_dir.name} and BM25 in {settings.models_dir}")]
+
+
+def llm_checks(settings) -> list[Check]:
+    from assistant.probe import probe
+
+    config = settings.llm_config()
+    if config is None:
+        return [Check("llm", OK, "no SCHOLARLOOM_LLM: the chat answers in retrieval-only mode")]
+    found = asyncio.run(probe(config))
+    if found.error:
+        return [Check("llm", FAIL, f"{config.model}: {found.error}")]
+    context = f"; reads {found.context_tokens:,} tokens" if found.context_tokens else "; context size unknown"
+    if not found.calls_tools:
+        return [Check("llm", WARN, f"{config.model} answers but did not call a tool when asked: the agent needs "
+                                   f"tools (try a model that supports them, or `ollama_chat/`){context}")]  # fmt: skip
+    streams = "streams" if found.streams else "does not stream (answers arrive whole)"
+    return [Check("llm", OK, f"{config.model} answers, {streams}, calls tools{context}")]
+
+
+def source_checks(settings) -> list[Check]:
+    """The harvest sources answer (needs the network, so only on request)."""
+    found = []
+    with settings.fetcher() as client:
+        for name, url in (("arXiv", "https://export.arxiv.org/api/query?search_query=all:test&max_results=1"),
+                          ("OpenAlex", "https://api.openalex.org/works?per-page=1"),
+                          ("Semantic Scholar", "https://api.semanticscholar.org/graph/v1/paper/search?query=test&limit=1")):  # fmt: skip
+            try:
+                client.get(url)
+                found.append(Check("sources", OK, f"{name} answers"))
+            except Exception as exc:
+                found.append(Check("sources", WARN, f"{name} does not answer ({type(exc).__name__})"))
+    return found
+
+
+def run_checks(settings, sources: bool = False) -> list[Check]:
+    found = settings_checks(settings)
+    if any(c.status == FAIL and "cannot be written" in c.detail for c in found):
+        return found  # without a data directory nothing else can be opened
+    found += database_checks(settings) + index_checks(settings) + model_checks(settings) + llm_checks(settings)
+    if sources:
+        found += source_checks(settings)
+    return found

@@ -1,0 +1,93 @@
+"""`scholarloom doctor`: the lines and exit codes on a healthy instance with a model, a wrong base URL, a data
+directory that cannot be written, and an index held by a running server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ingest.indexing import index_papers
+from ingest.pipeline import load_records
+from ingest.report import Summary
+from retrieval.records import AuthorRecord, PaperRecord
+from scholarloom.cli import app
+from tests.llm_server import text, tool_call
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def instance(make_instance, tmp_path, monkeypatch):
+    """A small loaded instance, closed (so the command can open its index), in demo mode."""
+    data = tmp_path / "data"
+    settings = make_instance(data)
+    record = PaperRecord(id="2101.00003", arxiv_id="2101.00003", title="Doctor checks for self-hosters",
+                         abstract="We check every part.", authors=[AuthorRecord(name="Ana Lima")],
+                         categories=["cs.SE"], source="arxiv_api")  # fmt: skip
+    load_records(settings.catalog(), "arxiv_api", [record], Summary())
+    index_papers(settings.catalog(), settings.index(), settings.embedder(), Summary())
+    settings.close()
+    for name, value in {"SCHOLARLOOM_DATA_DIR": str(data), "SCHOLARLOOM_DEMO": "1"}.items():
+        monkeypatch.setenv(name, value)
+    return data
+
+
+def _lines(result) -> list[str]:
+    return [line for line in result.output.splitlines() if line.strip()]
+
+
+def test_a_healthy_instance_with_a_model_that_calls_tools(instance, scripted, monkeypatch):
+    monkeypatch.setenv("SCHOLARLOOM_LLM", "openai/scripted")
+    monkeypatch.setenv("SCHOLARLOOM_LLM_API_BASE", scripted.api_base)
+    monkeypatch.setenv("SCHOLARLOOM_LLM_API_KEY", "test-key")
+    scripted.enqueue(text("ready"), text("1 2 3 4 5"), tool_call("echo", word="ping"))
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    lines = _lines(result)
+    assert any(line.startswith("warn settings") and "demo mode" in line for line in lines), lines
+    assert any(line.startswith("ok   database") and "1 papers" in line for line in lines), lines
+    assert any(line.startswith("ok   index") and "1 papers and 0 full-text passages" in line for line in lines)
+    assert any(line.startswith("ok   models") for line in lines)
+    assert any(line.startswith("ok   llm") and "openai/scripted answers, streams, calls tools" in line for line in lines)
+    assert "test-key" not in result.output
+    scripted.enqueue(text("ready"), text("1 2"), text("I would rather not call tools."))
+    as_json = runner.invoke(app, ["doctor", "--json"])
+    checks = json.loads(as_json.output)
+    assert as_json.exit_code == 0 and {c["area"] for c in checks} >= {"settings", "database", "index", "models", "llm"}
+    (llm,) = [c for c in checks if c["area"] == "llm"]
+    assert llm["status"] == "warn" and "did not call a tool" in llm["detail"]
+
+
+def test_a_wrong_llm_base_url_fails_with_what_to_do(instance, monkeypatch):
+    monkeypatch.setenv("SCHOLARLOOM_LLM", "openai/qwen2.5")
+    monkeypatch.setenv("SCHOLARLOOM_LLM_API_BASE", "http://127.0.0.1:9")
+    monkeypatch.setenv("SCHOLARLOOM_LLM_API_KEY", "test-key")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    (llm,) = [line for line in _lines(result) if line.startswith("FAIL llm")]
+    assert "the model's server at http://127.0.0.1:9 cannot be reached" in llm
+    assert "base URL usually ends in /v1 (`http://127.0.0.1:9/v1`)" in llm
+
+
+def test_a_data_directory_that_cannot_be_written(tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("not a directory")
+    monkeypatch.setenv("SCHOLARLOOM_DATA_DIR", str(tmp_path / "a-file" / "data"))
+    monkeypatch.setenv("SCHOLARLOOM_DEMO", "1")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    (line,) = [line for line in _lines(result) if line.startswith("FAIL")]
+    assert line.startswith("FAIL settings") and "cannot be written" in line
+    assert not any(" database" in line for line in _lines(result))  # nothing else could be opened
+
+
+def test_an_index_held_by_the_running_server_is_no_error(small_server, monkeypatch):
+    monkeypatch.setenv("SCHOLARLOOM_DATA_DIR", str(small_server.data))
+    monkeypatch.setenv("SCHOLARLOOM_DEMO", "1")
+    monkeypatch.delenv("SCHOLARLOOM_LLM", raising=False)
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    lines = _lines(result)
+    assert any(line.startswith("ok   index") and "held by the running server" in line for line in lines), lines
+    assert any(line.startswith("ok   llm") and "retrieval-only mode" in line for line in lines)
