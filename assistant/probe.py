@@ -11,6 +11,10 @@ from assistant.failures import LLMError
 from assistant.llm import LLMConfig, complete, stream_completion
 from common.retry import Retrier
 
+READY = "Reply with the single word: ready"
+COUNT = "Count from 1 to 5."
+CALL = "Call the echo tool with the word 'ping'. Do not answer in text."
+PROMPTS = (READY, COUNT, CALL)
 ECHO = {
     "type": "function",
     "function": {
@@ -56,16 +60,70 @@ async def probe(config: LLMConfig) -> Probe:
     found = Probe(config.model, context_tokens=context_size(config.model))
     short = LLMConfig(config.model, config.api_base, config.api_key, config.timeout, max_tokens=32)
     try:
-        found.answers = bool(complete(short, [{"role": "user", "content": "Reply with the single word: ready"}],
-                                      retrier=_once()).strip())  # fmt: skip
+        found.answers = bool(complete(short, [{"role": "user", "content": READY}], retrier=_once()).strip())
         pieces = 0
-        async for item in stream_completion(short, [{"role": "user", "content": "Count from 1 to 5."}], [], _once()):
+        async for item in stream_completion(short, [{"role": "user", "content": COUNT}], [], _once()):
             pieces += isinstance(item, str)
         found.streams = pieces > 0
-        asked = [{"role": "user", "content": "Call the echo tool with the word 'ping'. Do not answer in text."}]
-        async for item in stream_completion(short, asked, [ECHO], _once()):
+        async for item in stream_completion(short, [{"role": "user", "content": CALL}], [ECHO], _once()):
             if not isinstance(item, str):
                 found.calls_tools = any(call.name == "echo" for call in item.tool_calls)
     except LLMError as exc:
         found.error, found.error_kind = str(exc), exc.kind
     return found
+
+
+class ProbeWatch:
+    """The server's view of its model: probed once at start, then again after a failure with back-off (30 s,
+    doubling, at most every 30 minutes) until it answers; `latest` is what admins see. A thread of its own, so a
+    slow or absent model never delays the start."""
+
+    def __init__(self, config: LLMConfig, first_wait: float = 30.0, longest_wait: float = 1800.0, sleep=None) -> None:
+        import threading
+
+        self.config = config
+        self.first_wait, self.longest_wait = first_wait, longest_wait
+        self.latest: Probe | None = None
+        self.waits: list[float] = []  # the pauses taken between failed probes
+        self._stop = threading.Event()
+        self._sleep = sleep or self._stop.wait
+        self._thread = threading.Thread(target=self._run, name="scholarloom-llm-probe", daemon=True)
+
+    def start(self) -> "ProbeWatch":
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        import asyncio
+        import logging
+
+        wait = self.first_wait
+        while not self._stop.is_set():
+            self.latest = asyncio.run(probe(self.config))
+            if self.latest.error is None:
+                logging.getLogger(__name__).info("LLM %s: %s", self.config.model, self.summary())
+                return
+            logging.getLogger(__name__).warning("LLM %s: %s", self.config.model, self.latest.error)
+            self.waits.append(wait)
+            self._sleep(wait)
+            wait = min(wait * 2, self.longest_wait)
+
+    def summary(self) -> str:
+        """One line for admins: what the model can do, or what failed, and when it was asked."""
+        found = self.latest
+        if found is None:
+            return f"{self.config.model}: not asked yet"
+        when = found.at.strftime("%Y-%m-%d %H:%M UTC")
+        if found.error:
+            return f"{self.config.model}: {found.error} (asked {when}; asked again with back-off)"
+        can = ", ".join(x for x, ok in (("answers", found.answers), ("streams", found.streams),
+                                         ("calls tools", found.calls_tools)) if ok)  # fmt: skip
+        context = f"; reads {found.context_tokens:,} tokens" if found.context_tokens else ""
+        tools = "" if found.calls_tools else "; did not call a tool when asked (the agent needs tools)"
+        return f"{self.config.model}: {can or 'no answer'}{context}{tools} (asked {when})"

@@ -42,19 +42,22 @@ def _row(job: Job) -> JobRow:
 class JobsPage:
     rows: list[JobRow]
     worker: str  # whether a server is taking jobs, in words
+    llm: str = ""  # what the language model could do when the server last asked it
     path: str = "/admin/jobs"
     title: str = "Jobs"
 
     @classmethod
-    def of(cls, jobs: list[Job], worker_alive: bool) -> JobsPage:
+    def of(cls, jobs: list[Job], worker_alive: bool, llm: str = "") -> JobsPage:
         worker = "A server is taking jobs." if worker_alive else "No server is taking jobs right now."
-        return cls([_row(j) for j in jobs], worker)
+        return cls([_row(j) for j in jobs], worker, llm)
 
     def meta(self, base_url: str) -> PageMeta:
         return PageMeta(title=self.title, description="Ingest jobs and their progress.", path=self.path, noindex=True)
 
     def to_markdown(self) -> str:
         lines = [f"# {self.title}", "", self.worker, ""]
+        if self.llm:
+            lines += [f"Language model: {md_escape(self.llm)}", ""]
         if not self.rows:
             lines.append("No jobs yet.")
         for r in self.rows:
@@ -76,7 +79,7 @@ def admin_routes(router: APIRouter, deps: PagesDeps) -> None:
     def jobs(request: Request) -> Response:
         if admin(request) is None:
             return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        page = JobsPage.of(deps.jobs.recent(100), deps.jobs.worker_alive() is not None)
+        page = JobsPage.of(deps.jobs.recent(100), deps.jobs.worker_alive() is not None, deps.llm_status())
         return respond(request, deps, page, "admin_jobs.html")
 
     @router.post("/admin/jobs/{job_id}/{action}", include_in_schema=False)

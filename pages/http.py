@@ -29,6 +29,7 @@ class PagesDeps:
     jobs: Any = None  # retrieval.jobs.JobQueue, when the app runs jobs
     is_admin: Callable[[str], bool] = lambda _user: False
     end_sessions: Callable[[str], None] | None = None  # sign a user out everywhere (auth.accounts.end_sessions)
+    llm_status: Callable[[], str] = lambda: "no language model: the chat answers in retrieval-only mode"
 
 
 def wants_markdown(request: Request) -> bool:

@@ -82,6 +82,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         end_sessions=functools.partial(end_sessions, runtime.engine),
         on_demand=settings.on_demand == "signed-in",
         on_demand_daily=settings.on_demand_daily,
+        llm_status=runtime.llm_status,
     )
     app = FastAPI(
         title="ScholarLoom",

@@ -21,9 +21,20 @@ class Runtime:
     library: Library
     agent: Agent
     throttle: Throttle = field(init=False)  # sign-in failures, counted in the catalog's database
+    llm_watch: object = None  # assistant.probe.ProbeWatch when a model is configured (`serve` starts it)
 
     def __post_init__(self) -> None:
         self.throttle = Throttle(self.library.catalog.engine)
+        if self.agent.llm is not None:
+            from assistant.probe import ProbeWatch
+
+            self.llm_watch = ProbeWatch(self.agent.llm)
+
+    def llm_status(self) -> str:
+        """What admins read about the model: the last probe's line, or that there is none."""
+        if self.llm_watch is None:
+            return "no language model (SCHOLARLOOM_LLM unset): the chat answers in retrieval-only mode"
+        return self.llm_watch.summary()
 
     @classmethod
     def build(cls, settings: Settings) -> "Runtime":

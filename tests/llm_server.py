@@ -37,6 +37,8 @@ class ScriptedLLM:
         self.latency = latency
         self.replies: deque[dict] = deque()
         self.requests: list[dict] = []
+        self.probes: list[dict] = []  # a server's probe of its model (`assistant.probe`), answered apart
+        self.answer_probes = False  # on while a served instance (which probes its model at start) uses this one
         self.arrivals: list[float] = []  # when each request came in (monotonic seconds)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -67,6 +69,11 @@ class ScriptedLLM:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                if outer.answer_probes and (probed := _probe_reply(body)) is not None:  # apart from the script
+                    outer.probes.append(body)
+                    if body.get("stream"):
+                        return self._stream(probed, body.get("model", "scripted"))
+                    return self._send_json(200, _completion(probed, body.get("model", "scripted")))
                 outer.requests.append(body)
                 outer.arrivals.append(time.monotonic())
                 if not self.path.endswith("/chat/completions"):
@@ -114,6 +121,15 @@ class ScriptedLLM:
                 self.close_connection = True
 
         return Handler
+
+
+def _probe_reply(body: dict) -> dict | None:
+    """A served instance asks its model what it can do when it starts; the stand-in answers as a capable model."""
+    from assistant.probe import CALL, COUNT, READY
+
+    messages = body.get("messages") or [{}]
+    asked = messages[-1].get("content") if len(messages) == 1 else None
+    return {READY: text("ready"), COUNT: text("1 2 3 4 5"), CALL: tool_call("echo", word="ping")}.get(asked)
 
 
 def _envelope(model: str, delta: dict, finish: str | None = None) -> dict:

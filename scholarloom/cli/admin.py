@@ -37,12 +37,17 @@ def serve(
         if settings.demo:
             typer.secho("warning: demo mode (SCHOLARLOOM_DEMO=1): sessions are signed with a generated secret kept in "
                         "the data directory; never use it for a public instance", fg=typer.colors.YELLOW, err=True)
-        runner = application.state.runtime.job_runner()  # this process is the index's one writer: it runs the jobs
+        runtime = application.state.runtime
+        runner = runtime.job_runner()  # this process is the index's one writer: it runs the jobs
         runner.start()
+        if runtime.llm_watch is not None:
+            runtime.llm_watch.start()  # asks the model what it can do, in the background (admins see it)
         try:
             uvicorn.Server(server_config(settings, application)).run()
         finally:
             runner.close()
+            if runtime.llm_watch is not None:
+                runtime.llm_watch.close()
 
 
 @users_app.command("add")

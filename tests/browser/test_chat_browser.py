@@ -6,6 +6,7 @@ the sidebar, and check that a second user sees none of it. Screenshots go to tes
 CI sets SCHOLARLOOM_REQUIRE_BROWSER=1 (and installs chromium), so there the test cannot be skipped.
 """
 
+import time
 from pathlib import Path
 
 import pytest
@@ -75,13 +76,17 @@ def demo_app(demo, llm_server, tmp_path_factory, embedder):
     for name in ("carol", "dave"):
         add_user(engine, name, PASSWORD, replace=True)
     engine.dispose()
-    with served(
-        data_dir,
-        SCHOLARLOOM_LLM="openai/scripted",
-        SCHOLARLOOM_LLM_API_BASE=llm_server.api_base,
-        SCHOLARLOOM_LLM_API_KEY="test-key",
-    ) as (base, _process):
-        yield base
+    llm_server.answer_probes = True  # the server asks its model what it can do when it starts
+    try:
+        with served(
+            data_dir,
+            SCHOLARLOOM_LLM="openai/scripted",
+            SCHOLARLOOM_LLM_API_BASE=llm_server.api_base,
+            SCHOLARLOOM_LLM_API_KEY="test-key",
+        ) as (base, _process):
+            yield base
+    finally:
+        llm_server.answer_probes = False
 
 
 def _signed_in(browser, base: str, user: str):
@@ -123,6 +128,11 @@ def _scenario(base, browser, scripted, pages):
     context, page = _signed_in(browser, base, "carol")
     pages.append(page)
     page.screenshot(path=SHOTS / "01-signed-in.png")
+    # The server asked its model at start, once for each thing it can do, apart from the script of this test.
+    deadline = time.monotonic() + 15
+    while len(scripted.probes) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [p["messages"][0]["content"][:10] for p in scripted.probes][:3] == ["Reply with", "Count from", "Call the e"]
     page.click("#chat-input")
     page.keyboard.type(QUESTION)
     # The send button is enabled once the socket is connected and the text is in; pressing Enter earlier is lost.

@@ -76,9 +76,8 @@ def test_the_keyboard_reaches_the_search_first(server, browser):
     context.close()
 
 
-def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(server, browser):
-    """Signed in, a paper page's dock (the last control on the page: Shift+Tab from the top reaches it) opens the
-    chat in a panel, scoped to that paper; the page itself stays where it was."""
+def _signed_in(server, browser):
+    """alice, signed in through the chat's form, in a context that reaches nothing but this server."""
     context = browser.new_context(viewport=WIDTHS["desktop"])
     context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
     page = context.new_page()
@@ -87,6 +86,13 @@ def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(serv
     page.fill("#password", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_selector("#chat-input", timeout=30_000)
+    return context, page
+
+
+def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(server, browser):
+    """Signed in, a paper page's dock (the last control on the page: Shift+Tab from the top reaches it) opens the
+    chat in a panel, scoped to that paper; the page itself stays where it was."""
+    context, page = _signed_in(server, browser)
     page.goto(server + "/about")  # (away from the chat, whose page may still be talking to the server)
     asked: list[str] = []
     page.on("request", lambda request: asked.append(f"{request.url} from {request.frame.url}"))
@@ -117,14 +123,7 @@ KEYBOARD_TARGETS = """() => {
 def test_the_keyboard_reaches_every_action_of_every_page(server, browser):
     """Tab alone, from the top, visits every link, button, field and the chat dock of each kind of page, signed in
     (so the follow buttons and the dock's chat are there)."""
-    context = browser.new_context(viewport=WIDTHS["desktop"])
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
-    page = context.new_page()
-    page.goto(server + "/chat/")
-    page.fill("#email", "alice")
-    page.fill("#password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#chat-input", timeout=30_000)
+    context, page = _signed_in(server, browser)
     missed = {}
     for name, address in _addresses(server).items():
         page.goto(server + address)

@@ -35,6 +35,7 @@ async def test_only_admins_see_the_jobs(app, queue, demo):
     assert page.status_code == 200 and "test-kind" in page.text and "parse + embed: 3/7" in page.text
     assert "<script>alert" not in page.text and "&lt;script&gt;" in page.text  # a job's error is text, escaped
     assert f'action="/admin/jobs/{failed.id}/retry"' in page.text
+    assert "Language model: no language model (SCHOLARLOOM_LLM unset)" in page.text  # what the server's probe says
     markdown = await client_for(app, "hana").get("/admin/jobs.md")
     assert markdown.headers["content-type"].startswith("text/markdown") and f"**{failed.id}** test-kind" in markdown.text
 
