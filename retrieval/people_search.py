@@ -1,7 +1,8 @@
 """Queries that name researchers: who is named and what else is asked, so that person's papers come first.
 
 A name is found as the catalog knows it: a full name ("Bobby Yan", "joseph m hellerstein"; accents, case and
-punctuation ignored) or initials with a surname ("J. M. Hellerstein", "Hellerstein, J."). Namesakes (several
+punctuation ignored), initials with a surname ("J. M. Hellerstein", "Hellerstein, J."), or a capitalised first name
+and surname without the middle names ("Joseph Hellerstein"). Namesakes (several
 researchers with one name) stay separate people; the papers of each come first. The words around the name that
 only ask for someone's work ("papers by", "what does ... work on", "'s work on") are dropped; what is left is the
 topic, which orders the person's papers and finds the other papers that follow them.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from sqlalchemy import or_
 from sqlmodel import select
 
 from retrieval.catalog import Catalog
@@ -36,6 +38,7 @@ NEVER_AT_EDGE = ASKING | {"et", "al"}
 # J. M."); the surname may carry accents, hyphens and apostrophes.
 _SURNAME = r"[^\W\d_a-z][^\W\d_]+(?:['\u2019-][^\W\d_]+)*"
 _INITIALS_FIRST = re.compile(rf"\b((?:[A-Z](?:\.\s*|\s+|-)){{1,3}}|[A-Z]{{2,3}}\s+)({_SURNAME})")
+_FIRST_AND_LAST = re.compile(rf"(?=\b({_SURNAME})\s+({_SURNAME})\b)")  # overlapping pairs of capitalised words
 _SURNAME_FIRST = re.compile(rf"\b({_SURNAME}),?\s+((?:[A-Z]\.?\s*){{1,3}})(?![\w.])")
 
 
@@ -101,13 +104,34 @@ def _by_initials(catalog: Catalog, query: str) -> list[tuple[Researcher, str]]:
     return found
 
 
+def _by_first_and_last(catalog: Catalog, query: str) -> list[tuple[Researcher, str]]:
+    """People named by their first name and surname, the middle names left out ("Joseph Hellerstein" for Joseph M.
+    Hellerstein): each pair of capitalised words in the query, looked up in one scan of the names."""
+    pairs = {}
+    for match in _FIRST_AND_LAST.finditer(query):
+        first, last = normalise_name(match.group(1)), normalise_name(match.group(2))
+        if " " not in first + last and first not in NEVER_AT_EDGE and last not in NEVER_AT_EDGE:
+            pairs[(first, last)] = f"{match.group(1)} {match.group(2)}"
+    if not pairs:
+        return []
+    patterns = [Researcher.name_key.like(f"{first} % {last}") for first, last in pairs]
+    with catalog.session() as session:
+        rows = session.exec(select(Researcher).where(or_(*patterns))).all()
+    found = []
+    for researcher in rows:
+        tokens = (researcher.name_key or "").split()
+        if (words := pairs.get((tokens[0], tokens[-1]))) is not None and len(tokens) > 2:
+            found.append((researcher, words))
+    return found
+
+
 def named_people(catalog: Catalog, query: str) -> NamedPeople | None:
     """Who the query names, if anyone, and what it asks about them."""
     text = re.sub(r"['\u2019]s\b", "", clean_query(query))  # "Yan's work" -> "Yan work"
     words = normalise_name(text).split()
     people, used = _full_names(catalog, words)
     if not people:
-        initialled = _by_initials(catalog, text)
+        initialled = _by_initials(catalog, text) or _by_first_and_last(catalog, text)
         if not initialled:
             return None
         people = list({r.id: r for r, _ in initialled}.values())
