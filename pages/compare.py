@@ -14,10 +14,12 @@ from fastapi.responses import PlainTextResponse, Response
 from pages.addresses import paper_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
 from pages.http import PagesDeps, page_headers, respond
-from retrieval.compare import Comparison
+from retrieval.compare import MAX_ASPECTS, MAX_PAPERS, Comparison, clean_aspects
 from retrieval.library import Library
 
 CSV_TYPE = "text/csv; charset=utf-8"
+# A table costs a restricted search and sentence embeddings per cell: a signed-out reader's tables are smaller.
+SIGNED_OUT = (4, 4)  # papers, aspects
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,13 @@ class ComparePage:
     aspects: list[str]
     rows: list[CompareRow]
     unknown: list[str]
+    limited: bool = False  # cut to the signed-out size
+
+    @property
+    def limit_note(self) -> str:
+        papers, aspects = SIGNED_OUT
+        return (f"Signed out, a table holds at most {papers} papers and {aspects} aspects; sign in for up to "
+                f"{MAX_PAPERS} papers and {MAX_ASPECTS} aspects.")  # fmt: skip
 
     def address(self, suffix: str = "") -> str:
         if not self.ids:
@@ -70,6 +79,8 @@ class ComparePage:
         lines = [f"# Comparing {len(self.rows)} papers" if self.rows else "# Compare papers", ""]
         if self.unknown:
             lines += ["Not in this archive: " + ", ".join(md_escape(u) for u in self.unknown), ""]
+        if self.limited:
+            lines += [self.limit_note, ""]
         if not self.rows:
             lines += ["Give two or more paper ids, e.g. `/compare?ids=2004.07180,1802.05365`.", ""]
             return "\n".join(lines)
@@ -121,7 +132,15 @@ def _table_text(text: str) -> str:
     return md_escape(" ".join(text.split())).replace("|", "\\|")
 
 
-def build_compare_page(library: Library, ids: list[str], aspects: list[str] | None) -> ComparePage:
+def build_compare_page(
+    library: Library, ids: list[str], aspects: list[str] | None, signed_in: bool = True
+) -> ComparePage:
+    limited = False
+    if not signed_in:
+        papers, most = SIGNED_OUT
+        wanted = clean_aspects(aspects)
+        limited = len(list(dict.fromkeys(ids))) > papers or len(wanted) > most
+        ids, aspects = list(dict.fromkeys(ids))[:papers], wanted[:most]
     comparison: Comparison = library.compare(ids, aspects)
     authors = library.author_names([p.id for p in comparison.papers])
     rows = []
@@ -132,7 +151,7 @@ def build_compare_page(library: Library, ids: list[str], aspects: list[str] | No
         shown = [CompareCell(c.text, c.where) if c else None for c in cells]
         rows.append(CompareRow(paper.id, paper.title, paper_path(paper), byline, shown))
     asked = [p.id for p in comparison.papers] + comparison.unknown
-    return ComparePage(asked, comparison.aspects, rows, comparison.unknown)
+    return ComparePage(asked, comparison.aspects, rows, comparison.unknown, limited)
 
 
 def compare_routes(router: APIRouter, deps: PagesDeps) -> None:
@@ -143,7 +162,8 @@ def compare_routes(router: APIRouter, deps: PagesDeps) -> None:
         request: Request, ids: str = Query("", max_length=2000), aspects: str = Query("", max_length=500)
     ) -> Response:
         asked = [i.strip() for i in ids.split(",") if i.strip()]
-        page = build_compare_page(deps.library, asked, aspects.split(",") if aspects.strip() else None)
+        named = aspects.split(",") if aspects.strip() else None
+        page = build_compare_page(deps.library, asked, named, signed_in=bool(deps.viewer(request)))
         if request.url.path.endswith(".csv"):
             return PlainTextResponse(page.to_csv(), media_type=CSV_TYPE, headers={
                 **page_headers(), "Content-Disposition": 'attachment; filename="comparison.csv"'})  # fmt: skip

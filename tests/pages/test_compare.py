@@ -79,3 +79,17 @@ async def test_unknown_ids_hostile_aspects_and_the_empty_page(client):
     assert empty.status_code == 200 and "Give two or more paper ids" in empty.text
     assert (await client.get("/compare.csv")).text.strip() == "paper,title,task,task (where),data set,data set " \
         "(where),method,method (where),main result,main result (where)"
+
+
+async def test_a_signed_out_readers_table_is_smaller(demo):
+    """Each cell costs a search: signed out, 4 papers and 4 aspects at most (said on the page); signed in, more."""
+    from tests.pages.test_follow import app_with_users, client_for
+
+    app = app_with_users(demo, "kim")
+    query = {"ids": "2004.07180,1802.05365,2005.02877,2005.07362,2006.12719", "aspects": "task,data set,method,a,b"}
+    anonymous = BeautifulSoup((await client_for(app).get("/compare", params=query)).text, "html.parser")
+    assert len(anonymous.select("table.compare tbody tr")) == 4 and len(anonymous.select("thead th")) == 5
+    assert "Signed out, a table holds at most 4 papers and 4 aspects" in anonymous.get_text()
+    signed_in = BeautifulSoup((await client_for(app, "kim").get("/compare", params=query)).text, "html.parser")
+    assert len(signed_in.select("table.compare tbody tr")) == 5 and len(signed_in.select("thead th")) == 6
+    assert "Signed out" not in signed_in.get_text()
