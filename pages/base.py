@@ -42,6 +42,11 @@ def md_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def byline(names: list[str], shown: int = 3) -> str:
+    """Authors as a listing shows them: the first few, then "et al."."""
+    return ", ".join(names[:shown]) + (" et al." if len(names) > shown else "")
+
+
 def figure(count: int) -> str:
     """A count for people: 1742 -> '1,742'."""
     return f"{count:,}"

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 
 from pages.addresses import paper_path
-from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
 from pages.http import PagesDeps, page_headers, respond
 from retrieval.compare import MAX_ASPECTS, MAX_PAPERS, Comparison, clean_aspects
 from retrieval.library import Library
@@ -145,11 +145,9 @@ def build_compare_page(
     authors = library.author_names([p.id for p in comparison.papers])
     rows = []
     for paper in comparison.papers:
-        names = authors.get(paper.id, [])
-        byline = ", ".join(names[:3]) + (" et al." if len(names) > 3 else "")
         cells = [comparison.cell(paper.id, a) for a in comparison.aspects]
         shown = [CompareCell(c.text, c.where) if c else None for c in cells]
-        rows.append(CompareRow(paper.id, paper.title, paper_path(paper), byline, shown))
+        rows.append(CompareRow(paper.id, paper.title, paper_path(paper), byline(authors.get(paper.id, [])), shown))
     asked = [p.id for p in comparison.papers] + comparison.unknown
     return ComparePage(asked, comparison.aspects, rows, comparison.unknown, limited)
 

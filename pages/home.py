@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from pages.addresses import institution_path, paper_path, researcher_path
-from pages.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs, figure, md_escape
+from pages.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs, byline, figure, md_escape
 from pages.people import Counted, PaperItem, paper_items, paper_lines
 from retrieval.library import Library
 
@@ -85,9 +85,7 @@ def home_page(library: Library) -> HomePage:
     authors = library.author_names([p.id for p in latest])
     rows = []
     for p in latest:
-        names = authors.get(p.id, [])
-        byline = ", ".join(names[:3]) + (" et al." if len(names) > 3 else "")
-        rows.append(LatestPaper(p.title, paper_path(p), byline, p.year, p.primary_category))
+        rows.append(LatestPaper(p.title, paper_path(p), byline(authors.get(p.id, [])), p.year, p.primary_category))
     categories = [Counted(c, n, papers_address(c)) for c, n in library.categories(SHOWN)]
     people = [
         [Counted(name, n, path(i, name)) for i, name, n in library.most_papers(kind, 1, SHOWN)[0]]

@@ -7,7 +7,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from pages.addresses import external, paper_path, researcher_path
-from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
 from retrieval.catalog import PaperView
 from retrieval.library import Library
 from retrieval.models import Paper
@@ -84,8 +84,7 @@ class PaperPage:
     dock_label = "this paper"
 
     def meta(self, base_url: str) -> PageMeta:
-        names = ", ".join(self.authors[:3]) + (" et al." if len(self.authors) > 3 else "")
-        description = f"{names}. {self.abstract[:200]}".strip()
+        description = f"{byline(self.authors)}. {self.abstract[:200]}".strip()
         article = {
             "@context": "https://schema.org",
             "@type": "ScholarlyArticle",

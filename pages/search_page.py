@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from pages.addresses import paper_path
-from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
 from retrieval.search import SearchResult
 
 
@@ -100,7 +100,7 @@ def build_search_page(
                 rank=hit.rank,
                 title=hit.paper.title,
                 path=paper_path(hit.paper),
-                authors=", ".join(names[:4]) + (" et al." if len(names) > 4 else ""),
+                authors=byline(names, shown=4),
                 year=hit.paper.year,
                 categories=list(hit.paper.categories),
                 sentences=hit.sentences,

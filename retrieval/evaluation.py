@@ -3,8 +3,10 @@ runs themselves, through `Index.papers` (BM25 alone, dense alone and the hybrid)
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from retrieval.embeddings import Embedder
 from retrieval.fusion import FusionParams
@@ -67,9 +69,6 @@ class JudgedCell:
 def judge_cells(library, path) -> list[JudgedCell]:
     """The extractive comparison cell of each judged (paper, aspect) of a JSON-lines file, against its expected
     sentences (`{"paper": id, "aspect": text, "expected": [part of a sentence, ...]}`)."""
-    import json
-    from pathlib import Path
-
     judged = []
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if not line.strip():

@@ -6,14 +6,13 @@ from dataclasses import replace
 from datetime import date
 
 from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
-from pages.base import md_escape
+from pages.base import byline, md_escape
 from pages.paper import paper_page
 from retrieval.index import Filters
 
 
 def _byline(names: list[str], year: int | None) -> str:
-    authors = ", ".join(names[:3]) + (" et al." if len(names) > 3 else "")
-    return ", ".join(x for x in (authors, str(year) if year else "") if x)
+    return ", ".join(x for x in (byline(names), str(year) if year else "") if x)
 
 
 def search_papers(
@@ -60,12 +59,12 @@ def search_papers(
         lines.append(f"The query names {people}: their papers, marked 'by the named researcher', come first.")
     for hit in hits:
         n = deps.sources.number(hit.paper)
-        byline = _byline(authors.get(hit.paper.id, []), hit.paper.year)
+        subtitle = _byline(authors.get(hit.paper.id, []), hit.paper.year)
         path = deps.sources.entries[hit.paper.id][2]
         mark = "; by the named researcher" if hit.kind == "author" else ""
-        lines.append(f"[{n}] {md_escape(hit.paper.title)} ({byline}); id {hit.paper.id}; page {path}{mark}")
+        lines.append(f"[{n}] {md_escape(hit.paper.title)} ({subtitle}); id {hit.paper.id}; page {path}{mark}")
         lines += [f"    matching: {md_escape(s)}" for s in hit.sentences]
-        cards.append(Card("paper", hit.paper.id, hit.paper.title, path, byline, n, tuple(hit.sentences)))
+        cards.append(Card("paper", hit.paper.id, hit.paper.title, path, subtitle, n, tuple(hit.sentences)))
     return ToolResult("\n".join(lines), cards)
 
 
@@ -81,8 +80,8 @@ def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
     paper = deps.library.papers([page.id])[page.id]
     n = deps.sources.number(paper)
-    byline = _byline(page.authors, page.year)
-    card = Card("paper", page.id, page.title, page.path, byline, n)
+    subtitle = _byline(page.authors, page.year)
+    card = Card("paper", page.id, page.title, page.path, subtitle, n)
     return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card], data=page)
 
 
