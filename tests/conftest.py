@@ -17,6 +17,7 @@ for name in list(os.environ):
 
 from scholarloom.settings import Settings  # noqa: E402
 from tests.llm_server import ScriptedLLM  # noqa: E402
+from tests.xdist_groups import put_in_group  # noqa: E402
 
 # The chat app on a real port, for every test that touches Chainlit: Chainlit reads its config on first import, so
 # the app is mounted (and its root prepared) before any test imports a Chainlit module.
@@ -49,18 +50,26 @@ SHARED_FIXTURES = ("fulltext", "small_server")
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(session, config, items):
-    """The tests that need the loaded demo run last, and when it is not kept yet its build starts now in a process
-    of its own (one per run: the only or the first worker starts it), so the others run while it loads."""
-    needs = [item for item in items if "demo_load" in getattr(item, "fixturenames", ())]
-    rest = [item for item in items if "demo_load" not in getattr(item, "fixturenames", ())]
-    items[:] = rest + needs
-    groups = {str(item.path): str(item.path) for item in items}
+    """Files sharing a costly fixture first (the longest units of work), the tests that need the loaded demo last
+    (with the rest of their group), and when the demo is not kept yet its build starts now in a process of its own
+    (one per run: the only or the first worker starts it), so the others run while it loads."""
+    def uses(item, name: str) -> bool:
+        return name in getattr(item, "fixturenames", ())
+
+    groups = {str(item.path): item.nodeid.split("::")[0] for item in items}
     for item in items:
         for name in SHARED_FIXTURES:
-            if name in getattr(item, "fixturenames", ()):
+            if uses(item, name):
                 groups[str(item.path)] = name
+    late = {groups[str(item.path)] for item in items if uses(item, "demo_load")}
+    def rank(item) -> int:
+        group = groups[str(item.path)]
+        return 2 if group in late else 0 if group in SHARED_FIXTURES else 1
+
+    items.sort(key=rank)  # stable: the files' own order otherwise
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(groups[str(item.path)]))
+        put_in_group(config, item, groups[str(item.path)])
+    needs = [item for item in items if uses(item, "demo_load")]
     worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
     if needs and worker == "gw0":
         from tests.demo_cache import start_building

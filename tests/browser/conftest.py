@@ -36,3 +36,21 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         yield chromium
         chromium.close()
+
+
+def signed_in(browser, base: str, user: str, password: str):
+    """A new browser context signed in to the chat at `base` as `user`: (context, page)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # The page asks for web fonts and a KaTeX stylesheet on CDNs: nothing leaves this machine.
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
+    page = context.new_page()
+    page.goto(base + "/chat/")
+    page.fill("#email", user)
+    page.fill("#password", password)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#chat-input", timeout=30_000)
+    return context, page
+
+
+def page_text(page) -> str:
+    return page.inner_text("body")

@@ -16,7 +16,7 @@ from scholarloom.settings import Settings
 from tests.conftest import REPO
 from tests.demo_cache import copy_live_data
 from tests.llm_server import text, tool_call
-from tests.browser.conftest import require_chromium
+from tests.browser.conftest import page_text, require_chromium, signed_in
 from tests.serve import served
 
 SHOTS = REPO / "test-artifacts" / "browser"
@@ -89,23 +89,6 @@ def demo_app(demo, llm_server, tmp_path_factory, embedder):
         llm_server.answer_probes = False
 
 
-def _signed_in(browser, base: str, user: str):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    # The page asks for web fonts and a KaTeX stylesheet on CDNs: nothing leaves this machine.
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
-    page = context.new_page()
-    page.goto(base + "/chat/")
-    page.fill("#email", user)
-    page.fill("#password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#chat-input", timeout=30_000)
-    return context, page
-
-
-def _body(page) -> str:
-    return page.inner_text("body")
-
-
 def test_sign_in_ask_follow_reload_resume_and_isolation(demo_app, browser, scripted):
     pages: list = []
     try:
@@ -125,7 +108,7 @@ def _scenario(base, browser, scripted, pages):
             pause=0.25,
         ),
     )
-    context, page = _signed_in(browser, base, "carol")
+    context, page = signed_in(browser, base, "carol", PASSWORD)
     pages.append(page)
     page.screenshot(path=SHOTS / "01-signed-in.png")
     # The server asked its model at start, once for each thing it can do, apart from the script of this test.
@@ -152,7 +135,7 @@ def _scenario(base, browser, scripted, pages):
     page.locator("text=Used search_papers").first.wait_for()
     # Model output is text: the HTML it wrote shows as characters and never runs.
     assert page.evaluate("window.__pwned") is None and page.locator("img[src='x']").count() == 0
-    assert "window.__pwned" in _body(page)
+    assert "window.__pwned" in page_text(page)
     page.screenshot(path=SHOTS / "02-cited-answer.png", full_page=True)
 
     # The citation leads to the paper's page.
@@ -202,19 +185,26 @@ def _scenario(base, browser, scripted, pages):
     thread_url = page.url
     page.wait_for_selector("text=Flor replays", timeout=30_000)
     page.wait_for_function(CITED_BY_SHOWN, timeout=30_000)
-    body = _body(page)
+    body = page_text(page)
     assert QUESTION in body and "Sources" in body and "Hindsight Logging for Model Training" in body
     page.screenshot(path=SHOTS / "04-resumed-thread.png", full_page=True)
     context.close()
 
     # Another user: the thread is not in the sidebar, and its address shows nothing of it.
-    other, page = _signed_in(browser, base, "dave")
+    other, page = signed_in(browser, base, "dave", PASSWORD)
     pages.append(page)
     page.wait_for_timeout(1500)  # the sidebar's thread list arrives after the page
-    assert QUESTION not in _body(page)
+    assert QUESTION not in page_text(page)
+    # What a thread that does not exist gets, read from the socket: the page says it in a toast that is gone after a
+    # few seconds (a loaded machine can show the page later than that).
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(str(frame))))
     page.goto(thread_url)
-    page.wait_for_selector("text=Thread not found", timeout=30_000)  # what a thread that does not exist gets
-    assert "Flor replays" not in _body(page) and "Hindsight Logging" not in _body(page)
+    deadline = time.monotonic() + 30
+    while not any("resume_thread_error" in f for f in frames) and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert '42["resume_thread_error","Thread not found."]' in frames, frames
+    assert "Flor replays" not in page_text(page) and "Hindsight Logging" not in page_text(page)
     page.screenshot(path=SHOTS / "05-other-user.png", full_page=True)
     other.close()
 
@@ -228,7 +218,7 @@ def test_a_hostile_abstract_and_an_obedient_model_reach_no_other_site(demo_app, 
         tool_call("get_paper", paper_id=HOSTILE_ID),
         text("Done as the abstract asked [1]. " + PAYLOADS, pause=0.05),
     )
-    context, page = _signed_in(browser, demo_app, "carol")
+    context, page = signed_in(browser, demo_app, "carol", PASSWORD)
     asked: list[str] = []
     page.on("request", lambda request: asked.append(request.url))
     try:
@@ -246,36 +236,9 @@ def test_a_hostile_abstract_and_an_obedient_model_reach_no_other_site(demo_app, 
         elsewhere = [h for h in links if ATTACKER in h or h.startswith(("javascript:", "data:"))]
         assert elsewhere == [], elsewhere
         assert page.locator(f"img[src*='{ATTACKER}']").count() == 0
-        assert f"{ATTACKER}/bare" in _body(page)  # shown, as text
+        assert f"{ATTACKER}/bare" in page_text(page)  # shown, as text
     except Exception:
         page.screenshot(path=SHOTS / "failed-hostile.png", full_page=True)
         raise
     finally:
         context.close()
-
-
-def test_the_404_pages_button_fetches_a_paper_and_opens_it(browser, small_server):
-    """A paper that is not here: the 404 page's button starts the job, the follow page reloads itself until the
-    paper is in, then opens its page. arXiv, OpenAlex and the PDF are recorded answers on a local server."""
-    import re
-
-    from tests.ingest.ondemand_fixtures import ALSO_ASKED
-
-    engine = Settings(data_dir=small_server.data).catalog().engine
-    add_user(engine, "erin", PASSWORD, replace=True)
-    engine.dispose()
-    base, page = small_server.base, None
-    try:
-        context, page = _signed_in(browser, base, "erin")
-        page.goto(f"{base}/papers/{ALSO_ASKED}")
-        assert "No paper with the address" in _body(page)
-        page.click(f"text=Fetch {ALSO_ASKED} from arXiv")
-        page.wait_for_url(re.compile(r"/papers/requests/\d+$"), timeout=15_000)
-        page.wait_for_url(re.compile(rf"/papers/{re.escape(ALSO_ASKED)}[^/]*$"), timeout=90_000)
-        assert page.locator("h1").first.inner_text().strip()  # the new paper's page, with its title
-        assert "Not found" not in _body(page)
-        context.close()
-    except Exception:
-        if page is not None and not page.is_closed():
-            page.screenshot(path=SHOTS / "failed-on-demand.png", full_page=True)
-        raise
