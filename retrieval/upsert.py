@@ -49,8 +49,10 @@ def upsert_paper(session: Session, record: PaperRecord) -> Paper:
     session.flush()
     if record.authors:
         _replace_authorships(session, paper, record.authors, record.source)
-    for ref in record.references:
-        _upsert_citation(session, paper.id, ref.openalex_id, ref.doi, ref.arxiv_id, ref.title)
+    if record.references:  # the paper's edges read once (not a query per reference: lists run to hundreds)
+        edges = {row.cited_key: row for row in session.exec(select(Citation).where(Citation.citing_id == paper.id))}
+        for ref in record.references:
+            _upsert_citation(session, paper.id, ref.openalex_id, ref.doi, ref.arxiv_id, ref.title, edges)
     return paper
 
 
@@ -166,11 +168,18 @@ def add_citation(session: Session, citing_id: str, arxiv_id: str | None = None, 
     _upsert_citation(session, citing_id, None, doi, arxiv_id, None)
 
 
-def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_id, title) -> None:
+def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_id, title, edges=None) -> None:
+    """One edge, merged into the stored one with the same key; `edges` (key -> row) holds the citing paper's edges
+    when the caller read them all at once."""
     key = f"openalex:{openalex_id}" if openalex_id else f"arxiv:{arxiv_id}" if arxiv_id else f"doi:{doi}"
-    row = session.exec(select(Citation).where(Citation.citing_id == citing_id, Citation.cited_key == key)).first()
+    if edges is None:
+        row = session.exec(select(Citation).where(Citation.citing_id == citing_id, Citation.cited_key == key)).first()
+    else:
+        row = edges.get(key)
     if row is None:
         row = Citation(citing_id=citing_id, cited_key=key)
+        if edges is not None:
+            edges[key] = row
     row.cited_openalex_id = row.cited_openalex_id or openalex_id
     row.cited_doi = row.cited_doi or doi
     row.cited_arxiv_id = row.cited_arxiv_id or arxiv_id
