@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 
-from assistant.citations import link_citations, sources_footer
 from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
 from common.retry import Retrier
 from assistant.prompts import system_prompt
 from assistant.retrieval_only import answer_without_llm
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
-from assistant.tools import TOOLS, Card, ToolDeps, tool_schema
-from assistant.turn import TurnOutcome, TurnUI, run_tool
+from assistant.pipeline import answer_with_pipeline
+from assistant.toolcalls import calls_in_text, read_arguments
+from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, tool_schema
+from assistant.turn import TurnOutcome, TurnUI, finish_cited, merge_cards, run_tool
 
 log = logging.getLogger(__name__)
 TOOL_OUTPUT_CHARS = 12_000  # what one tool result may add to the model's context
 HISTORY_TOOL_CHARS = 2_000  # what one tool result keeps in the history later turns see
+STOPPED = "*Stopped before the answer was finished.*"
 
 
 def recent_history(history: list[dict], keep: int) -> list[dict]:
@@ -31,19 +35,30 @@ def recent_history(history: list[dict], keep: int) -> list[dict]:
 
 
 class Agent:
-    def __init__(self, llm: LLMConfig | None, max_tool_rounds: int = 4, retrier: Retrier | None = None) -> None:
+    def __init__(
+        self, llm: LLMConfig | None, max_tool_rounds: int = 4, retrier: Retrier | None = None, tools: str = "auto"
+    ) -> None:
         self.llm = llm
         self.max_tool_rounds = max_tool_rounds
         self.retrier = retrier  # None: the LLM client's own policy
+        self.tools = tools  # "auto" (the agent unless the probe found no tool calling), "on", or "off" (pipeline)
+        self.probed_tools: Callable[[], bool | None] = lambda: None  # the probe's finding, once there is one
         self.schemas = [tool_schema(t) for t in TOOLS]
 
     async def turn(self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI) -> TurnOutcome:
         """Answer one question; history holds earlier user/assistant messages and is extended in place."""
-        if self.llm is None:
-            outcome = await answer_without_llm(deps, question, ui)
-            outcome.why = "no language model is configured (SCHOLARLOOM_LLM)"
-        else:
-            outcome = await self._with_llm(deps, history, question, ui)
+        watched = _Watched(ui)
+        try:
+            if self.llm is None:
+                outcome = await answer_without_llm(deps, question, watched)
+                outcome.why = "no language model is configured (SCHOLARLOOM_LLM)"
+            else:
+                outcome = await self._with_llm(deps, history, question, watched)
+        except asyncio.CancelledError:  # the user's stop: the question stays, with what was written so far
+            stopped = f"{watched.text.rstrip()}\n\n{STOPPED}" if watched.text.strip() else STOPPED
+            history += [{"role": "user", "content": question}, {"role": "assistant", "content": stopped}]
+            await ui.finish(stopped, [])
+            raise
         history += [
             {"role": "user", "content": question},
             *outcome.exchange,
@@ -51,59 +66,114 @@ class Agent:
         ]
         return outcome
 
+    def pipeline_reason(self) -> str | None:
+        """Why this model answers through the pipeline rather than with tools, or None (the agent)."""
+        if self.tools == "off":
+            return "tool calling is switched off (SCHOLARLOOM_LLM_TOOLS=off)"
+        if self.tools == "auto" and self.probed_tools() is False:
+            return f"{self.llm.model} did not call a tool when probed"
+        return None
+
     async def _with_llm(self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI) -> TurnOutcome:
-        messages = [{"role": "system", "content": system_prompt(deps)}, *history, {"role": "user", "content": question}]
-        cards: list[Card] = []
-        exchange: list[dict] = []
-        calls = 0
+        calls = [0]
         try:
-            for round_number in range(self.max_tool_rounds + 1):
-                # On the last round no tools are offered, so the model has to answer.
-                tools = self.schemas if round_number < self.max_tool_rounds else []
-                completion = Completion()
-                guard, thinking = StreamGuard(), ThinkingFilter()
-                async for item in stream_completion(self.llm, messages, tools, self.retrier):
-                    if isinstance(item, Completion):
-                        completion = item
-                    elif shown := guard.feed(thinking.feed(item)):
-                        await ui.stream(shown)
-                completion.text = strip_thinking(completion.text)  # a reasoning model's thoughts are not the answer
-                if not completion.tool_calls:
-                    break
-                asked = {
-                    "role": "assistant",
-                    "content": completion.text or None,
-                    "tool_calls": [
-                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
-                        for c in completion.tool_calls
-                    ],
-                }
-                messages.append(asked)
-                exchange.append(asked)
-                for call in completion.tool_calls:
-                    calls += 1
-                    result = await run_tool(ui, deps, call.name, call.parsed_arguments())
-                    cards += [c for c in result.cards if c not in cards]
-                    messages.append(
-                        {"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]}
-                    )
-                    exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
+            if why := self.pipeline_reason():
+                return await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why)
+            outcome = await self._agent(deps, history, question, ui, calls)
+            if outcome is None:  # the model's tool calls could not be read, twice: search first, then write
+                why = f"{self.llm.model}'s tool calls could not be read"
+                outcome = await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why)
+                outcome.tool_calls += calls[0]
+            return outcome
         except LLMError as exc:  # said plainly, and the question still gets what search finds
             log.warning("LLM failure (%s): %s", exc.kind, exc, exc_info=exc.__cause__)
             notice = (f"**The language model could not answer**: {exc}. Below is what search found for your "
                       "question instead (retrieval-only).")  # fmt: skip
             fallback = await answer_without_llm(deps, question, ui, notice=notice)
-            fallback.error, fallback.tool_calls = str(exc), calls + fallback.tool_calls
+            fallback.error, fallback.tool_calls = str(exc), calls[0] + fallback.tool_calls
             fallback.why = f"the language model failed ({exc.kind})"
             return fallback
-        sources = deps.sources.by_number()
-        text, cited = link_citations(completion.text.strip() or "I could not find an answer.", sources)
-        answer = text + sources_footer(cited, sources)
-        # Cited papers, and the researchers and institutions the answer is about; everything when nothing is cited.
-        shown = [c for c in cards if c.kind != "paper" or c.number in cited] if cited else cards
-        await ui.finish(answer, shown)
-        return TurnOutcome(answer, shown, cited, calls, exchange=exchange, mode="agent",
+
+    async def _agent(
+        self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, calls: list[int]
+    ) -> TurnOutcome | None:
+        """The model calls tools until it answers; None when two rounds running held only calls that could not be
+        read (unknown tools, arguments that are not a dict)."""
+        messages = [{"role": "system", "content": system_prompt(deps)}, *history, {"role": "user", "content": question}]
+        cards: list[Card] = []
+        exchange: list[dict] = []
+        unreadable = 0
+        for round_number in range(self.max_tool_rounds + 1):
+            # On the last round no tools are offered, so the model has to answer.
+            tools = self.schemas if round_number < self.max_tool_rounds else []
+            completion = await self._round(messages, tools, ui)
+            if not completion.tool_calls and tools:
+                completion.tool_calls = calls_in_text(completion.text, set(TOOLS_BY_NAME))  # written, not called
+                completion.text = "" if completion.tool_calls else completion.text
+            if not completion.tool_calls:
+                break
+            readable = [c for c in completion.tool_calls if c.name in TOOLS_BY_NAME and read_arguments(c.arguments)
+                        is not None]  # fmt: skip
+            unreadable = 0 if readable else unreadable + 1
+            if unreadable == 2:
+                return None
+            asked = {
+                "role": "assistant",
+                "content": completion.text or None,
+                "tool_calls": [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+                    for c in completion.tool_calls
+                ],
+            }
+            messages.append(asked)
+            exchange.append(asked)
+            for call in completion.tool_calls:
+                calls[0] += 1
+                arguments = read_arguments(call.arguments)
+                if arguments is None:
+                    result = ToolResult(f"Error: the arguments of {call.name[:60]} are not a JSON object: "
+                                        f"{call.arguments[:200]!r}. Call it again with JSON arguments.")  # fmt: skip
+                else:
+                    result = await run_tool(ui, deps, call.name, arguments)
+                cards = merge_cards(cards, result.cards)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]})
+                exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
+        answer, shown, cited = await finish_cited(ui, deps, completion.text, cards)
+        return TurnOutcome(answer, shown, cited, calls[0], exchange=exchange, mode="agent",
                            why=f"{self.llm.model} calls the tools and writes the answer")  # fmt: skip
+
+    async def _round(self, messages: list[dict], tools: list[dict], ui: TurnUI) -> Completion:
+        """One request: its text streamed (reasoning and unsafe links held back), then the whole completion."""
+        completion = Completion()
+        guard, thinking = StreamGuard(), ThinkingFilter()
+        pending, hold = "", None  # hold: decided at the first visible character (JSON-like text may be a call)
+        async for item in stream_completion(self.llm, messages, tools, self.retrier):
+            if isinstance(item, Completion):
+                completion = item
+            elif shown := guard.feed(thinking.feed(item)):
+                if hold is None:
+                    pending += shown
+                    if not pending.strip():
+                        continue
+                    hold, shown = bool(tools) and pending.lstrip()[0] in "{[`", pending
+                if not hold:
+                    await ui.stream(shown)
+        completion.text = strip_thinking(completion.text)  # a reasoning model's thoughts are not the answer
+        return completion
+
+
+class _Watched:
+    """The turn's UI, keeping what was streamed (a stopped turn keeps it as its answer)."""
+
+    def __init__(self, ui: TurnUI) -> None:
+        self.ui, self.text = ui, ""
+
+    async def stream(self, text: str) -> None:
+        self.text += text
+        await self.ui.stream(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.ui, name)
 
 
 def _shortened(output: str) -> str:

@@ -145,6 +145,13 @@ async def stream_completion(
                 done.finish_reason = choice.finish_reason
     except Exception as exc:
         raise LLMError(f"the language model stopped mid-answer ({type(exc).__name__})", "stopped") from exc
+    finally:  # the user's stop (a cancelled task) ends the request too: the provider stops writing
+        closing = getattr(stream, "aclose", None)
+        if closing is not None:
+            try:
+                await closing()
+            except Exception:  # already closed or broken: nothing left to end
+                pass
     done.tool_calls = [c for _, c in sorted(calls.items()) if c.name]
     for number, call in enumerate(done.tool_calls):
         call.id = call.id or f"call_{number}"

@@ -38,8 +38,9 @@ class Probe:
 
     @property
     def mode(self) -> str:
-        """What the chat can do with this model: the agent needs tools; without a model that answers, search."""
-        return "agent" if self.answers and self.calls_tools else "retrieval-only"
+        """What the chat can do with this model: the agent with tools, the search-then-write pipeline without
+        them (`assistant.pipeline`), and search alone without a model that answers."""
+        return ("agent" if self.calls_tools else "pipeline") if self.answers else "retrieval-only"
 
 
 def _once() -> Retrier:
@@ -65,11 +66,16 @@ async def probe(config: LLMConfig) -> Probe:
         async for item in stream_completion(short, [{"role": "user", "content": COUNT}], [], _once()):
             pieces += isinstance(item, str)
         found.streams = pieces > 0
+    except LLMError as exc:
+        found.error, found.error_kind = str(exc), exc.kind
+        return found
+    try:  # a model that refuses tools (Ollama answers 400 "does not support tools") still answers: the pipeline
         async for item in stream_completion(short, [{"role": "user", "content": CALL}], [ECHO], _once()):
             if not isinstance(item, str):
                 found.calls_tools = any(call.name == "echo" for call in item.tool_calls)
     except LLMError as exc:
-        found.error, found.error_kind = str(exc), exc.kind
+        if exc.kind in ("unreachable", "timeout", "auth", "rate"):  # the model went away, not the tools
+            found.error, found.error_kind = str(exc), exc.kind
     return found
 
 
@@ -125,5 +131,5 @@ class ProbeWatch:
         can = ", ".join(x for x, ok in (("answers", found.answers), ("streams", found.streams),
                                          ("calls tools", found.calls_tools)) if ok)  # fmt: skip
         context = f"; reads {found.context_tokens:,} tokens" if found.context_tokens else ""
-        tools = "" if found.calls_tools else "; did not call a tool when asked (the agent needs tools)"
+        tools = "" if found.calls_tools else "; did not call a tool when asked: it answers through the pipeline"
         return f"{self.config.model}: {can or 'no answer'}{context}{tools} (asked {when})"

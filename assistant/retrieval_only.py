@@ -186,9 +186,9 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Tur
     return None
 
 
-async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> TurnOutcome | None:
-    """A question naming a researcher (a known full name) or an institution (a name or acronym the resolver
-    is sure of) is answered with that profile's summary assembled from the catalog."""
+def named_profile(deps: ToolDeps, query: str) -> tuple[str, dict, str] | None:
+    """The profile a question is about, when it names a researcher (a known full name) or an institution (a name
+    or acronym the resolver is sure of): (summary tool, its arguments, the profile's path)."""
     for span in _NAME.findall(query):
         if not _only_about(query, span):
             continue
@@ -197,21 +197,24 @@ async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, no
         ]
         if len(people) == 1:
             person = people[0].researcher
-            tool, arguments = "summarize_researcher", {"researcher_id": person.id}
-            profile = researcher_path(person.id, person.name)
-            break
-    else:
-        hit = None
-        for span in [*_NAME.findall(query), *_ACRONYM.findall(query)]:
-            if not _only_about(query, span):
-                continue
-            hit = deps.library.find_institution(span, threshold=0.9)
-            if hit.institution is not None and hit.how.certain:
-                break
-        if hit is None or hit.institution is None or not hit.how.certain:
-            return None
-        tool, arguments = "summarize_institution", {"institution": str(hit.institution.id)}
-        profile = institution_path(hit.institution.id, hit.institution.name)
+            return "summarize_researcher", {"researcher_id": person.id}, researcher_path(person.id, person.name)
+    for span in [*_NAME.findall(query), *_ACRONYM.findall(query)]:
+        if not _only_about(query, span):
+            continue
+        hit = deps.library.find_institution(span, threshold=0.9)
+        if hit.institution is not None and hit.how.certain:
+            place = hit.institution
+            return "summarize_institution", {"institution": str(place.id)}, institution_path(place.id, place.name)
+    return None
+
+
+async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> TurnOutcome | None:
+    """A question naming a researcher or an institution is answered with that profile's summary assembled from
+    the catalog."""
+    named = named_profile(deps, query)
+    if named is None:
+        return None
+    tool, arguments, profile = named
     result = await run_tool(ui, deps, tool, arguments)
     if result.failed or not isinstance(result.data, ProfileSummary):
         return None

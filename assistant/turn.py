@@ -4,9 +4,10 @@ shows itself, what it produced, and how it runs a tool."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from assistant.citations import link_citations, sources_footer
 from assistant.tools import TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool
 
 
@@ -43,3 +44,31 @@ async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> To
         result = await asyncio.to_thread(call_tool, tool, deps, arguments)
     await ui.tool_finished(handle, result)
     return result
+
+
+async def finish_cited(ui: TurnUI, deps: ToolDeps, text: str, cards: list[Card]) -> tuple[str, list[Card], list[int]]:
+    """A written answer's end: its [n] linked to the papers, the sources it cited under it, and the cards shown
+    with it (the cited papers, and the researchers and institutions it is about; everything when nothing is
+    cited). Returns (answer, shown cards, cited numbers)."""
+    sources = deps.sources.by_number()
+    linked, cited = link_citations(text.strip() or "I could not find an answer.", sources)
+    answer = linked + sources_footer(cited, sources)
+    shown = [c for c in cards if c.kind != "paper" or c.number in cited] if cited else cards
+    await ui.finish(answer, shown)
+    return answer, shown, cited
+
+
+def merge_cards(cards: list[Card], found: list[Card]) -> list[Card]:
+    """`cards` with what a later tool `found`: one card per paper, researcher or institution, whose quotes gather
+    what each search quoted of it (an abstract's sentence, then a full-text passage's page)."""
+    merged = list(cards)
+    where = {(c.kind, c.id): n for n, c in enumerate(merged)}
+    for card in found:
+        n = where.get((card.kind, card.id))
+        if n is None:
+            where[(card.kind, card.id)] = len(merged)
+            merged.append(card)
+        else:
+            quotes = tuple(dict.fromkeys(merged[n].quotes + card.quotes))
+            merged[n] = replace(merged[n], quotes=quotes, number=merged[n].number or card.number)
+    return merged

@@ -125,8 +125,9 @@ def llm_checks(settings) -> list[Check]:
         return [Check("llm", FAIL, f"{config.model}: {found.error}")]
     context = f"; reads {found.context_tokens:,} tokens" if found.context_tokens else "; context size unknown"
     if not found.calls_tools:
-        return [Check("llm", WARN, f"{config.model} answers but did not call a tool when asked: the agent needs "
-                                   f"tools (try a model that supports them, or `ollama_chat/`){context}")]  # fmt: skip
+        return [Check("llm", WARN, f"{config.model} answers but did not call a tool when asked: it answers through "
+                                   f"the search-then-write pipeline (for the agent, a model that calls tools, or "
+                                   f"`ollama_chat/`){context}")]  # fmt: skip
     streams = "streams" if found.streams else "does not stream (answers arrive whole)"
     return [Check("llm", OK, f"{config.model} answers, {streams}, calls tools{context}")]
 

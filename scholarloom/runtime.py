@@ -28,7 +28,8 @@ class Runtime:
         if self.agent.llm is not None:
             from assistant.probe import ProbeWatch
 
-            self.llm_watch = ProbeWatch(self.agent.llm)
+            self.llm_watch = watch = ProbeWatch(self.agent.llm)
+            self.agent.probed_tools = lambda: watch.latest.calls_tools if watch.latest and watch.latest.answers else None
 
     def llm_status(self) -> str:
         """What admins read about the model: the last probe's line, or that there is none."""
@@ -39,7 +40,7 @@ class Runtime:
     @classmethod
     def build(cls, settings: Settings) -> "Runtime":
         create_tables(settings.catalog().engine)
-        agent = Agent(settings.llm_config(), max_tool_rounds=settings.agent.max_tool_rounds)
+        agent = Agent(settings.llm_config(), max_tool_rounds=settings.agent.max_tool_rounds, tools=settings.llm_tools)
         return cls(settings, settings.library(), agent)
 
     @property

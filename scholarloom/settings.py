@@ -57,6 +57,11 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = Field(
         None, description="API key passed to the LLM provider; providers' own variables (OPENAI_API_KEY...) work too."
     )
+    llm_tools: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="How the model answers: with tools (the agent), or 'off' for a fixed search-then-write pipeline "
+        "(models that cannot call tools); 'auto' uses the pipeline when the probe at start saw no tool call.",
+    )
     auth_secret: SecretStr | None = Field(
         None, description="Secret that signs session tokens; required outside demo mode."
     )

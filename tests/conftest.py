@@ -210,5 +210,7 @@ def scripted(llm_server):
     llm_server.replies.clear()
     llm_server.requests.clear()
     llm_server.arrivals.clear()
+    llm_server.hung_up.clear()
     yield llm_server
+    llm_server.responder = None  # a persona a test set answers no other test
     assert not llm_server.replies, "the test left scripted replies unused"

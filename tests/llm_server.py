@@ -28,6 +28,11 @@ def tool_call(tool: str, /, **arguments) -> dict:
     return {"tool_calls": [{"name": tool, "arguments": arguments}]}
 
 
+def raw_tool_call(tool: str, arguments: str) -> dict:
+    """A tool call whose arguments are sent exactly as given (a small model's broken or Python-style JSON)."""
+    return {"tool_calls": [{"name": tool, "arguments": arguments}]}
+
+
 class ScriptedLLM:
     """`responder` (optional) answers each request from its body instead of the queue of scripted replies, and
     `latency` seconds pass before every answer: a provider's think time, for load tests."""
@@ -40,6 +45,7 @@ class ScriptedLLM:
         self.probes: list[dict] = []  # a server's probe of its model (`assistant.probe`), answered apart
         self.answer_probes = False  # on while a served instance (which probes its model at start) uses this one
         self.arrivals: list[float] = []  # when each request came in (monotonic seconds)
+        self.hung_up: list[float] = []  # when a client closed a streamed answer before its end
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -112,13 +118,16 @@ class ScriptedLLM:
                 self.send_header("cache-control", "no-cache")
                 self.send_header("connection", "close")
                 self.end_headers()
-                for chunk in _chunks(reply, model):
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                    self.wfile.flush()
-                    time.sleep(reply.get("pause", 0.0))
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
                 self.close_connection = True
+                try:
+                    for chunk in _chunks(reply, model):
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                        time.sleep(reply.get("pause", 0.0))
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):  # the client went away mid-answer (a stop)
+                    outer.hung_up.append(time.monotonic())
 
         return Handler
 
@@ -145,7 +154,7 @@ def _envelope(model: str, delta: dict, finish: str | None = None) -> dict:
 def _chunks(reply: dict, model: str):
     if "tool_calls" in reply:
         for i, call in enumerate(reply["tool_calls"]):
-            args = json.dumps(call["arguments"])
+            args = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
             first = {"index": i, "id": f"call_{i}_{call['name']}", "type": "function",
                      "function": {"name": call["name"], "arguments": ""}}  # fmt: skip
             yield _envelope(model, {"role": "assistant", "content": None, "tool_calls": [first]})
@@ -169,7 +178,8 @@ def _completion(reply: dict, model: str) -> dict:
             {
                 "id": f"call_{i}",
                 "type": "function",
-                "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str)
+                             else json.dumps(c["arguments"])},
             }
             for i, c in enumerate(reply["tool_calls"])
         ]

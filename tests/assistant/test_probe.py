@@ -27,5 +27,5 @@ def test_a_model_that_does_not_call_tools_is_said_so(scripted):
     scripted.enqueue(text("ready"), text("1 2 3"), text("No."))
     watch = ProbeWatch(config, sleep=lambda seconds: None)
     watch.start().join(timeout=60)
-    assert watch.latest.mode == "retrieval-only" and watch.waits == []
+    assert watch.latest.mode == "pipeline" and watch.waits == []  # it answers: search first, then it writes
     assert "did not call a tool when asked" in watch.summary()

@@ -4,8 +4,11 @@ import asyncio
 
 import httpx
 
+from assistant.agent import STOPPED
+
 from tests.llm_server import text, tool_call
 from tests.chat_server import PASSWORD, ChatClient
+from tests.serve import user_message
 
 
 def test_pages_and_chat_share_one_app(server):
@@ -209,3 +212,35 @@ def test_an_untrusted_client_cannot_choose_its_address():
 
     assert address_seen("192.0.2.1") == "127.0.0.1"  # not from the trusted proxy: the header is ignored
     assert address_seen("127.0.0.1") == "203.0.113.77"
+
+
+async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(server, scripted, history, llm_server):
+    """A slow model stopped mid-answer: its request is closed (the provider sees the client hang up), the answer
+    keeps what was written, marked as stopped, and the next question's conversation holds both."""
+    slow = "Flor records checkpoints during training and replays them later to run new log statements " * 3
+    scripted.enqueue(text(slow, pause=0.3), text("It costs little [1]."))
+    chat = ChatClient(server)
+    await chat.connect()
+    await chat.wait_for("task_end")  # the chat has started (Chainlit's stop cancels the latest task: let it be ours)
+    chat.turn_done.clear()
+    await chat.sio.emit("client_message", user_message("alice", "How does Flor add logging after training?"))
+    await chat.wait_for("stream_start", timeout=30)
+    await asyncio.sleep(0.7)  # a few more words
+    await chat.sio.emit("stop")
+    await asyncio.wait_for(chat.turn_done.wait(), timeout=30)
+    for _ in range(50):  # the stand-in notices on its next write
+        if llm_server.hung_up:
+            break
+        await asyncio.sleep(0.1)
+    assert llm_server.hung_up, "the model's request was not closed"
+    stopped = chat.messages("assistant_message")[-1]["output"]
+    assert stopped.startswith("Flor records checkpoints") and stopped.endswith(STOPPED)
+    assert len(stopped) < len(slow)  # only what was written before the stop
+
+    await chat.ask("Is it expensive?")
+    await chat.sio.disconnect()
+    sent = scripted.requests[-1]["messages"]
+    said = [(m["role"], m.get("content") or "") for m in sent if m["role"] in ("user", "assistant")]
+    assert [role for role, _ in said] == ["user", "assistant", "user"]
+    assert said[0][1] == "How does Flor add logging after training?" and said[2][1] == "Is it expensive?"
+    assert said[1][1].startswith("Flor records checkpoints") and said[1][1].endswith(STOPPED)

@@ -1,0 +1,99 @@
+"""A turn for a model that cannot call tools: a fixed pipeline instead of the agent loop.
+
+1. The model rewrites the question (read with the conversation) into one or two search queries.
+2. The app runs the searches itself: abstracts for each query, the full text for the first, and the profile of a
+   researcher or institution the question names (`retrieval_only.named_profile`).
+3. The model writes the answer from those results, citing the same numbers the tools gave, exactly as the agent's
+   answers do (links, sources footer, cards).
+
+Small local models are the usual reason (many cannot call tools, or call them badly); `SCHOLARLOOM_LLM_TOOLS=off`
+forces it, and the probe at start picks it when the model did not call a tool when asked.
+"""
+
+from __future__ import annotations
+
+import re
+
+from assistant.llm import Completion, LLMConfig, stream_completion
+from assistant.prompts import system_prompt
+from assistant.retrieval_only import named_profile
+from assistant.safe_markdown import StreamGuard
+from assistant.thinking import ThinkingFilter, strip_thinking
+from assistant.tools import ToolDeps
+from assistant.turn import TurnOutcome, TurnUI, finish_cited, merge_cards, run_tool
+from common.retry import Retrier
+from retrieval.search import clean_query
+
+MAX_QUERIES = 2
+RESULT_CHARS = 6_000  # what one search's results may add to the writing prompt
+
+REWRITE = """You turn a user's latest question about research papers into search queries.
+Read the conversation so far to resolve words like "it", "she" or "that paper".
+Reply with one or two short search queries (keywords, names, titles), one per line, and nothing else."""
+
+WRITE = """
+
+You cannot call tools in this conversation: the app has already searched for the question and gives you the
+results below, between <results> and </results>. Answer only from them, citing every claim by the numbers they
+carry, like [1] or [2, p. 7] for a passage's page. If they do not answer the question, say so plainly."""
+
+
+def plain_history(history: list[dict]) -> list[dict]:
+    """The conversation as user and assistant text only: a model without tools is never sent tool messages."""
+    kept = []
+    for message in history:
+        if message.get("role") in ("user", "assistant") and isinstance(message.get("content"), str):
+            if message["content"].strip():
+                kept.append({"role": message["role"], "content": message["content"]})
+    return kept
+
+
+def search_queries(written: str, question: str) -> list[str]:
+    """The model's queries, cleaned (numbering, bullets, quotes and labels removed), at most two; the question
+    itself when the model gave none that can be used."""
+    queries = []
+    for line in strip_thinking(written).splitlines():
+        line = re.sub(r"^\s*(?:(?:[-*•]|\d+[.)]|query\s*\d*\s*:)\s*)+", "", line, flags=re.I).strip().strip("\"'`").strip()
+        if 2 <= len(line) <= 200 and line.lower() not in (q.lower() for q in queries):
+            queries.append(line)
+    return queries[:MAX_QUERIES] or [clean_query(question) or question[:200]]
+
+
+async def _written(config: LLMConfig, messages: list[dict], retrier: Retrier | None, ui: TurnUI | None) -> str:
+    """One answer without tools; streamed to `ui` when given (the reasoning and unsafe links held back)."""
+    completion = Completion()
+    guard, thinking = StreamGuard(), ThinkingFilter()
+    async for item in stream_completion(config, messages, [], retrier):
+        if isinstance(item, Completion):
+            completion = item
+        elif ui is not None and (shown := guard.feed(thinking.feed(item))):
+            await ui.stream(shown)
+    return strip_thinking(completion.text)
+
+
+async def answer_with_pipeline(
+    config: LLMConfig, retrier: Retrier | None, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI,
+    why: str,
+) -> TurnOutcome:  # fmt: skip
+    """Search first, then write (see the module's text). LLM failures propagate (the agent falls back)."""
+    earlier = plain_history(history)
+    asked = [{"role": "system", "content": REWRITE}, *earlier[-6:], {"role": "user", "content": question}]
+    queries = search_queries(await _written(config, asked, retrier, None), question)
+    found, cards, calls = [], [], 0
+    plan = [("search_papers", {"query": q, "limit": 5}) for q in queries]
+    plan.append(("search_fulltext", {"query": queries[0], "limit": 4}))
+    if (named := named_profile(deps, clean_query(question))) is not None:
+        plan.insert(0, named[:2])
+    for tool, arguments in plan:
+        result = await run_tool(ui, deps, tool, arguments)
+        calls += 1
+        if not result.failed:
+            found.append(f"## {tool} {arguments}\n{result.output[:RESULT_CHARS]}")
+            cards = merge_cards(cards, result.cards)
+    results = "\n\n".join(found) or "(the searches found nothing)"
+    messages = [{"role": "system", "content": system_prompt(deps) + WRITE}, *earlier,
+                {"role": "user", "content": f"{question}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
+    text = await _written(config, messages, retrier, ui)
+    answer, shown, cited = await finish_cited(ui, deps, text, cards)
+    return TurnOutcome(answer, shown, cited, calls, mode="pipeline", why=why)
+
