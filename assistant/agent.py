@@ -15,7 +15,7 @@ from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.pipeline import answer_with_pipeline
 from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, tool_schema
-from assistant.turn import TurnOutcome, TurnUI, finish_cited, merge_cards, run_tool
+from assistant.turn import TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 
 log = logging.getLogger(__name__)
 TOOL_OUTPUT_CHARS = 12_000  # what one tool result may add to the model's context
@@ -45,13 +45,19 @@ class Agent:
         self.probed_tools: Callable[[], bool | None] = lambda: None  # the probe's finding, once there is one
         self.schemas = [tool_schema(t) for t in TOOLS]
 
-    async def turn(self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI) -> TurnOutcome:
-        """Answer one question; history holds earlier user/assistant messages and is extended in place."""
+    async def turn(
+        self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, held: str | None = None
+    ) -> TurnOutcome:
+        """Answer one question; history holds earlier user/assistant messages and is extended in place. `held`:
+        why this user's turn may not use the model now (today's budget spent), said above search's answer."""
         watched = _Watched(ui)
         try:
             if self.llm is None:
                 outcome = await answer_without_llm(deps, question, watched)
                 outcome.why = "no language model is configured (SCHOLARLOOM_LLM)"
+            elif held:
+                outcome = await answer_without_llm(deps, question, watched, notice=held)
+                outcome.why = "today's language-model budget is spent (SCHOLARLOOM_LLM_DAILY_TOKENS)"
             else:
                 outcome = await self._with_llm(deps, history, question, watched)
         except asyncio.CancelledError:  # the user's stop: the question stays, with what was written so far
@@ -75,14 +81,14 @@ class Agent:
         return None
 
     async def _with_llm(self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI) -> TurnOutcome:
-        calls = [0]
+        calls, usage = [0], TurnUsage()
         try:
             if why := self.pipeline_reason():
-                return await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why)
-            outcome = await self._agent(deps, history, question, ui, calls)
+                return await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why, usage)
+            outcome = await self._agent(deps, history, question, ui, calls, usage)
             if outcome is None:  # the model's tool calls could not be read, twice: search first, then write
                 why = f"{self.llm.model}'s tool calls could not be read"
-                outcome = await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why)
+                outcome = await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why, usage)
                 outcome.tool_calls += calls[0]
             return outcome
         except LLMError as exc:  # said plainly, and the question still gets what search finds
@@ -91,11 +97,11 @@ class Agent:
                       "question instead (retrieval-only).")  # fmt: skip
             fallback = await answer_without_llm(deps, question, ui, notice=notice)
             fallback.error, fallback.tool_calls = str(exc), calls[0] + fallback.tool_calls
-            fallback.why = f"the language model failed ({exc.kind})"
+            fallback.why, fallback.usage = f"the language model failed ({exc.kind})", usage
             return fallback
 
     async def _agent(
-        self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, calls: list[int]
+        self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, calls: list[int], usage: TurnUsage
     ) -> TurnOutcome | None:
         """The model calls tools until it answers; None when two rounds running held only calls that could not be
         read (unknown tools, arguments that are not a dict)."""
@@ -107,6 +113,7 @@ class Agent:
             # On the last round no tools are offered, so the model has to answer.
             tools = self.schemas if round_number < self.max_tool_rounds else []
             completion = await self._round(messages, tools, ui)
+            usage.add(self.llm.model, messages, completion)
             if not completion.tool_calls and tools:
                 completion.tool_calls = calls_in_text(completion.text, set(TOOLS_BY_NAME))  # written, not called
                 completion.text = "" if completion.tool_calls else completion.text
@@ -139,7 +146,7 @@ class Agent:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]})
                 exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
         answer, shown, cited = await finish_cited(ui, deps, completion.text, cards)
-        return TurnOutcome(answer, shown, cited, calls[0], exchange=exchange, mode="agent",
+        return TurnOutcome(answer, shown, cited, calls[0], exchange=exchange, mode="agent", usage=usage,
                            why=f"{self.llm.model} calls the tools and writes the answer")  # fmt: skip
 
     async def _round(self, messages: list[dict], tools: list[dict], ui: TurnUI) -> Completion:

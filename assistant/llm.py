@@ -48,6 +48,8 @@ class Completion:
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
+    prompt_tokens: int | None = None  # as the provider reported them (None: it did not)
+    completion_tokens: int | None = None
 
 
 def _litellm():
@@ -110,6 +112,8 @@ async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict
             timeout=config.timeout,
             max_tokens=config.max_tokens,
             max_retries=0,  # retries are ours (bounded, with jitter), not the SDK's on top of them
+            stream_options={"include_usage": True},  # the tokens used, in the last chunk (dropped where unknown)
+            drop_params=True,
         )
 
     try:
@@ -127,6 +131,9 @@ async def stream_completion(
     calls: dict[int, ToolCall] = {}
     try:
         async for chunk in stream:
+            if (usage := getattr(chunk, "usage", None)) is not None:
+                done.prompt_tokens = getattr(usage, "prompt_tokens", None)
+                done.completion_tokens = getattr(usage, "completion_tokens", None)
             if not chunk.choices:
                 continue
             choice = chunk.choices[0]

@@ -20,7 +20,7 @@ from assistant.retrieval_only import named_profile
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
-from assistant.turn import TurnOutcome, TurnUI, finish_cited, merge_cards, run_tool
+from assistant.turn import TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 from common.retry import Retrier
 from retrieval.search import clean_query
 
@@ -59,7 +59,9 @@ def search_queries(written: str, question: str) -> list[str]:
     return queries[:MAX_QUERIES] or [clean_query(question) or question[:200]]
 
 
-async def _written(config: LLMConfig, messages: list[dict], retrier: Retrier | None, ui: TurnUI | None) -> str:
+async def _written(
+    config: LLMConfig, messages: list[dict], retrier: Retrier | None, ui: TurnUI | None, usage: TurnUsage
+) -> str:
     """One answer without tools; streamed to `ui` when given (the reasoning and unsafe links held back)."""
     completion = Completion()
     guard, thinking = StreamGuard(), ThinkingFilter()
@@ -68,17 +70,19 @@ async def _written(config: LLMConfig, messages: list[dict], retrier: Retrier | N
             completion = item
         elif ui is not None and (shown := guard.feed(thinking.feed(item))):
             await ui.stream(shown)
+    usage.add(config.model, messages, completion)
     return strip_thinking(completion.text)
 
 
 async def answer_with_pipeline(
     config: LLMConfig, retrier: Retrier | None, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI,
-    why: str,
+    why: str, usage: TurnUsage | None = None,
 ) -> TurnOutcome:  # fmt: skip
     """Search first, then write (see the module's text). LLM failures propagate (the agent falls back)."""
+    usage = usage if usage is not None else TurnUsage()
     earlier = plain_history(history)
     asked = [{"role": "system", "content": REWRITE}, *earlier[-6:], {"role": "user", "content": question}]
-    queries = search_queries(await _written(config, asked, retrier, None), question)
+    queries = search_queries(await _written(config, asked, retrier, None, usage), question)
     found, cards, calls = [], [], 0
     plan = [("search_papers", {"query": q, "limit": 5}) for q in queries]
     plan.append(("search_fulltext", {"query": queries[0], "limit": 4}))
@@ -93,7 +97,7 @@ async def answer_with_pipeline(
     results = "\n\n".join(found) or "(the searches found nothing)"
     messages = [{"role": "system", "content": system_prompt(deps) + WRITE}, *earlier,
                 {"role": "user", "content": f"{question}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
-    text = await _written(config, messages, retrier, ui)
+    text = await _written(config, messages, retrier, ui, usage)
     answer, shown, cited = await finish_cited(ui, deps, text, cards)
-    return TurnOutcome(answer, shown, cited, calls, mode="pipeline", why=why)
+    return TurnOutcome(answer, shown, cited, calls, mode="pipeline", why=why, usage=usage)
 

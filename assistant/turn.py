@@ -21,6 +21,44 @@ class TurnUI(Protocol):
 
 
 @dataclass
+class TurnUsage:
+    """The language model's tokens over one turn's requests, and their cost where litellm knows the price."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False  # some request's usage was not reported: counted as four characters a token
+    cost_usd: float | None = None
+
+    def add(self, model: str, sent: list[dict], completion) -> None:
+        prompt, written = completion.prompt_tokens, completion.completion_tokens
+        if prompt is None or written is None:
+            self.estimated = True
+            prompt = sum(len(str(m.get("content") or "")) for m in sent) // 4
+            written = (len(completion.text) + sum(len(c.arguments) for c in completion.tool_calls)) // 4
+        self.prompt_tokens += prompt
+        self.completion_tokens += written
+        if (cost := _price(model, prompt, written)) is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def _price(model: str, prompt: int, written: int) -> float | None:
+    """What litellm's price list says these tokens cost (None for a model it does not price: most local ones)."""
+    try:
+        from assistant.llm import _litellm
+
+        prompt_cost, written_cost = _litellm().cost_per_token(model=model, prompt_tokens=prompt,
+                                                              completion_tokens=written)  # fmt: skip
+    except Exception:
+        return None
+    total = prompt_cost + written_cost
+    return total if total > 0 else None
+
+
+@dataclass
 class TurnOutcome:
     answer: str
     cards: list[Card] = field(default_factory=list)
@@ -32,6 +70,7 @@ class TurnOutcome:
     exchange: list[dict] = field(default_factory=list)
     mode: str = "retrieval-only"  # who answered: "agent" (the model with tools) or "retrieval-only"
     why: str = ""  # and why that mode, in a few words for the label
+    usage: TurnUsage = field(default_factory=TurnUsage)
 
 
 async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> ToolResult:

@@ -8,7 +8,7 @@ import re
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, select
 
-from auth.models import Account, ExternalIdentity, SignInFailures, UsedNonce
+from auth.models import Account, ExternalIdentity, LLMUsage, SignInFailures, UsedNonce
 from auth.passwords import MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, hash_password, verify
 from auth.throttle import Throttle
 
@@ -25,7 +25,8 @@ def create_tables(engine: Engine) -> None:
     """The account tables, and the columns a later version added to tables an older one made."""
     from retrieval.engine import add_missing_columns
 
-    tables = [Account.__table__, ExternalIdentity.__table__, SignInFailures.__table__, UsedNonce.__table__]
+    tables = [Account.__table__, ExternalIdentity.__table__, SignInFailures.__table__, UsedNonce.__table__,
+              LLMUsage.__table__]  # fmt: skip
     SQLModel.metadata.create_all(engine, tables=tables)
     add_missing_columns(engine)
 

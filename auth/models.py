@@ -58,3 +58,21 @@ class UsedNonce(SQLModel, table=True):
 
     nonce: str = Field(primary_key=True, max_length=64)
     used_at: float = Field(default=0.0, index=True)  # seconds since the epoch
+
+
+class LLMUsage(SQLModel, table=True):
+    """One chat turn's use of the language model: tokens (as the provider reported them, or estimated) and the cost
+    where litellm knows the model's price. Per user and day for admins, and for the daily budget."""
+
+    __tablename__ = "llm_usage"
+
+    id: int | None = Field(default=None, primary_key=True)
+    username: str = Field(index=True, max_length=150)
+    day: str = Field(index=True, max_length=10)  # YYYY-MM-DD, UTC
+    at: datetime = Field(default_factory=_now)
+    model: str = Field(max_length=200)
+    mode: str = Field(max_length=20)  # agent, pipeline
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False  # the provider reported no usage: about four characters a token
+    cost_usd: float | None = None

@@ -1,4 +1,5 @@
-"""/admin/jobs: what the server is doing and has done (admins only), built once and rendered as HTML or markdown."""
+"""/admin/jobs (what the server is doing and has done) and /admin/usage (what the language model cost, per user and
+day): admins only, built once and rendered as HTML or markdown."""
 
 from __future__ import annotations
 
@@ -68,6 +69,33 @@ class JobsPage:
         return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class UsagePage:
+    rows: list  # auth.usage.UsageRow: day, username, turns, prompt_tokens, completion_tokens, estimated_turns, cost_usd
+    budget: str
+    path: str = "/admin/usage"
+    title: str = "Language-model use"
+
+    def meta(self, base_url: str) -> PageMeta:
+        return PageMeta(title=self.title, description="Tokens and cost per user and day.", path=self.path, noindex=True)
+
+    @staticmethod
+    def cost(row) -> str:
+        return "unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+
+    def to_markdown(self) -> str:
+        lines = [f"# {self.title}", "", self.budget, ""]
+        if not self.rows:
+            lines.append("No chat turn has used the language model yet.")
+        else:
+            lines += ["| day | user | turns | prompt tokens | answer tokens | cost |", "| --- | --- | --- | --- | --- | --- |"]
+        for r in self.rows:
+            estimated = f" ({r.estimated_turns} estimated)" if r.estimated_turns else ""
+            lines.append(f"| {r.day} | {md_escape(r.username)} | {r.turns}{estimated} | {r.prompt_tokens:,} | "
+                         f"{r.completion_tokens:,} | {self.cost(r)} |")  # fmt: skip
+        return "\n".join(lines) + "\n"
+
+
 def admin_routes(router: APIRouter, deps: PagesDeps) -> None:
     """Admins see every job and may cancel or retry one; anyone else gets the 404 page (nothing to learn here)."""
     def admin(request: Request) -> str | None:
@@ -81,6 +109,14 @@ def admin_routes(router: APIRouter, deps: PagesDeps) -> None:
             return not_found(request, deps, f"Nothing lives at {request.url.path}.")
         page = JobsPage.of(deps.jobs.recent(100), deps.jobs.worker_alive() is not None, deps.llm_status())
         return respond(request, deps, page, "admin_jobs.html")
+
+    @router.get("/admin/usage", include_in_schema=False)
+    @router.get("/admin/usage.md", include_in_schema=False)
+    def usage(request: Request) -> Response:
+        if admin(request) is None:
+            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
+        page = UsagePage(deps.usage(), deps.budget)
+        return respond(request, deps, page, "admin_usage.html")
 
     @router.post("/admin/jobs/{job_id}/{action}", include_in_schema=False)
     def act(request: Request, job_id: int, action: str) -> Response:

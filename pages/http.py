@@ -30,6 +30,8 @@ class PagesDeps:
     is_admin: Callable[[str], bool] = lambda _user: False
     end_sessions: Callable[[str], None] | None = None  # sign a user out everywhere (auth.accounts.end_sessions)
     llm_status: Callable[[], str] = lambda: "no language model: the chat answers in retrieval-only mode"
+    usage: Callable[[], list] = lambda: []  # auth.usage.UsageRow per user and day, newest first
+    budget: str = "No daily token budget (SCHOLARLOOM_LLM_DAILY_TOKENS unset)."
 
 
 def wants_markdown(request: Request) -> bool:

@@ -15,6 +15,7 @@ from auth.accounts import end_sessions, is_admin, session_is_live
 from auth.follows import Follows
 from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
 from auth.sessions import signed_in_session
+from auth.usage import usage_by_user_and_day
 from chatui.export import thread_markdown, thread_papers
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
@@ -83,6 +84,9 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         on_demand=settings.on_demand == "signed-in",
         on_demand_daily=settings.on_demand_daily,
         llm_status=runtime.llm_status,
+        usage=functools.partial(usage_by_user_and_day, runtime.engine),
+        budget=f"Each user may use {settings.llm_daily_tokens:,} tokens a day (SCHOLARLOOM_LLM_DAILY_TOKENS)."
+        if settings.llm_daily_tokens else PagesDeps.budget,
     )
     app = FastAPI(
         title="ScholarLoom",

@@ -118,9 +118,13 @@ async def _scoped(conversation: Conversation) -> str | None:
     return conversation.paper
 
 
-def _deps(conversation: Conversation):
+def _username() -> str:
     user = cl.user_session.get("user")
-    deps = runtime().tool_deps(user.identifier if user else "anonymous", conversation.sources, conversation.paper)
+    return user.identifier if user else "anonymous"
+
+
+def _deps(conversation: Conversation):
+    deps = runtime().tool_deps(_username(), conversation.sources, conversation.paper)
     deps.focus, deps.about = conversation.focus, conversation.about
     return deps
 
@@ -141,9 +145,12 @@ async def on_message(message: cl.Message) -> None:
     await _scoped(conversation)
     ui = ChainlitTurnUI()
     recent = recent_history(conversation.history, runtime().settings.agent.history_messages)
+    user = _username()
+    held = await asyncio.to_thread(runtime().budget_notice, user)
     try:
-        outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui)
+        outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui, held)
         ui.label(outcome.mode, outcome.why)
+        await asyncio.to_thread(runtime().record_usage, user, outcome)
     finally:  # even a turn that broke leaves what it showed in the thread
         conversation.after_turn(recent, ui.cards)
         await ui.deliver(conversation.answer_metadata(message.content))

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 
 from assistant.agent import Agent
 from assistant.tools import SourceBook, ToolDeps
+from assistant.turn import TurnOutcome
 from auth.accounts import create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
+from auth.usage import budget_notice, record_usage
 from retrieval.library import Library
 from scholarloom.settings import Settings
 
@@ -78,6 +80,19 @@ class Runtime:
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
         return sign_in(self.engine, self.throttle, username, password, address)
+
+    def budget_notice(self, username: str) -> str | None:
+        """Why `username`'s next turn may not use the model (today's token budget spent), or None."""
+        if self.agent.llm is None:
+            return None
+        return budget_notice(self.engine, username, self.settings.llm_daily_tokens)
+
+    def record_usage(self, username: str, outcome: TurnOutcome) -> None:
+        """Keep what the turn cost, when it asked the model anything."""
+        used = outcome.usage
+        if self.agent.llm is not None and used.tokens:
+            record_usage(self.engine, username, self.agent.llm.model, outcome.mode, used.prompt_tokens,
+                         used.completion_tokens, used.estimated, used.cost_usd)  # fmt: skip
 
     def tool_deps(self, user: str, sources: SourceBook, scope_paper_id: str | None = None) -> ToolDeps:
         return ToolDeps(self.library, user=user, sources=sources, scope_paper_id=scope_paper_id)

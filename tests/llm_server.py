@@ -75,6 +75,7 @@ class ScriptedLLM:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                self._body = body
                 if outer.answer_probes and (probed := _probe_reply(body)) is not None:  # apart from the script
                     outer.probes.append(body)
                     if body.get("stream"):
@@ -124,6 +125,8 @@ class ScriptedLLM:
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                         self.wfile.flush()
                         time.sleep(reply.get("pause", 0.0))
+                    if (self._body.get("stream_options") or {}).get("include_usage"):  # as OpenAI: a last chunk
+                        self.wfile.write(f"data: {json.dumps(_usage_chunk(self._body, reply, model))}\n\n".encode())
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):  # the client went away mid-answer (a stop)
@@ -139,6 +142,18 @@ def _probe_reply(body: dict) -> dict | None:
     messages = body.get("messages") or [{}]
     asked = messages[-1].get("content") if len(messages) == 1 else None
     return {READY: text("ready"), COUNT: text("1 2 3 4 5"), CALL: tool_call("echo", word="ping")}.get(asked)
+
+
+def usage_of(body: dict, reply: dict) -> tuple[int, int]:
+    """The tokens the stand-in reports: a word per token, of what was sent and of the reply."""
+    sent = sum(len(str(m.get("content") or "").split()) for m in body.get("messages") or [])
+    return sent, len(str(reply.get("content") or "").split()) + 5 * len(reply.get("tool_calls") or [])
+
+
+def _usage_chunk(body: dict, reply: dict, model: str) -> dict:
+    prompt, written = usage_of(body, reply)
+    usage = {"prompt_tokens": prompt, "completion_tokens": written, "total_tokens": prompt + written}
+    return {**_envelope(model, {}), "choices": [], "usage": usage}
 
 
 def _envelope(model: str, delta: dict, finish: str | None = None) -> dict:

@@ -135,3 +135,17 @@ async def test_a_cancelled_turn_closes_the_request_and_keeps_what_was_written(sc
     assert scripted.hung_up, "the request was not closed"
     assert ui.final.startswith("Flor replays") and ui.final.endswith(STOPPED)
     assert history == [{"role": "user", "content": QUESTION}, {"role": "assistant", "content": ui.final}]
+
+
+def test_a_turns_usage_reported_estimated_and_priced():
+    from assistant.llm import Completion
+    from assistant.turn import TurnUsage
+
+    used = TurnUsage()
+    used.add("openai/gpt-4o-mini", [{"content": "x" * 400}], Completion(text="y" * 40, prompt_tokens=1000,
+                                                                          completion_tokens=100))  # fmt: skip
+    assert (used.prompt_tokens, used.completion_tokens, used.estimated) == (1000, 100, False)
+    assert used.cost_usd is not None and 0 < used.cost_usd < 0.01  # litellm's price list knows this model
+    used.add("ollama_chat/qwen2.5", [{"content": "x" * 400}], Completion(text="y" * 40))  # nothing reported
+    assert (used.prompt_tokens, used.completion_tokens, used.estimated) == (1100, 110, True)
+    assert used.tokens == 1210

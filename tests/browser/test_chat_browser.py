@@ -242,3 +242,28 @@ def test_a_hostile_abstract_and_an_obedient_model_reach_no_other_site(demo_app, 
         raise
     finally:
         context.close()
+
+
+def test_the_stop_button_stops_a_slow_answer_and_says_so(demo_app, browser, scripted):
+    """A slow model, stopped from the page: the words written so far stay, marked as stopped, and the chat takes
+    the next question."""
+    slow = "Flor records checkpoints during training and replays them later to run new log statements " * 4
+    scripted.enqueue(text(slow, pause=0.3))
+    context, page = signed_in(browser, demo_app, "carol", PASSWORD)
+    try:
+        page.click("#chat-input")
+        page.keyboard.type("Tell me slowly how Flor works")
+        page.locator("#chat-submit:not([disabled])").click(timeout=30_000)
+        page.wait_for_function("document.body.innerText.includes('Flor records checkpoints')", timeout=30_000)
+        page.locator("#stop-button").click(timeout=10_000)
+        page.get_by_text("Stopped before the answer was finished.").wait_for(timeout=30_000)
+        shown = page_text(page)
+        assert shown.count("Flor records checkpoints") < 4  # the rest was never written
+        page.locator("#stop-button").wait_for(state="detached", timeout=10_000)  # the chat takes questions again
+        assert page.locator("#chat-submit").count() == 1
+        page.screenshot(path=SHOTS / "07-stopped-turn.png", full_page=True)
+    except Exception:
+        page.screenshot(path=SHOTS / "failed-stop.png", full_page=True)
+        raise
+    finally:
+        context.close()

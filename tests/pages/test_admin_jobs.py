@@ -54,3 +54,23 @@ async def test_admins_cancel_and_retry_from_this_site_only(app, queue):
     retried = queue.live("admin-test")
     assert retried.id != waiting.id and retried.asked_by == "hana" and retried.arguments == {"n": 2}
     queue.cancel(retried.id)  # leave nothing queued in the shared demo database
+
+
+async def test_only_admins_see_the_models_use_per_user_and_day(app, demo):
+    from datetime import datetime, timezone
+
+    from auth.usage import record_usage
+
+    engine = demo.catalog().engine
+    day = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+    record_usage(engine, "ivan", "openai/gpt-4o-mini", "agent", 1200, 300, cost_usd=0.00036, now=day)
+    record_usage(engine, "ivan", "openai/gpt-4o-mini", "pipeline", 800, 200, cost_usd=0.00024, now=day)
+    record_usage(engine, "<b>eve</b>", "ollama_chat/qwen2.5", "agent", 50, 10, estimated=True, now=day)
+    for who in (None, "ivan"):
+        page = await client_for(app, who).get("/admin/usage")
+        assert page.status_code == 404 and "gpt-4o" not in page.text and "1,200" not in page.text
+    page = await client_for(app, "hana").get("/admin/usage")
+    assert page.status_code == 200 and "<b>eve</b>" not in page.text and "&lt;b&gt;eve&lt;/b&gt;" in page.text
+    markdown = (await client_for(app, "hana").get("/admin/usage.md")).text
+    assert "| 2026-11-30 | ivan | 2 | 2,000 | 500 | $0.0006 |" in markdown
+    assert "| 2026-11-30 | &lt;b&gt;eve&lt;/b&gt; | 1 (1 estimated) | 50 | 10 | unknown |" in markdown

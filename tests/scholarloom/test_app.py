@@ -244,3 +244,29 @@ async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(serve
     assert [role for role, _ in said] == ["user", "assistant", "user"]
     assert said[0][1] == "How does Flor add logging after training?" and said[2][1] == "Is it expensive?"
     assert said[1][1].startswith("Flor records checkpoints") and said[1][1].endswith(STOPPED)
+
+
+async def test_each_turn_records_its_tokens_and_a_spent_budget_answers_by_search(server, scripted, history,
+                                                                                 monkeypatch):  # fmt: skip
+    import chainlit.server
+
+    from auth.usage import tokens_today
+    from tests.llm_server import usage_of
+
+    runtime = chainlit.server.app.state.runtime
+    before = tokens_today(runtime.engine, "bob")
+    replies = [tool_call("search_papers", query="replay log statements"), text("Flor replays log statements [1].")]
+    scripted.enqueue(*replies)
+    chat = ChatClient(server, "bob")
+    await chat.connect()
+    await chat.ask("How do I add logging after training?")
+    reported = sum(sum(usage_of(body, reply)) for body, reply in zip(scripted.requests[-2:], replies))
+    assert tokens_today(runtime.engine, "bob") - before == reported > 0  # as the provider reported them
+
+    monkeypatch.setattr(runtime.settings, "llm_daily_tokens", before + reported)  # now spent
+    asked = len(scripted.requests)
+    await chat.ask("And what about checkpoints?")
+    await chat.sio.disconnect()
+    answer = chat.messages("assistant_message")[-1]["output"]
+    assert answer.startswith("**Today's language-model budget is spent**") and "retrieval-only" in answer
+    assert len(scripted.requests) == asked  # the model was not asked
