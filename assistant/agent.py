@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
@@ -98,6 +99,7 @@ class Agent:
             fallback = await answer_without_llm(deps, question, ui, notice=notice)
             fallback.error, fallback.tool_calls = str(exc), calls[0] + fallback.tool_calls
             fallback.why, fallback.usage = f"the language model failed ({exc.kind})", usage
+            fallback.error_kind = exc.kind
             return fallback
 
     async def _agent(
@@ -112,8 +114,9 @@ class Agent:
         for round_number in range(self.max_tool_rounds + 1):
             # On the last round no tools are offered, so the model has to answer.
             tools = self.schemas if round_number < self.max_tool_rounds else []
+            started = time.perf_counter()
             completion = await self._round(messages, tools, ui)
-            usage.add(self.llm.model, messages, completion)
+            usage.add(self.llm.model, messages, completion, time.perf_counter() - started)
             if not completion.tool_calls and tools:
                 completion.tool_calls = calls_in_text(completion.text, set(TOOLS_BY_NAME))  # written, not called
                 completion.text = "" if completion.tool_calls else completion.text

@@ -13,6 +13,7 @@ forces it, and the probe at start picks it when the model did not call a tool wh
 from __future__ import annotations
 
 import re
+import time
 
 from assistant.llm import Completion, LLMConfig, stream_completion
 from assistant.prompts import system_prompt
@@ -65,12 +66,13 @@ async def _written(
     """One answer without tools; streamed to `ui` when given (the reasoning and unsafe links held back)."""
     completion = Completion()
     guard, thinking = StreamGuard(), ThinkingFilter()
+    started = time.perf_counter()
     async for item in stream_completion(config, messages, [], retrier):
         if isinstance(item, Completion):
             completion = item
         elif ui is not None and (shown := guard.feed(thinking.feed(item))):
             await ui.stream(shown)
-    usage.add(config.model, messages, completion)
+    usage.add(config.model, messages, completion, time.perf_counter() - started)
     return strip_thinking(completion.text)
 
 

@@ -28,8 +28,11 @@ class TurnUsage:
     completion_tokens: int = 0
     estimated: bool = False  # some request's usage was not reported: counted as four characters a token
     cost_usd: float | None = None
+    seconds: list[float] = field(default_factory=list)  # how long each request took
 
-    def add(self, model: str, sent: list[dict], completion) -> None:
+    def add(self, model: str, sent: list[dict], completion, seconds: float | None = None) -> None:
+        if seconds is not None:
+            self.seconds.append(seconds)
         prompt, written = completion.prompt_tokens, completion.completion_tokens
         if prompt is None or written is None:
             self.estimated = True
@@ -71,6 +74,7 @@ class TurnOutcome:
     mode: str = "retrieval-only"  # who answered: "agent" (the model with tools) or "retrieval-only"
     why: str = ""  # and why that mode, in a few words for the label
     usage: TurnUsage = field(default_factory=TurnUsage)
+    error_kind: str | None = None  # how the model failed (assistant.failures), when it did
 
 
 async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> ToolResult:

@@ -2,6 +2,7 @@
 of a loaded data directory), with the scripted OpenAI-compatible LLM adding a fixed latency to every request.
 
     python -m bench.load --data-dir /tmp/benchdata [--sessions 1 10 50 100] [--turns 2] [--llm-latency 1.0]
+                         [--tools on|off]
 
 Each session signs in as its own user and connects (all of them before the first question), then asks `turns`
 questions, each naming the session's own
@@ -28,7 +29,8 @@ from pathlib import Path
 import httpx
 import socketio
 
-from tests.llm_server import ScriptedLLM, text, tool_call
+from assistant.pipeline import REWRITE
+from tests.llm_server import ScriptedLLM, _probe_reply, text, tool_call
 from tests.serve import served, user_message
 
 PASSWORD = "load test password"
@@ -36,12 +38,17 @@ TOPICS = ["graph neural networks", "logging after training", "diphoton productio
 
 
 def responder(body: dict) -> dict:
-    """Search first; once the search result is in, answer with the token of the question asked."""
+    """Search first; once the search result is in, answer with the token of the question asked. In pipeline mode
+    (`--tools off`) the same model is asked to rewrite the question, then to write from the results."""
+    if (probed := _probe_reply(body)) is not None:  # the server asks its model what it can do when it starts
+        return probed
     messages = body["messages"]
     question = next(m["content"] for m in reversed(messages) if m["role"] == "user")
     token = question.split("[", 1)[1].split("]", 1)[0]
-    if messages[-1]["role"] == "tool":
+    if messages[-1]["role"] == "tool" or "<results>" in question:
         return text(f"Answer for [{token}]: see the first result [1].")
+    if messages[0]["role"] == "system" and messages[0]["content"] == REWRITE:
+        return text(question.split("]", 1)[1].strip())
     return tool_call("search_papers", query=question.split("]", 1)[1].strip())
 
 
@@ -159,6 +166,8 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=2.0, help="mean seconds between a session's turns")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--port", type=int, default=8799)
+    parser.add_argument("--tools", choices=["on", "off"], default="on",
+                        help="off: the pipeline answers (SCHOLARLOOM_LLM_TOOLS=off) instead of the agent")  # fmt: skip
     args = parser.parse_args()
 
     from auth.accounts import add_user, clear_sign_in_failures, create_tables
@@ -181,11 +190,12 @@ def main() -> None:
             SCHOLARLOOM_LLM="openai/scripted",
             SCHOLARLOOM_LLM_API_BASE=llm.api_base,
             SCHOLARLOOM_LLM_API_KEY="load-test",
+            SCHOLARLOOM_LLM_TOOLS=args.tools,
         ) as (base, server):
             # Warm-up (not reported): the server loads its embedding models on the first search.
             asyncio.run(run_level(base, users[:1], 1, 0.0, 0.0, args.timeout, server.pid))
             print(json.dumps({"llm_latency_s": args.llm_latency, "turns_per_session": args.turns, "ramp_s": args.ramp,
-                              "think_s": args.think}))  # fmt: skip
+                              "think_s": args.think, "tools": args.tools}))  # fmt: skip
             for level in args.sessions:
                 result = asyncio.run(
                     run_level(base, users[:level], args.turns, args.ramp, args.think, args.timeout, server.pid)

@@ -4,6 +4,7 @@ custom element (`public/elements/ScholarCard.jsx`). Import only once Chainlit's 
 from __future__ import annotations
 
 import json
+import time
 from urllib.parse import quote, urlencode
 
 import chainlit as cl
@@ -57,14 +58,19 @@ class ChainlitTurnUI:
         self.cards: list[Card] = []
         self.guard = StreamGuard()
         self.actions: cl.CustomElement | None = None
+        self.tool_times: list[tuple[str, float]] = []  # (tool, seconds) of each call, for the server's metrics
+        self._started: dict[int, float] = {}
 
     async def tool_started(self, name: str, arguments: dict) -> cl.Step:
         step = cl.Step(name=name if name in TOOLS_BY_NAME else "unknown tool", type="tool", show_input="json")
         step.input = step_input(arguments)
         await step.send()
+        self._started[id(step)] = time.perf_counter()
         return step
 
     async def tool_finished(self, handle: cl.Step, result: ToolResult) -> None:
+        if (started := self._started.pop(id(handle), None)) is not None:
+            self.tool_times.append((handle.name, time.perf_counter() - started))
         handle.output = safe_markdown(result.output[:STEP_OUTPUT_CHARS])
         if result.failed:
             handle.is_error = True

@@ -32,6 +32,8 @@ class PagesDeps:
     llm_status: Callable[[], str] = lambda: "no language model: the chat answers in retrieval-only mode"
     usage: Callable[[], list] = lambda: []  # auth.usage.UsageRow per user and day, newest first
     budget: str = "No daily token budget (SCHOLARLOOM_LLM_DAILY_TOKENS unset)."
+    metrics: Callable[[], bytes] | None = None  # the server's counters in Prometheus's format (`/metrics`)
+    metrics_token: str | None = None  # a scraper's bearer token for `/metrics` (SCHOLARLOOM_METRICS_TOKEN)
 
 
 def wants_markdown(request: Request) -> bool:

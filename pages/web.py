@@ -17,6 +17,7 @@ from pages.paper import paper_page
 from pages.following import following_page
 from pages.people import MATCHING_NOTE, institution_page, researcher_page
 from pages.admin import admin_routes
+from pages.operations import operations_routes
 from pages.requests import request_routes
 from pages.http import MARKDOWN, XML, PagesDeps, not_found, page_headers, respond, same_origin
 from pages.search_page import build_search_page
@@ -71,7 +72,8 @@ def _positive(value: str | None) -> int:
 def make_router(deps: PagesDeps) -> APIRouter:
     """Every page route, in the order they are matched."""
     router = APIRouter()
-    for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, compare_routes, admin_routes):
+    for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, compare_routes, admin_routes,
+                operations_routes):
         add(router, deps)
     return router
 

@@ -103,6 +103,21 @@ class JobQueue:
         with self._session() as session:
             return session.get(Job, job_id)
 
+    def tally(self) -> list[tuple[str, str, int, float]]:
+        """(kind, state, how many, seconds the finished ones took in all), for the server's metrics."""
+        from sqlalchemy import func
+
+        with self._session() as session:
+            rows = session.exec(select(Job.kind, Job.state, func.count()).group_by(Job.kind, Job.state)).all()
+            done = session.exec(
+                select(Job.kind, Job.started_at, Job.finished_at).where(Job.finished_at.is_not(None),
+                                                                        Job.started_at.is_not(None))  # fmt: skip
+            ).all()
+        seconds: dict[tuple[str, str], float] = {}
+        for kind, started, finished in done:
+            seconds[kind] = seconds.get(kind, 0.0) + max(0.0, (finished - started).total_seconds())
+        return [(kind, state, count, seconds.get(kind, 0.0)) for kind, state, count in rows]
+
     def recent(self, limit: int = 50, asked_by: str | None = None) -> list[Job]:
         with self._session() as session:
             query = select(Job).order_by(Job.id.desc()).limit(limit)

@@ -66,6 +66,11 @@ class Library:
     def counts(self) -> dict[str, int]:
         return self.catalog.counts()
 
+    def index_points(self) -> dict[str, int]:
+        """Points in the vector index by kind (a paper's title and abstract, its sentence windows, a full-text
+        passage)."""
+        return {kind: self.index.count(Filters(kinds=(kind,))) for kind in ("abstract", "window", "passage")}
+
     def researcher(self, researcher_id: int, page: int = 1, category: str | None = None, per_page: int | None = None):
         return researchers.researcher_profile(self.catalog, researcher_id, page, category, per_page)
 

@@ -16,6 +16,7 @@ from auth.follows import Follows
 from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
 from auth.sessions import signed_in_session
 from auth.usage import usage_by_user_and_day
+from common.metrics import CountRequests
 from chatui.export import thread_markdown, thread_papers
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
@@ -87,6 +88,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         usage=functools.partial(usage_by_user_and_day, runtime.engine),
         budget=f"Each user may use {settings.llm_daily_tokens:,} tokens a day (SCHOLARLOOM_LLM_DAILY_TOKENS)."
         if settings.llm_daily_tokens else PagesDeps.budget,
+        metrics=runtime.metrics.render,
+        metrics_token=settings.metrics_token.get_secret_value() if settings.metrics_token else None,
     )
     app = FastAPI(
         title="ScholarLoom",
@@ -98,6 +101,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.add_middleware(SameOriginSignIn)
     app.add_middleware(ClosedRoutes)
     app.add_middleware(ChatPaperIntent)
+    app.add_middleware(CountRequests, metrics=runtime.metrics)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     _health_and_files(app, settings, runtime, viewer, with_chat)
@@ -129,10 +133,10 @@ def prepare_chat_root(settings: Settings) -> Path:
 
 
 def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer, with_chat: bool) -> None:
-    """`/healthz`, and the chat's element files for their owner only."""
+    """`/healthz` (the process answers; the stores are `/readyz`'s), and the chat's element files for their owner."""
     @app.get("/healthz", include_in_schema=False)
     def health() -> dict:
-        answer = {"status": "ok", "papers": runtime.library.counts()["papers"], "llm": bool(settings.llm)}
+        answer = {"status": "ok", "llm": bool(settings.llm)}
         if with_chat:  # failed chat-history writes since start (each is also logged as an error)
             from chainlit.data import get_data_layer
 

@@ -145,13 +145,13 @@ async def on_message(message: cl.Message) -> None:
     await _scoped(conversation)
     ui = ChainlitTurnUI()
     recent = recent_history(conversation.history, runtime().settings.agent.history_messages)
-    user = _username()
+    user, outcome = _username(), None
     held = await asyncio.to_thread(runtime().budget_notice, user)
     try:
         outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui, held)
         ui.label(outcome.mode, outcome.why)
-        await asyncio.to_thread(runtime().record_usage, user, outcome)
-    finally:  # even a turn that broke leaves what it showed in the thread
+    finally:  # even a turn that broke leaves what it showed in the thread (None: stopped, or broken)
+        await asyncio.to_thread(runtime().after_turn, user, outcome, ui.tool_times)
         conversation.after_turn(recent, ui.cards)
         await ui.deliver(conversation.answer_metadata(message.content))
     if runtime().settings.on_demand == "signed-in":

@@ -13,6 +13,7 @@ from auth.accounts import create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
 from auth.usage import budget_notice, record_usage
+from common.metrics import Metrics
 from retrieval.library import Library
 from scholarloom.settings import Settings
 
@@ -24,9 +25,17 @@ class Runtime:
     agent: Agent
     throttle: Throttle = field(init=False)  # sign-in failures, counted in the catalog's database
     llm_watch: object = None  # assistant.probe.ProbeWatch when a model is configured (`serve` starts it)
+    metrics: Metrics = field(default_factory=Metrics)  # this server's counters (`/metrics`)
 
     def __post_init__(self) -> None:
         self.throttle = Throttle(self.library.catalog.engine)
+        tally = lambda: self.jobs.tally()  # noqa: E731 - read at each scrape
+        self.metrics.read_when_scraped("scholarloom_jobs", "Jobs by kind and state.", ["kind", "state"],
+                                       lambda: [((k, s), n) for k, s, n, _ in tally()])  # fmt: skip
+        self.metrics.read_when_scraped("scholarloom_job_seconds", "Seconds the finished jobs took, summed, by kind.",
+                                       ["kind"], lambda: list({(k,): t for k, _, _, t in tally()}.items()))  # fmt: skip
+        self.metrics.read_when_scraped("scholarloom_index_points", "Points in the vector index, by kind.", ["kind"],
+                                       lambda: [((k,), n) for k, n in self.library.index_points().items()])  # fmt: skip
         if self.agent.llm is not None:
             from assistant.probe import ProbeWatch
 
@@ -79,7 +88,10 @@ class Runtime:
         return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule, on_close=close)
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
-        return sign_in(self.engine, self.throttle, username, password, address)
+        account = sign_in(self.engine, self.throttle, username, password, address)
+        if account is None:
+            self.metrics.sign_in_failures.inc()
+        return account
 
     def budget_notice(self, username: str) -> str | None:
         """Why `username`'s next turn may not use the model (today's token budget spent), or None."""
@@ -87,8 +99,18 @@ class Runtime:
             return None
         return budget_notice(self.engine, username, self.settings.llm_daily_tokens)
 
-    def record_usage(self, username: str, outcome: TurnOutcome) -> None:
-        """Keep what the turn cost, when it asked the model anything."""
+    def after_turn(self, username: str, outcome: TurnOutcome | None, tool_times: list[tuple[str, float]]) -> None:
+        """Count the turn (None: stopped by the user) and its tools' and model's times; keep what it cost."""
+        for tool, seconds in tool_times:
+            self.metrics.tool_seconds.labels(tool).observe(seconds)
+        if outcome is None:
+            self.metrics.turns.labels("unknown", "stopped").inc()
+            return
+        self.metrics.turns.labels(outcome.mode, "failed" if outcome.error else "answered").inc()
+        for seconds in outcome.usage.seconds:
+            self.metrics.llm_seconds.observe(seconds)
+        if outcome.error_kind:
+            self.metrics.llm_errors.labels(outcome.error_kind).inc()
         used = outcome.usage
         if self.agent.llm is not None and used.tokens:
             record_usage(self.engine, username, self.agent.llm.model, outcome.mode, used.prompt_tokens,

@@ -66,6 +66,10 @@ class Settings(BaseSettings):
         None, ge=1, description="Most language-model tokens one user's chat turns may use a day (UTC); then the chat "
         "answers by search alone, saying so. Unset: no limit.",
     )
+    metrics_token: SecretStr | None = Field(
+        None, description="Bearer token a Prometheus scraper sends for /metrics (admins' sessions may read it too); "
+        "unset: admins only.",
+    )
     auth_secret: SecretStr | None = Field(
         None, description="Secret that signs session tokens; required outside demo mode."
     )

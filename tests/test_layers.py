@@ -18,7 +18,7 @@ ALLOWED = {
     "auth": {"retrieval"},
     "assistant": {"common", "pages", "retrieval"},
     "chatui": {"assistant", "auth", "pages", "retrieval"},
-    "scholarloom": {"assistant", "auth", "chatui", "ingest", "pages", "retrieval"},
+    "scholarloom": {"assistant", "auth", "chatui", "common", "ingest", "pages", "retrieval"},
     # Benchmarks measure the product from outside; an entry point may build the settings (`scholarloom.settings`).
     "bench": {"assistant", "auth", "bench", "ingest", "pages", "retrieval", "scholarloom", "tests"},
 }

@@ -13,7 +13,9 @@ from tests.serve import user_message
 
 def test_pages_and_chat_share_one_app(server):
     health = httpx.get(server + "/healthz").json()
-    assert health["papers"] > 1700 and health["history_write_failures"] == 0
+    assert health["status"] == "ok" and health["history_write_failures"] == 0
+    ready = httpx.get(server + "/readyz")
+    assert ready.status_code == 200 and ready.json()["ready"] and int(ready.json()["catalog"].split()[0]) > 1700
     paper = httpx.get(server + "/papers/2006.07357", follow_redirects=True)
     assert paper.status_code == 200 and "Hindsight Logging for Model Training" in paper.text
     chat = httpx.get(server + "/chat/")
@@ -270,3 +272,49 @@ async def test_each_turn_records_its_tokens_and_a_spent_budget_answers_by_search
     answer = chat.messages("assistant_message")[-1]["output"]
     assert answer.startswith("**Today's language-model budget is spent**") and "retrieval-only" in answer
     assert len(scripted.requests) == asked  # the model was not asked
+
+
+def _metrics(text: str) -> dict[tuple, float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}  # fmt: skip
+
+
+async def test_metrics_count_a_chat_turn_for_admins_only(server, scripted, history):
+    import chainlit.server
+
+    from auth.accounts import set_admin
+    from tests.chat_server import sign_in
+
+    engine = chainlit.server.app.state.runtime.engine
+    assert httpx.get(server + "/metrics").status_code == 404  # signed out
+    alice = {"access_token": await sign_in(server, "alice")}
+    assert httpx.get(server + "/metrics", cookies=alice).status_code == 404  # not an admin
+    set_admin(engine, "bob", True)
+    try:
+        bob = {"access_token": await sign_in(server, "bob")}
+        before = _metrics(httpx.get(server + "/metrics", cookies=bob).text)
+        scripted.enqueue(tool_call("search_papers", query="replay log statements"), text("Flor replays [1]."))
+        chat = ChatClient(server, "bob")
+        await chat.connect()
+        await chat.ask("How do I add logging after training?")
+        await chat.sio.disconnect()
+        refused = httpx.post(server + "/chat/login", data={"username": "bob", "password": "not the password"})
+        assert refused.status_code == 401
+        page = httpx.get(server + "/metrics", cookies=bob)
+    finally:
+        set_admin(engine, "bob", False)
+    assert page.headers["content-type"].startswith("text/plain; version=0.0.4")
+    after = _metrics(page.text)
+
+    def moved(name: str, **labels) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0) - before.get(key, 0)
+
+    assert moved("scholarloom_chat_turns_total", mode="agent", outcome="answered") == 1
+    assert moved("scholarloom_tool_seconds_count", tool="search_papers") == 1
+    assert moved("scholarloom_llm_request_seconds_count") == 2
+    assert moved("scholarloom_http_requests_total", route="/metrics", status="200") == 1
+    assert after[("scholarloom_index_points", (("kind", "abstract"),))] > 1700
+    assert moved("scholarloom_sign_in_failures_total") == 1
