@@ -64,8 +64,9 @@ class Session:
         @self.sio.on("*")
         async def record(event, data):
             if event in ("new_message", "update_message") and isinstance(data, dict):
-                if data.get("type") == "assistant_message" and data.get("output", "").startswith("Answer for ["):
-                    self.answers.append(data["output"])
+                said = data.get("output", "").replace("\\[", "[").replace("\\]", "]")  # the chat escapes brackets
+                if data.get("type") == "assistant_message" and said.startswith("Answer for ["):
+                    self.answers.append(said)
                 if data.get("type") == "user_message" and self.token not in data.get("output", self.token):
                     self.foreign += 1
                 if event == "update_message" and data.get("name") == "on_message":
