@@ -117,6 +117,8 @@ class Agent:
             started = time.perf_counter()
             completion = await self._round(messages, tools, ui)
             usage.add(self.llm.model, messages, completion, time.perf_counter() - started)
+            log.info("LLM %s: round %d, %d tool calls, %.3f s", self.llm.model, round_number,
+                     len(completion.tool_calls), usage.seconds[-1])  # fmt: skip
             if not completion.tool_calls and tools:
                 completion.tool_calls = calls_in_text(completion.text, set(TOOLS_BY_NAME))  # written, not called
                 completion.text = "" if completion.tool_calls else completion.text

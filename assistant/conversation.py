@@ -126,10 +126,11 @@ class Conversation:
         if cards:
             self.focus = tuple(cards[:MAX_FOCUS_CARDS])
 
-    def answer_metadata(self, asked: str | None = None) -> dict[str, Any]:
+    def answer_metadata(self, asked: str | None = None, usage: dict | None = None) -> dict[str, Any]:
         """What the answer's step keeps for a resumed thread: this turn's tool calls and shortened results, the
         sources, the scope and the cards, and what was asked (a card's button has no message of its own, and
-        Chainlit stores a user's message in a background task that can land after the answer, or never)."""
+        Chainlit stores a user's message in a background task that can land after the answer, or never); and
+        what the turn cost the model (`TurnUsage.to_dict`), kept with the turn."""
         start = max((i for i, m in enumerate(self.history) if m.get("role") == "user"), default=len(self.history))
         stored = self.to_dict()
         return {
@@ -139,6 +140,7 @@ class Conversation:
             "about": stored["about"],
             "focus": stored["focus"],
             **({"asked": asked} if asked else {}),
+            **({"usage": usage} if usage else {}),
         }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -58,6 +59,11 @@ def _litellm():
     import litellm
 
     litellm.telemetry = False
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" printed to stdout on every provider error
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):  # its own stderr handlers: through the app's instead
+        logger = logging.getLogger(name)  # (the server's format, and `common.logs.Redact` hiding keys)
+        logger.handlers.clear()
+        logger.propagate = True
     return litellm
 
 

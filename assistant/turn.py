@@ -4,11 +4,15 @@ shows itself, what it produced, and how it runs a tool."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from assistant.citations import link_citations, sources_footer
 from assistant.tools import TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool
+
+log = logging.getLogger(__name__)
 
 
 class TurnUI(Protocol):
@@ -47,6 +51,13 @@ class TurnUsage:
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def to_dict(self) -> dict | None:
+        """What the turn's stored step keeps (None when the model was not asked)."""
+        if not self.tokens:
+            return None
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "estimated": self.estimated, "cost_usd": self.cost_usd, "requests": len(self.seconds)}  # fmt: skip
+
 
 def _price(model: str, prompt: int, written: int) -> float | None:
     """What litellm's price list says these tokens cost (None for a model it does not price: most local ones)."""
@@ -78,6 +89,7 @@ class TurnOutcome:
 
 
 async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> ToolResult:
+    started = time.perf_counter()
     handle = await ui.tool_started(name, arguments)
     tool = TOOLS_BY_NAME.get(name)
     if tool is None:
@@ -86,6 +98,7 @@ async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> To
         # Tools are synchronous (database and index calls); keep the event loop free for other sessions.
         result = await asyncio.to_thread(call_tool, tool, deps, arguments)
     await ui.tool_finished(handle, result)
+    log.info("tool %s: %s in %.3f s", name[:60], "failed" if result.failed else "done", time.perf_counter() - started)
     return result
 
 

@@ -16,6 +16,7 @@ from auth.follows import Follows
 from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
 from auth.sessions import signed_in_session
 from auth.usage import usage_by_user_and_day
+from common.logs import RequestIds
 from common.metrics import CountRequests
 from chatui.export import thread_markdown, thread_papers
 from chatui.files import LocalFiles
@@ -59,11 +60,12 @@ def server_config(settings: Settings, application, **overrides):
     options = {
         "host": settings.host,
         "port": settings.port,
-        "log_level": "warning",
+        "log_level": settings.log_level,
+        "log_config": None,  # uvicorn's loggers reach the root's handler (`common.logs`: the format, no secrets)
         "proxy_headers": True,
         "forwarded_allow_ips": settings.forwarded_allow_ips,
     }
-    config = uvicorn.Config(application, **{**options, **overrides})  # sets up uvicorn's loggers
+    config = uvicorn.Config(application, **{**options, **overrides})
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, HideFeedKeys) for f in access.filters):  # private feed addresses stay out of logs
         access.addFilter(HideFeedKeys())
@@ -102,6 +104,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.add_middleware(ClosedRoutes)
     app.add_middleware(ChatPaperIntent)
     app.add_middleware(CountRequests, metrics=runtime.metrics)
+    app.add_middleware(RequestIds)  # the outermost: every log line of a request carries its id
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     _health_and_files(app, settings, runtime, viewer, with_chat)

@@ -19,6 +19,7 @@ from auth.accounts import oauth_account, provider_subject, session_is_live
 from auth.nonces import spend
 from auth.sessions import SESSION_VERSION, client_address
 from chatui.fetch import FETCH_ACTION, follow_request, offer_fetch
+from common.logs import REQUEST_ID, new_request_id
 from chatui.files import LocalFiles
 from chatui.intent import chat_intent
 from chatui.layer import HistoryLayer
@@ -146,6 +147,7 @@ async def on_message(message: cl.Message) -> None:
     ui = ChainlitTurnUI()
     recent = recent_history(conversation.history, runtime().settings.agent.history_messages)
     user, outcome = _username(), None
+    REQUEST_ID.set(f"turn-{new_request_id()}")  # this turn's log lines, its tools' and its model calls' too
     held = await asyncio.to_thread(runtime().budget_notice, user)
     try:
         outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui, held)
@@ -153,7 +155,7 @@ async def on_message(message: cl.Message) -> None:
     finally:  # even a turn that broke leaves what it showed in the thread (None: stopped, or broken)
         await asyncio.to_thread(runtime().after_turn, user, outcome, ui.tool_times)
         conversation.after_turn(recent, ui.cards)
-        await ui.deliver(conversation.answer_metadata(message.content))
+        await ui.deliver(conversation.answer_metadata(message.content, outcome.usage.to_dict() if outcome else None))
     if runtime().settings.on_demand == "signed-in":
         missing = await asyncio.to_thread(missing_papers, runtime().library, message.content)
         if missing:

@@ -66,6 +66,10 @@ class Settings(BaseSettings):
         None, ge=1, description="Most language-model tokens one user's chat turns may use a day (UTC); then the chat "
         "answers by search alone, saying so. Unset: no limit.",
     )
+    log_format: Literal["text", "json"] = Field("text", description="How `serve` writes its logs: text, or one JSON "
+                                                 "object a line (with the request id of what it was doing).")
+    log_level: Literal["debug", "info", "warning", "error"] = Field("warning", description="The least a log line "
+                                                                    "must matter to be written.")
     metrics_token: SecretStr | None = Field(
         None, description="Bearer token a Prometheus scraper sends for /metrics (admins' sessions may read it too); "
         "unset: admins only.",
@@ -210,6 +214,16 @@ class Settings(BaseSettings):
         from retrieval.library import Library
 
         return self._once("library", lambda: Library(self.catalog(), self.index(), self.embedder()))
+
+    def secret_values(self) -> list[str]:
+        """Every secret these settings hold, for the logs to hide wherever one appears."""
+        from urllib.parse import urlsplit
+
+        found = [s.get_secret_value() for s in (self.auth_secret, self.llm_api_key, self.qdrant_api_key,
+                 self.metrics_token, self.sources.openalex_api_key, self.sources.s2_api_key) if s]  # fmt: skip
+        if self.database_url and (password := urlsplit(self.database_url).password):
+            found.append(password)
+        return found
 
     def llm_config(self):
         """The LLM to call, or None in retrieval-only mode."""

@@ -17,8 +17,11 @@ def serve(
     port: int = typer.Option(None, help="Port to listen on (default SCHOLARLOOM_PORT)."),
 ) -> None:
     """Start the web app: pages, API and the chat at /chat."""
+    import logging
+
     import uvicorn
 
+    from common.logs import configure as configure_logs
     from scholarloom.app import create_app, server_config
 
     with closing(load_settings()) as settings:  # the embedded index is flushed and unlocked when serve stops
@@ -27,7 +30,9 @@ def serve(
         if port:
             settings.port = port
         try:
-            settings.require_secret()
+            secret = settings.require_secret()
+            configure_logs(settings.log_format == "json", [*settings.secret_values(), secret],
+                           getattr(logging, settings.log_level.upper()))  # fmt: skip
             application = create_app(settings)
         except RuntimeError as exc:
             fail(str(exc))

@@ -264,6 +264,8 @@ async def test_each_turn_records_its_tokens_and_a_spent_budget_answers_by_search
     await chat.ask("How do I add logging after training?")
     reported = sum(sum(usage_of(body, reply)) for body, reply in zip(scripted.requests[-2:], replies))
     assert tokens_today(runtime.engine, "bob") - before == reported > 0  # as the provider reported them
+    kept = chat.messages("assistant_message")[-1]["metadata"]["usage"]  # and with the turn's own step
+    assert kept["prompt_tokens"] + kept["completion_tokens"] == reported and kept["requests"] == 2
 
     monkeypatch.setattr(runtime.settings, "llm_daily_tokens", before + reported)  # now spent
     asked = len(scripted.requests)

