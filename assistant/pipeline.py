@@ -26,6 +26,7 @@ from common.retry import Retrier
 from retrieval.search import clean_query
 
 MAX_QUERIES = 2
+_LABEL = re.compile(r"^\s*(?:(?:[-*•]|\d+[.)]|query\s*\d*\s*:)\s*)+", re.I)  # "1. ", "- Query 2: "
 RESULT_CHARS = 6_000  # what one search's results may add to the writing prompt
 
 REWRITE = """You turn a user's latest question about research papers into search queries.
@@ -54,7 +55,7 @@ def search_queries(written: str, question: str) -> list[str]:
     itself when the model gave none that can be used."""
     queries = []
     for line in strip_thinking(written).splitlines():
-        line = re.sub(r"^\s*(?:(?:[-*•]|\d+[.)]|query\s*\d*\s*:)\s*)+", "", line, flags=re.I).strip().strip("\"'`").strip()
+        line = _LABEL.sub("", line).strip().strip("\"'`").strip()
         if 2 <= len(line) <= 200 and line.lower() not in (q.lower() for q in queries):
             queries.append(line)
     return queries[:MAX_QUERIES] or [clean_query(question) or question[:200]]

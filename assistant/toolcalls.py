@@ -20,7 +20,7 @@ def read_arguments(raw: str) -> dict | None:
     except json.JSONDecodeError:
         try:
             value = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return None
     return value if isinstance(value, dict) else None
 
@@ -39,8 +39,9 @@ def calls_in_text(text: str, known: set[str]) -> list[ToolCall]:
     for n, item in enumerate(value if isinstance(value, list) else [value]):
         if not isinstance(item, dict):
             return []
-        name = item.get("name") or item.get("tool") or (item.get("function") or {}).get("name")
-        arguments = item.get("arguments", item.get("parameters", (item.get("function") or {}).get("arguments", {})))
+        function = item.get("function") if isinstance(item.get("function"), dict) else {}
+        name = item.get("name") or item.get("tool") or function.get("name")
+        arguments = item.get("arguments", item.get("parameters", function.get("arguments", {})))
         if name not in known or not isinstance(arguments, (dict, str)):
             return []
         written = arguments if isinstance(arguments, str) else json.dumps(arguments)

@@ -17,8 +17,10 @@ def today(now: datetime | None = None) -> str:
     return (now or datetime.now(timezone.utc)).strftime("%Y-%m-%d")
 
 
-def record_usage(engine: Engine, username: str, model: str, mode: str, prompt_tokens: int, completion_tokens: int,
-                 estimated: bool = False, cost_usd: float | None = None, now: datetime | None = None) -> None:  # fmt: skip
+def record_usage(
+    engine: Engine, username: str, model: str, mode: str, prompt_tokens: int, completion_tokens: int,
+    estimated: bool = False, cost_usd: float | None = None, now: datetime | None = None,
+) -> None:  # fmt: skip
     with Session(engine) as session:
         session.add(LLMUsage(username=username, day=today(now), model=model, mode=mode, prompt_tokens=prompt_tokens,
                              completion_tokens=completion_tokens, estimated=estimated, cost_usd=cost_usd))  # fmt: skip
@@ -68,4 +70,5 @@ def usage_by_user_and_day(engine: Engine, days: int = 31) -> list[UsageRow]:
             .order_by(LLMUsage.day.desc(), LLMUsage.username)
         ).all()
     kept = sorted({r[0] for r in rows}, reverse=True)[:days]
-    return [UsageRow(d, u, n, int(p or 0), int(c or 0), int(e or 0), cost) for d, u, n, p, c, e, cost in rows if d in kept]
+    return [UsageRow(d, u, n, int(p or 0), int(c or 0), int(e or 0), cost)
+            for d, u, n, p, c, e, cost in rows if d in kept]  # fmt: skip

@@ -88,7 +88,7 @@ class UsagePage:
         if not self.rows:
             lines.append("No chat turn has used the language model yet.")
         else:
-            lines += ["| day | user | turns | prompt tokens | answer tokens | cost |", "| --- | --- | --- | --- | --- | --- |"]
+            lines += ["| day | user | turns | prompt tokens | answer tokens | cost |", "|" + " --- |" * 6]
         for r in self.rows:
             estimated = f" ({r.estimated_turns} estimated)" if r.estimated_turns else ""
             lines.append(f"| {r.day} | {md_escape(r.username)} | {r.turns}{estimated} | {r.prompt_tokens:,} | "

@@ -72,8 +72,8 @@ def _positive(value: str | None) -> int:
 def make_router(deps: PagesDeps) -> APIRouter:
     """Every page route, in the order they are matched."""
     router = APIRouter()
-    for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, compare_routes, admin_routes,
-                operations_routes):
+    for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, compare_routes,
+                admin_routes, operations_routes):
         add(router, deps)
     return router
 

@@ -40,7 +40,12 @@ class Runtime:
             from assistant.probe import ProbeWatch
 
             self.llm_watch = watch = ProbeWatch(self.agent.llm)
-            self.agent.probed_tools = lambda: watch.latest.calls_tools if watch.latest and watch.latest.answers else None
+
+            def probed_tools() -> bool | None:  # what the model did when asked to call a tool, once it answered
+                found = watch.latest
+                return found.calls_tools if found is not None and found.answers else None
+
+            self.agent.probed_tools = probed_tools
 
     def llm_status(self) -> str:
         """What admins read about the model: the last probe's line, or that there is none."""

@@ -107,6 +107,7 @@ def test_reading_queries_arguments_and_written_calls():
         "search_papers"]  # fmt: skip
     assert calls_in_text('{"name": "delete_everything", "arguments": {}}', known) == []
     assert calls_in_text("The answer is {1, 2}.", known) == []
+    assert calls_in_text('{"function": "search_papers"}', known) == [] and read_arguments("{[1]: 2}") is None
     history = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": []},
                {"role": "tool", "content": "r"}, {"role": "assistant", "content": "a"}]  # fmt: skip
     assert plain_history(history) == [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
