@@ -146,14 +146,17 @@ async def on_message(message: cl.Message) -> None:
     await _scoped(conversation)
     ui = ChainlitTurnUI()
     recent = recent_history(conversation.history, runtime().settings.agent.history_messages)
-    user, outcome = _username(), None
+    user, outcome, stopped = _username(), None, False
     REQUEST_ID.set(f"turn-{new_request_id()}")  # this turn's log lines, its tools' and its model calls' too
     held = await asyncio.to_thread(runtime().budget_notice, user)
     try:
         outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui, held)
         ui.label(outcome.mode, outcome.why)
-    finally:  # even a turn that broke leaves what it showed in the thread (None: stopped, or broken)
-        await asyncio.to_thread(runtime().after_turn, user, outcome, ui.tool_times)
+    except asyncio.CancelledError:  # the stop button
+        stopped = True
+        raise
+    finally:  # even a turn that broke leaves what it showed in the thread
+        await asyncio.to_thread(runtime().after_turn, user, outcome, ui.tool_times, stopped)
         conversation.after_turn(recent, ui.cards)
         await ui.deliver(conversation.answer_metadata(message.content, outcome.usage.to_dict() if outcome else None))
     if runtime().settings.on_demand == "signed-in":

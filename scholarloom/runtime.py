@@ -104,12 +104,15 @@ class Runtime:
             return None
         return budget_notice(self.engine, username, self.settings.llm_daily_tokens)
 
-    def after_turn(self, username: str, outcome: TurnOutcome | None, tool_times: list[tuple[str, float]]) -> None:
-        """Count the turn (None: stopped by the user) and its tools' and model's times; keep what it cost."""
+    def after_turn(
+        self, username: str, outcome: TurnOutcome | None, tool_times: list[tuple[str, float]], stopped: bool = False
+    ) -> None:
+        """Count the turn (no outcome: stopped by the user, or broken) and its tools' and model's times; keep what
+        it cost."""
         for tool, seconds in tool_times:
             self.metrics.tool_seconds.labels(tool).observe(seconds)
         if outcome is None:
-            self.metrics.turns.labels("unknown", "stopped").inc()
+            self.metrics.turns.labels("unknown", "stopped" if stopped else "failed").inc()
             return
         self.metrics.turns.labels(outcome.mode, "failed" if outcome.error else "answered").inc()
         for seconds in outcome.usage.seconds:

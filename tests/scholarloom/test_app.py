@@ -219,6 +219,12 @@ def test_an_untrusted_client_cannot_choose_its_address():
 async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(server, scripted, history, llm_server):
     """A slow model stopped mid-answer: its request is closed (the provider sees the client hang up), the answer
     keeps what was written, marked as stopped, and the next question's conversation holds both."""
+    import chainlit.server
+
+    registry = chainlit.server.app.state.runtime.metrics.registry
+    counted = lambda: registry.get_sample_value("scholarloom_chat_turns_total",  # noqa: E731
+                                                {"mode": "unknown", "outcome": "stopped"}) or 0  # fmt: skip
+    before = counted()
     slow = "Flor records checkpoints during training and replays them later to run new log statements " * 3
     scripted.enqueue(text(slow, pause=0.3), text("It costs little [1]."))
     chat = ChatClient(server)
@@ -238,6 +244,7 @@ async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(serve
     stopped = chat.messages("assistant_message")[-1]["output"]
     assert stopped.startswith("Flor records checkpoints") and stopped.endswith(STOPPED)
     assert len(stopped) < len(slow)  # only what was written before the stop
+    assert counted() == before + 1  # counted as stopped in /metrics
 
     await chat.ask("Is it expensive?")
     await chat.sio.disconnect()
