@@ -164,13 +164,16 @@ def subject_card(library, kind: str, subject: str) -> Card | None:
     return None
 
 
-def introduction(conversation: Conversation, library) -> str | None:
-    """What a chat opened about something says first (markdown from catalog values; the caller sanitises it)."""
+def introduction(conversation: Conversation, library, viewer: str | None = None) -> str | None:
+    """What a chat opened about something says first (markdown from catalog values, or the viewer's own upload;
+    the caller sanitises it)."""
     from pages.addresses import paper_path
     from pages.base import md_escape
 
     if conversation.paper:
-        paper = library.papers([conversation.paper])[conversation.paper]
+        paper = library.papers([conversation.paper], viewer).get(conversation.paper)
+        if paper is None:  # an upload deleted since
+            return None
         return f"This chat is about **[{md_escape(paper.title)}]({paper_path(paper)})**. Ask anything about it."
     if (about := conversation.about) is not None:
         whose = "their work" if about.kind == "researcher" else "its researchers and papers"

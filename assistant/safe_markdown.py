@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import re
 
-ALLOWED = re.compile(r"^(/(papers|researchers|institutions|search|compare)\b|https://(arxiv\.org|doi\.org|openalex\.org)/)")
+ALLOWED = re.compile(  # /me/library/<n>: a user's own upload (its page answers 404 to anyone else)
+    r"^(/(papers|researchers|institutions|search|compare)\b|/me/library/\d+$"
+    r"|https://(arxiv\.org|doi\.org|openalex\.org)/)"
+)
 ZWSP = "\u200b"
 ENTITIES = ("&lt;", "&gt;", "&amp;", "&quot;", "&#39;")  # what md_escape and html.escape write: kept as they are
 PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")

@@ -8,7 +8,10 @@
    questions, reading `--think` seconds between them (retrieval-only mode: a hybrid search and a full-text search
    per turn).
 4. During: the same server; the same command now hands its job to the server, and the users keep asking until
-   the job ends. The job's time is its row's started_at -> finished_at.
+   the command ends. The job's time is its row's started_at -> finished_at; "during" counts the turns that overlap
+   that window (the turns while the command's own process starts and before the job is claimed are reported apart).
+5. Idle again: the same `--turns` after the job, so that idle is measured on both sides of it (drift in the
+   machine shows up in both samples alike).
 
 Prints p50/p95 turn latency idle and during, their ratio, and the job's throughput as a share of the run alone.
 """
@@ -67,24 +70,31 @@ def _env(data: Path) -> dict:
     return {**kept, "SCHOLARLOOM_DATA_DIR": str(data), **({"SCHOLARLOOM_SHARED_MODELS_DIR": shared} if shared else {})}
 
 
-async def _users(base: str, users: int, turns: int | None, until=None, think: float = 0.0) -> list[float]:
-    """`users` sessions asking side by side (one account, one session each); every turn's latency."""
+async def _users(base: str, users: int, turns: int | None, until=None, think: float = 0.0) -> list[Turn]:
+    """`users` sessions asking side by side (one account, one session each); every turn's (wall start, latency)."""
     answers = await asyncio.gather(*(_ask(base, turns, until, think) for _ in range(users)))
     return [latency for one in answers for latency in one]
 
 
-async def _ask(base: str, turns: int | None, until=None, think: float = 0.0) -> list[float]:
+Turn = tuple[float, float]
+
+
+async def _ask(base: str, turns: int | None, until=None, think: float = 0.0) -> list[Turn]:
     chat = ChatClient(base, "alice")
     await chat.connect()
     latencies, n = [], 0
     while (turns is None or n < turns) and not (until and until()):
-        start = time.perf_counter()
+        wall, start = time.time(), time.perf_counter()
         await chat.ask(QUESTIONS[n % len(QUESTIONS)])
-        latencies.append(time.perf_counter() - start)
+        latencies.append((wall, time.perf_counter() - start))
         n += 1
         await asyncio.sleep(think)
     await chat.sio.disconnect()
     return latencies
+
+
+def _overlaps(turn: Turn, window: tuple[float, float]) -> bool:
+    return turn[0] < window[1] and turn[0] + turn[1] > window[0]
 
 
 def _p(values: list[float], q: float) -> float:
@@ -115,9 +125,13 @@ def main() -> None:
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
         during = asyncio.run(_users(url, args.users, None, until=lambda: command.poll() is not None, think=args.think))
         command.wait()
+        idle += asyncio.run(_users(url, args.users, args.turns, think=args.think))
     queue = JobQueue(Settings(data_dir=served_dir).catalog().engine)
     (job,) = [j for j in queue.recent() if j.kind == "pdfs"]
     job_seconds = (job.finished_at - job.started_at).total_seconds()
+    window = (job.started_at.timestamp(), job.finished_at.timestamp())
+    outside = [t for t in during if not _overlaps(t, window)]
+    idle, during = [t[1] for t in idle], [t[1] for t in during if _overlaps(t, window)]
     print(f"ingest pdfs alone (own process): {alone:.1f} s wall, including the command's start")
     print(f"the same job in the server while a user chats: {job_seconds:.1f} s (started -> finished), "
           f"{job.counts.get('passages', 0)} passages, state {job.state}")
@@ -125,6 +139,9 @@ def main() -> None:
     print(f"chat turns idle   ({len(idle)}): p50 {statistics.median(idle):.3f} s, p95 {_p(idle, 0.95):.3f} s")
     print(f"chat turns during ({len(during)}): p50 {statistics.median(during):.3f} s, p95 {_p(during, 0.95):.3f} s")
     print(f"p95 during / idle: {_p(during, 0.95) / _p(idle, 0.95):.2f}x")
+    if outside:
+        print(f"turns while the command ran but outside the job ({len(outside)}): "
+              f"p95 {_p([t[1] for t in outside], 0.95):.3f} s")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,13 @@ class PdfLimits:
     max_text_chars: int = 4_000_000  # about 2,000 dense pages; more is not a paper
 
 
+@dataclass(frozen=True)
+class ParsedPdf:
+    pages: list[str]
+    info: dict[str, str]  # title, author, subject, keywords of the document info, when present
+    lines: list[tuple[str, float, float]]  # the first page: text, type size, height (`ingest.pdf_meta`)
+
+
 def read_frame_within(stream, seconds: float, max_size: int) -> bytes:
     """One frame from the child, refusing a declared size above `max_size` before reading it and giving up when
     the whole frame has not arrived within `seconds` (a child that stalls mid-frame cannot hold the parent)."""
@@ -81,6 +88,23 @@ def _texts(reader, max_chars: int) -> list[str]:
     return texts
 
 
+def _about(reader) -> dict:
+    """The document info's text fields and the first page's lines with their type sizes (`ingest.pdf_meta`);
+    empty when the file's info or layout cannot be read (the text alone still makes passages)."""
+    from ingest.pdf_meta import first_page_lines
+
+    try:
+        info = {str(k).lstrip("/").lower(): str(v)[:2000] for k, v in (reader.metadata or {}).items()}
+        info = {k: v for k, v in info.items() if k in ("title", "author", "subject", "keywords")}
+    except Exception:  # a broken info dictionary
+        info = {}
+    try:
+        lines = first_page_lines(reader)
+    except Exception:  # a first page pypdf can read as text but not lay out
+        lines = []
+    return {"info": info, "lines": lines}
+
+
 def serve(memory_mb: int, max_pages: int, max_chars: int) -> None:  # the child: `python -m ingest.pdf_worker`
     import io
     import resource
@@ -99,7 +123,7 @@ def serve(memory_mb: int, max_pages: int, max_chars: int) -> None:  # the child:
             count = len(reader.pages)
             if count > max_pages:
                 raise PdfError(f"the PDF has {count} pages, more than the limit of {max_pages}")
-            answer = {"ok": _texts(reader, max_chars)}
+            answer = {"ok": _texts(reader, max_chars), **_about(reader)}
         except MemoryError:
             answer = {"error": f"the PDF needed more than {memory_mb} MB to parse"}
         except Exception as exc:  # pypdf raises many types on broken files; all of them mean "unreadable"
@@ -146,6 +170,10 @@ class PdfWorker:
 
     def extract(self, data: bytes) -> list[str]:
         """The text of each page, in order; raises PdfError when the PDF is too big, broken or too costly."""
+        return self.read(data).pages
+
+    def read(self, data: bytes) -> ParsedPdf:
+        """The page texts, the document info and the first page's lines (see `extract`)."""
         if len(data) > self.limits.max_bytes:
             raise PdfError(f"the PDF is {len(data)} bytes, more than the limit of {self.limits.max_bytes}")
         if not data.lstrip()[:5].startswith(b"%PDF"):
@@ -160,8 +188,9 @@ class PdfWorker:
             if not ready:
                 self._stop()
                 raise PdfError(f"parsing took longer than {self.limits.seconds:g} s; the worker was stopped")
-            # JSON of the page texts: at most 6 bytes a character (\\uXXXX) plus the frame's own punctuation.
-            body = read_frame_within(process.stdout, self.limits.seconds, 6 * self.limits.max_text_chars + 65_536)
+            # JSON of the page texts and the first page's lines again: at most 6 bytes a character (\\uXXXX) each,
+            # plus the frame's own punctuation and the document info.
+            body = read_frame_within(process.stdout, self.limits.seconds, 12 * self.limits.max_text_chars + 65_536)
         except PdfError:
             self._stop()
             raise
@@ -171,7 +200,8 @@ class PdfWorker:
         answer = json.loads(body)
         if "error" in answer:
             raise PdfError(answer["error"])
-        return answer["ok"]
+        lines = [(str(t), float(size), float(y)) for t, size, y in answer.get("lines", [])]
+        return ParsedPdf(answer["ok"], answer.get("info", {}), lines)
 
     def close(self) -> None:
         self._stop()

@@ -18,14 +18,14 @@ from ingest.fulltext import cited_identifiers, reference_text
 from ingest.http import FetchError, FetchRefused, PoliteClient
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.indexing import index_fulltext
-from ingest.pipeline import NullProgress, finish_catalog
+from ingest.pipeline import NullProgress
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
 from retrieval.index import Index
 from retrieval.models import Paper
 from retrieval.records import split_arxiv_version
-from retrieval.upsert import add_citation
+from retrieval.upsert import add_citation, edges_of, link_citations
 
 STAGE = "fulltext"
 
@@ -72,12 +72,14 @@ def store_fulltext(
         return False
     count = index_fulltext(catalog, index, embedder, paper, pages, people)
     cited = cited_identifiers(reference_text(pages))
-    with catalog.session() as session:
+    with catalog.session() as session, session.no_autoflush:  # one short write at the commit
+        edges = edges_of(session, paper.id)
         for kind, value in cited:
-            add_citation(
-                session, paper.id, arxiv_id=value if kind == "arxiv" else None, doi=value if kind == "doi" else None
-            )
+            arxiv_id, doi = (value, None) if kind == "arxiv" else (None, value)
+            add_citation(session, paper.id, arxiv_id=arxiv_id, doi=doi, edges=edges)
         Catalog.mark(session, STAGE, paper.id, digest)
+        session.flush()
+        link_citations(session, [paper.id])  # the new edges that point at papers already here
         session.commit()
     summary.add("updated" if paper.id in seen else "added")
     summary.add("passages", count)
@@ -114,7 +116,6 @@ def ingest_pdf_files(
                 summary.fail(Failure(STAGE, str(path), f"cannot read the file: {exc}"))
                 continue
             store_fulltext(catalog, index, embedder, worker, paper, data, summary, people, seen, str(path))
-    finish_catalog(catalog)
 
 
 ARXIV_PDF_BASE = "https://arxiv.org/pdf"
@@ -161,4 +162,3 @@ def download_pdfs(
                     catalog.mark_all(FAILED, {paper.id: str(exc)[:200]})  # a 404 will not mend itself; a 503 may
                 continue
             store_fulltext(catalog, index, embedder, worker, paper, data, summary, people, seen, url)
-    finish_catalog(catalog)

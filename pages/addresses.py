@@ -7,6 +7,7 @@ import unicodedata
 from urllib.parse import quote
 
 from retrieval.models import Paper
+from retrieval.uploads import upload_number
 
 _ID_AT_START = re.compile(
     r"^(?P<id>\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7}|openalex:W\d+)(?P<version>v\d+)?(?P<rest>.*)$"
@@ -21,6 +22,8 @@ def slugify(text: str, max_words: int = 8) -> str:
 
 
 def paper_path(paper: Paper) -> str:
+    if (number := upload_number(paper.id)) is not None:  # a user's own upload: its private page
+        return f"/me/library/{number}"
     slug = slugify(paper.title)
     return "/papers/" + quote(paper.id, safe="/:") + (f"-{slug}" if slug else "")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from fastapi import APIRouter, HTTPException, Path, Query
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from pages.addresses import institution_path, paper_path, researcher_path
@@ -160,15 +160,15 @@ def make_api(deps) -> APIRouter:
 def _search_api(api: APIRouter, deps) -> None:
     @api.get("/search", response_model=SearchOut)
     def search_papers(
+        request: Request,
         q: str = Query(max_length=2000, description="What to look for"),
         limit: int = Query(10, ge=1, le=50),
         category: str | None = Query(None, max_length=40, pattern=r"^[A-Za-z.-]+$"),
         published_after: date | None = None,
         published_before: date | None = None,
     ) -> SearchOut:
-        filters = Filters(
-            categories=(category,) if category else (), published_from=published_after, published_to=published_before
-        )
+        filters = Filters(categories=(category,) if category else (), published_from=published_after,
+                          published_to=published_before, viewer=deps.viewer(request))  # signed in: own uploads too
         result = deps.library.search(q, filters, limit=limit, sentences=1)
         hits = [
             SearchHitOut(
@@ -189,17 +189,18 @@ def _search_api(api: APIRouter, deps) -> None:
 
     @api.get("/passages", response_model=PassagesOut, responses={404: {"description": "Unknown paper"}})
     def search_passages(
+        request: Request,
         q: str = Query(max_length=2000, description="What to look for in the papers' full text"),
         limit: int = Query(10, ge=1, le=50),
         paper: str | None = Query(None, max_length=100, description="Only this paper's passages"),
     ) -> PassagesOut:
-        paper_ids = ()
+        paper_ids, viewer = (), deps.viewer(request)
         if paper:
-            resolved = deps.library.resolve_paper_id(paper)
+            resolved = deps.library.resolve_paper_id(paper, viewer)
             if resolved is None:
                 raise HTTPException(404, "no such paper")
             paper_ids = (resolved,)
-        result = deps.library.passages(q, Filters(paper_ids=paper_ids), limit=limit)
+        result = deps.library.passages(q, Filters(paper_ids=paper_ids, viewer=viewer), limit=limit)
         hits = [
             PassageHitOut(id=h.paper.id, title=h.paper.title, url=paper_path(h.paper), page=h.page, section=h.section,
                           text=h.text, score=round(float(h.score), 6))  # fmt: skip

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from pages.base import PageMeta, md_escape
 from pages.render import PAGE_CSP, Renderer
 from retrieval.library import Library
+from retrieval.uploads import UploadLimits
 
 MARKDOWN = "text/markdown; charset=utf-8"
 XML = "application/xml; charset=utf-8"
@@ -34,6 +35,8 @@ class PagesDeps:
     budget: str = "No daily token budget (SCHOLARLOOM_LLM_DAILY_TOKENS unset)."
     metrics: Callable[[], bytes] | None = None  # the server's counters in Prometheus's format (`/metrics`)
     metrics_token: str | None = None  # a scraper's bearer token for `/metrics` (SCHOLARLOOM_METRICS_TOKEN)
+    uploads: Any = None  # retrieval.uploads.Uploads, when users may add their own PDFs
+    upload_limits: UploadLimits = UploadLimits()
 
 
 def wants_markdown(request: Request) -> bool:

@@ -18,6 +18,8 @@ from pages.following import following_page
 from pages.people import MATCHING_NOTE, institution_page, researcher_page
 from pages.admin import admin_routes
 from pages.operations import operations_routes
+from pages.library import library_routes
+from pages.library_import import import_routes
 from pages.requests import request_routes
 from pages.http import MARKDOWN, XML, PagesDeps, not_found, page_headers, respond, same_origin
 from pages.search_page import build_search_page
@@ -73,7 +75,7 @@ def make_router(deps: PagesDeps) -> APIRouter:
     """Every page route, in the order they are matched."""
     router = APIRouter()
     for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, compare_routes,
-                admin_routes, operations_routes):
+                admin_routes, operations_routes, import_routes, library_routes):
         add(router, deps)
     return router
 
@@ -281,7 +283,8 @@ def _search(router: APIRouter, deps: PagesDeps) -> None:
         if asked_id and (known := deps.library.resolve_paper_id(asked_id)):  # an id we have: its page
             return RedirectResponse(paper_path(deps.library.papers([known])[known]), status_code=303)
         if q.strip():
-            filters = Filters(categories=(category,) if category else (), published_from=start, published_to=end)
+            filters = Filters(categories=(category,) if category else (), published_from=start, published_to=end,
+                              viewer=deps.viewer(request))  # signed in: the reader's own uploads too
             limit = deps.search_limit * page_number + 1
             result = deps.library.search(q, filters, limit=limit, sentences=1)
             if page_number == 1:

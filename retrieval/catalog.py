@@ -16,6 +16,7 @@ from sqlmodel import Session, SQLModel, select
 
 from retrieval.engine import add_missing_columns, make_engine
 from retrieval.jobs import Job, JobWorker  # noqa: F401  (the jobs tables live in the catalog's database)
+from retrieval.uploads import upload_papers
 from retrieval.models import (
     VERSIONED,
     Authorship,
@@ -125,6 +126,17 @@ class Catalog:
             openalex = text.removeprefix("https://openalex.org/").removeprefix("openalex:")
             return session.exec(select(Paper.id).where(Paper.openalex_id == openalex)).first()
 
+    def paper_by_doi(self, doi: str) -> str | None:
+        with self.session() as session:
+            return session.exec(select(Paper.id).where(func.lower(Paper.doi) == doi.strip().lower())).first()
+
+    def paper_by_title(self, title: str) -> str | None:
+        """The one paper with exactly this title (case aside); None when none or several have it."""
+        with self.session() as session:
+            found = session.exec(select(Paper.id).where(func.lower(Paper.title) == title.strip().lower()).limit(2))
+            ids = list(found)
+        return ids[0] if len(ids) == 1 else None
+
     def paper_view(self, paper_id: str) -> PaperView | None:
         with self.session() as session:
             paper = session.get(Paper, paper_id)
@@ -139,11 +151,13 @@ class Catalog:
             authors = [AuthorView(a.position, a.raw_name, a.researcher_id, inst) for a, inst in rows]
             return PaperView(paper, authors)
 
-    def papers(self, ids: list[str]) -> dict[str, Paper]:
+    def papers(self, ids: list[str], viewer: str | None = None) -> dict[str, Paper]:
+        """Public papers by id; with a `viewer`, that user's own uploads among the ids too (`retrieval.uploads`)."""
         if not ids:
             return {}
         with self.session() as session:
-            return {p.id: p for p in session.exec(select(Paper).where(Paper.id.in_(ids))).all()}
+            found = {p.id: p for p in session.exec(select(Paper).where(Paper.id.in_(ids))).all()}
+            return found | upload_papers(session, ids, viewer) if viewer else found
 
     def author_names(self, ids: list[str]) -> dict[str, list[str]]:
         """Ordered author names of several papers at once."""

@@ -143,16 +143,19 @@ def refine_researchers(session: Session) -> tuple[int, int]:
         .join(Researcher, Authorship.researcher_id == Researcher.id)
         .where(Researcher.identity_key.like("name:%"))
     ).all()
-    for row, current in rows:
-        names = session.exec(
-            select(Authorship.raw_name).where(Authorship.paper_id == row.paper_id, Authorship.id != row.id)
-        ).all()
-        coauthors = {normalise_name(n) for n in names}
-        found, method, confidence = match_by_name(session, row.raw_name, coauthors, row.institution_id, current.id)
-        if found is not None and _identity(found) and method != "name":
-            row.researcher_id, row.match_method, row.match_confidence = found.id, method, confidence
-            session.add(row)
-            relinked += 1
+    # Every change waits for the one flush below: an earlier flush would take SQLite's write lock and hold it
+    # through the loop's reads, and every other writer (the chat's history) would wait that long.
+    with session.no_autoflush:
+        for row, current in rows:
+            names = session.exec(
+                select(Authorship.raw_name).where(Authorship.paper_id == row.paper_id, Authorship.id != row.id)
+            ).all()
+            coauthors = {normalise_name(n) for n in names}
+            found, method, confidence = match_by_name(session, row.raw_name, coauthors, row.institution_id, current.id)
+            if found is not None and _identity(found) and method != "name":
+                row.researcher_id, row.match_method, row.match_confidence = found.id, method, confidence
+                session.add(row)
+                relinked += 1
     session.flush()
     orphans = session.exec(
         select(Researcher).where(

@@ -19,6 +19,7 @@ import numpy as np
 from retrieval.embeddings import Embedded
 from retrieval.fusion import FusionParams, fuse, group_max
 from retrieval.store import (
+    ANYONE,
     DENSE,
     SPARSE,
     Filters,
@@ -31,7 +32,7 @@ from retrieval.store import (
 from retrieval.store_client import ClientStore
 from retrieval.store_edge import EdgeStore
 
-__all__ = ["Filters", "Index", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "point_id"]
+__all__ = ["ANYONE", "Filters", "Index", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "point_id"]
 
 ABSTRACT_KINDS = ("abstract", "window")
 DENSE_POINTS_PER_PAPER = 5
@@ -58,6 +59,7 @@ class IndexPoint:
     page: int | None = None
     section: str | None = None
     span: tuple[int, int] | None = None  # a window's slice of the abstract's sentences
+    owner: str | None = None  # a user's private upload: only searches for that user see it
 
     def stored(self) -> StoredPoint:
         sparse = self.vectors.sparse if self.kind != "window" else None
@@ -78,6 +80,8 @@ class IndexPoint:
             payload["section"] = self.section
         if self.span:
             payload["span"] = list(self.span)
+        if self.owner:
+            payload["owner"] = self.owner
         return StoredPoint(point_id(self.paper_id, self.kind, self.number), self.vectors.dense, sparse, payload)
 
 

@@ -18,7 +18,8 @@ from retrieval.models import Citation, Paper, Researcher
 from retrieval.paging import PaperList, Pages
 from retrieval.people_search import people_first_search
 from retrieval.search import PassageResult, SearchResult, search_passages, similar_papers
-from retrieval.store import Filters
+from retrieval.store import ANYONE, Filters
+from retrieval.uploads import PREFIX
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,14 @@ class Library:
         return similar_papers(self.catalog, self.index, self.embedder, paper_id, limit, filters)
 
     # --- papers, people, places, citations ----------------------------------------------------------
-    def papers(self, ids: list[str]) -> dict[str, Paper]:
-        return self.catalog.papers(ids)
+    def papers(self, ids: list[str], viewer: str | None = None) -> dict[str, Paper]:
+        """Public papers by id, and `viewer`'s own uploads among the ids."""
+        return self.catalog.papers(ids, viewer)
 
-    def resolve_paper_id(self, raw: str) -> str | None:
+    def resolve_paper_id(self, raw: str, viewer: str | None = None) -> str | None:
+        """A catalog paper's id from any form of its id; `upload:<n>` only for the upload's owner."""
+        if raw.strip().startswith(PREFIX):
+            return raw.strip() if viewer and self.catalog.papers([raw.strip()], viewer) else None
         return self.catalog.resolve_paper_id(raw)
 
     def paper_view(self, paper_id: str) -> PaperView | None:
@@ -69,7 +74,8 @@ class Library:
     def index_points(self) -> dict[str, int]:
         """Points in the vector index by kind (a paper's title and abstract, its sentence windows, a full-text
         passage)."""
-        return {kind: self.index.count(Filters(kinds=(kind,))) for kind in ("abstract", "window", "passage")}
+        kinds = ("abstract", "window", "passage")
+        return {kind: self.index.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in kinds}
 
     def researcher(self, researcher_id: int, page: int = 1, category: str | None = None, per_page: int | None = None):
         return researchers.researcher_profile(self.catalog, researcher_id, page, category, per_page)

@@ -93,7 +93,7 @@ def search(
     limit = max(1, min(limit, MAX_LIMIT))
     embedded = embedder.query(text)
     scored = index.papers(embedded, filters, limit=limit)
-    papers = catalog.papers([s.paper_id for s in scored])
+    papers = catalog.papers([s.paper_id for s in scored], filters.viewer)
     # (a point whose paper is missing means the index is out of step with the catalog, the truth: skip it)
     found = [(s, papers[s.paper_id]) for s in scored if s.paper_id in papers]
     quotes: list[list[str]] = [[] for _ in found]
@@ -143,7 +143,7 @@ def search_passages(
             if seen[point.paper_id] <= per_paper:
                 kept.append(point)
         points = kept[:limit]
-    papers = catalog.papers(list(dict.fromkeys(p.paper_id for p in points)))
+    papers = catalog.papers(list(dict.fromkeys(p.paper_id for p in points)), filters.viewer)
     hits = [
         PassageHit(papers[p.paper_id], p.score, rank, p.number, p.page, p.section, p.text)
         for rank, p in enumerate((p for p in points if p.paper_id in papers), start=1)

@@ -28,7 +28,9 @@ INDEXED_FIELDS = {
     "published": "datetime",
     "researcher_ids": "integer",
     "institution_ids": "integer",
+    "owner": "keyword",  # set on a user's private uploads only; every search filters on it (see `Filters.viewer`)
 }
+ANYONE = "*"  # `Filters.viewer` for upkeep (delete, relabel, count): every point, whoever owns it
 RETURNED_FIELDS = ["paper_id", "kind", "number", "page", "section", "text", "span"]
 
 
@@ -47,10 +49,14 @@ class Filters:
     researcher_id: int | None = None
     institution_id: int | None = None
     kinds: tuple[str, ...] = ()
+    # Whose private points may match besides the public ones: None (anonymous) public only; a user name, that
+    # user's uploads too; ANYONE, all (never from a request). Every store query carries it.
+    viewer: str | None = None
 
     def is_empty(self) -> bool:
-        """No restriction on which papers: `kinds` only says which points of a paper to search."""
-        return self == Filters(kinds=self.kinds)
+        """No restriction on which papers: `kinds` only says which points of a paper to search, `viewer` only
+        adds a user's few private points to the public ones."""
+        return self == Filters(kinds=self.kinds, viewer=self.viewer)
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,16 @@ class DateRange:
     lte: str | None
 
 
-Condition = AnyOf | Equals | DateRange
+@dataclass(frozen=True)
+class PublicOr:
+    """The payload field is absent (a public point) or equals `value` (a point of that owner); `value` None:
+    public points only."""
+
+    key: str
+    value: str | None
+
+
+Condition = AnyOf | Equals | DateRange | PublicOr
 
 
 def conditions(filters: Filters) -> list[Condition]:
@@ -128,6 +143,8 @@ def conditions(filters: Filters) -> list[Condition]:
         gte = _as_utc(filters.published_from, end=False) if filters.published_from else None
         lte = _as_utc(filters.published_to, end=True) if filters.published_to else None
         found.append(DateRange("published", gte, lte))
+    if filters.viewer != ANYONE:
+        found.append(PublicOr("owner", filters.viewer))
     return found
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from retrieval.embeddings import DENSE_DIM, SparseVector
 from retrieval.store import (
+    ANYONE,
     DENSE,
     INDEXED_FIELDS,
     RETURNED_FIELDS,
@@ -13,6 +14,7 @@ from retrieval.store import (
     AnyOf,
     DateRange,
     Equals,
+    PublicOr,
     Filters,
     IndexUnavailable,
     PointHit,
@@ -46,14 +48,16 @@ class ClientStore:
 
     def _ensure_collection(self) -> None:
         m = self.m
+        present: set[str] = set()
         if self.client.collection_exists(self.collection):
-            return
-        self.client.create_collection(
-            self.collection,
-            vectors_config={DENSE: m.VectorParams(size=DENSE_DIM, distance=m.Distance.COSINE)},
-            sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF)},
-        )
-        if self.local:
+            present = set(self.client.get_collection(self.collection).payload_schema or {})
+        else:
+            self.client.create_collection(
+                self.collection,
+                vectors_config={DENSE: m.VectorParams(size=DENSE_DIM, distance=m.Distance.COSINE)},
+                sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF)},
+            )
+        if self.local:  # qdrant-client's local mode keeps no payload indexes
             return
         schemas = {
             "keyword": m.PayloadSchemaType.KEYWORD,
@@ -61,7 +65,8 @@ class ClientStore:
             "datetime": m.PayloadSchemaType.DATETIME,
         }
         for name, kind in INDEXED_FIELDS.items():
-            self.client.create_payload_index(self.collection, name, field_schema=schemas[kind])
+            if name not in present:  # a collection made before a field was added gets its index now
+                self.client.create_payload_index(self.collection, name, field_schema=schemas[kind])
 
     def _filter(self, filters: Filters):
         m = self.m
@@ -74,6 +79,11 @@ class ClientStore:
                     must.append(m.FieldCondition(key=key, match=m.MatchValue(value=value)))
                 case DateRange(key, gte, lte):
                     must.append(m.FieldCondition(key=key, range=m.DatetimeRange(gte=gte, lte=lte)))
+                case PublicOr(key, None):
+                    must.append(m.IsEmptyCondition(is_empty=m.PayloadField(key=key)))
+                case PublicOr(key, value):
+                    mine = m.FieldCondition(key=key, match=m.MatchValue(value=value))
+                    must.append(m.Filter(should=[m.IsEmptyCondition(is_empty=m.PayloadField(key=key)), mine]))
         return m.Filter(must=must) if must else None
 
     def upsert(self, points: list[StoredPoint]) -> None:
@@ -91,11 +101,12 @@ class ClientStore:
 
     def delete_papers(self, paper_ids: list[str], kinds: tuple[str, ...]) -> None:
         if paper_ids:
-            selector = self.m.FilterSelector(filter=self._filter(Filters(paper_ids=tuple(paper_ids), kinds=kinds)))
+            every = Filters(paper_ids=tuple(paper_ids), kinds=kinds, viewer=ANYONE)
+            selector = self.m.FilterSelector(filter=self._filter(every))
             self._write(self.client.delete, points_selector=selector)
 
     def set_paper_payload(self, paper_id: str, payload: dict) -> None:
-        selector = self.m.FilterSelector(filter=self._filter(Filters(paper_ids=(paper_id,))))
+        selector = self.m.FilterSelector(filter=self._filter(Filters(paper_ids=(paper_id,), viewer=ANYONE)))
         self._write(self.client.set_payload, payload=payload, points=selector)
 
     def _write(self, call, **arguments) -> None:
@@ -130,7 +141,7 @@ class ClientStore:
 
     def count(self, filters: Filters | None = None) -> int:
         try:
-            flt = self._filter(filters or Filters())
+            flt = self._filter(filters or Filters(viewer=ANYONE))
             return self.client.count(self.collection, count_filter=flt, exact=True).count
         except Exception as exc:
             raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc

@@ -9,6 +9,7 @@ import numpy as np
 
 from retrieval.embeddings import DENSE_DIM, SparseVector
 from retrieval.store import (
+    ANYONE,
     DENSE,
     INDEXED_FIELDS,
     RETURNED_FIELDS,
@@ -16,6 +17,7 @@ from retrieval.store import (
     AnyOf,
     DateRange,
     Equals,
+    PublicOr,
     Filters,
     IndexUnavailable,
     PointHit,
@@ -51,6 +53,7 @@ class EdgeStore:
         try:
             if (path / "edge_config.json").exists() or any(path.glob("segments*")):
                 self.shard = q.EdgeShard.load(str(path))
+                self._create_indexes(set(self.shard.info().payload_schema))  # fields added since it was made
             else:
                 path.mkdir(parents=True, exist_ok=True)
                 self.shard = q.EdgeShard.create(str(path), self._config())
@@ -66,12 +69,13 @@ class EdgeStore:
             sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
         )
 
-    def _create_indexes(self) -> None:
+    def _create_indexes(self, present: set[str] = frozenset()) -> None:
         q = self.q
         kinds = {"keyword": q.PayloadSchemaType.Keyword, "integer": q.PayloadSchemaType.Integer}
         kinds["datetime"] = q.PayloadSchemaType.Datetime
         for name, kind in INDEXED_FIELDS.items():
-            self.shard.update(q.UpdateOperation.create_field_index(name, kinds[kind]))
+            if name not in present:
+                self.shard.update(q.UpdateOperation.create_field_index(name, kinds[kind]))
 
     def _filter(self, filters: Filters):
         q = self.q
@@ -84,6 +88,11 @@ class EdgeStore:
                     must.append(q.FieldCondition(key=key, match=q.MatchValue(value)))
                 case DateRange(key, gte, lte):
                     must.append(q.FieldCondition(key=key, range=q.RangeDateTime(gte=gte, lte=lte)))
+                case PublicOr(key, None):
+                    must.append(q.IsEmptyCondition(key=key))
+                case PublicOr(key, value):
+                    mine = q.FieldCondition(key=key, match=q.MatchValue(value))
+                    must.append(q.Filter(should=[q.IsEmptyCondition(key=key), mine]))
         return q.Filter(must=must) if must else None
 
     def _params(self, filters: Filters):
@@ -111,12 +120,12 @@ class EdgeStore:
 
     def delete_papers(self, paper_ids: list[str], kinds: tuple[str, ...]) -> None:
         if paper_ids:
-            condition = self._filter(Filters(paper_ids=tuple(paper_ids), kinds=kinds))
+            condition = self._filter(Filters(paper_ids=tuple(paper_ids), kinds=kinds, viewer=ANYONE))
             self._update(self.q.UpdateOperation.delete_points_by_filter(condition))
 
     def set_paper_payload(self, paper_id: str, payload: dict) -> None:
         """Overwrite some payload keys on every point of a paper (all kinds), vectors untouched."""
-        condition = self._filter(Filters(paper_ids=(paper_id,)))
+        condition = self._filter(Filters(paper_ids=(paper_id,), viewer=ANYONE))
         self._update(self.q.UpdateOperation.set_payload_by_filter(condition, payload))
 
     def _update(self, operation) -> None:
@@ -152,7 +161,8 @@ class EdgeStore:
 
     def count(self, filters: Filters | None = None) -> int:
         try:
-            return self.shard.count(self.q.CountRequest(exact=True, filter=self._filter(filters or Filters())))
+            condition = self._filter(filters or Filters(viewer=ANYONE))
+            return self.shard.count(self.q.CountRequest(exact=True, filter=condition))
         except Exception as exc:
             raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
 

@@ -3,6 +3,8 @@ authorships (whose researchers `retrieval.identity` finds), institutions and cit
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from sqlmodel import Session, select
 
 from retrieval.identity import MATCHED, _add_ids, _by_external_id, _identity, _resolve, same_person_name
@@ -50,7 +52,7 @@ def upsert_paper(session: Session, record: PaperRecord) -> Paper:
     if record.authors:
         _replace_authorships(session, paper, record.authors, record.source)
     if record.references:  # the paper's edges read once (not a query per reference: lists run to hundreds)
-        edges = {row.cited_key: row for row in session.exec(select(Citation).where(Citation.citing_id == paper.id))}
+        edges = edges_of(session, paper.id)
         for ref in record.references:
             _upsert_citation(session, paper.id, ref.openalex_id, ref.doi, ref.arxiv_id, ref.title, edges)
     return paper
@@ -163,9 +165,17 @@ def _resolve_institution(session: Session, affiliation) -> Institution | None:
     return found
 
 
-def add_citation(session: Session, citing_id: str, arxiv_id: str | None = None, doi: str | None = None) -> None:
-    """A citation edge found in a paper's own reference list (by arXiv id or DOI)."""
-    _upsert_citation(session, citing_id, None, doi, arxiv_id, None)
+def add_citation(
+    session: Session, citing_id: str, arxiv_id: str | None = None, doi: str | None = None, edges: dict | None = None
+) -> None:
+    """A citation edge found in a paper's own reference list (by arXiv id or DOI); `edges` as `edges_of` reads
+    them, so a reference list costs one query rather than one per entry."""
+    _upsert_citation(session, citing_id, None, doi, arxiv_id, None, edges)
+
+
+def edges_of(session: Session, citing_id: str) -> dict[str, Citation]:
+    """A paper's stored citation edges by key."""
+    return {row.cited_key: row for row in session.exec(select(Citation).where(Citation.citing_id == citing_id))}
 
 
 def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_id, title, edges=None) -> None:
@@ -187,13 +197,20 @@ def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_i
     session.add(row)
 
 
-def link_citations(session: Session) -> int:
-    """Point citation edges at papers now in the corpus; returns how many edges changed."""
+def link_citations(session: Session, citing_ids: Collection[str] | None = None) -> int:
+    """Point citation edges at papers now in the corpus (only the edges of `citing_ids` when given, e.g. the
+    reference lists a PDF job just read); returns how many edges changed."""
+    query = select(Citation).where(Citation.cited_id.is_(None))
+    if citing_ids is not None:
+        query = query.where(Citation.citing_id.in_(list(citing_ids)))
+    rows = session.exec(query).all()
+    if not rows:
+        return 0
+    by_openalex = _paper_ids(session, Paper.openalex_id, {r.cited_openalex_id for r in rows} - {None})
+    by_arxiv = _paper_ids(session, Paper.arxiv_id, {r.cited_arxiv_id for r in rows} - {None})
+    by_doi = _paper_ids(session, Paper.doi, {(r.cited_doi or "").lower() for r in rows} - {""})
     changed = 0
-    by_openalex = dict(session.exec(select(Paper.openalex_id, Paper.id).where(Paper.openalex_id.is_not(None))).all())
-    by_arxiv = dict(session.exec(select(Paper.arxiv_id, Paper.id).where(Paper.arxiv_id.is_not(None))).all())
-    by_doi = dict(session.exec(select(Paper.doi, Paper.id).where(Paper.doi.is_not(None))).all())
-    for row in session.exec(select(Citation).where(Citation.cited_id.is_(None))).all():
+    for row in rows:
         target = (
             by_openalex.get(row.cited_openalex_id)
             or by_arxiv.get(row.cited_arxiv_id)
@@ -204,6 +221,16 @@ def link_citations(session: Session) -> int:
             session.add(row)
             changed += 1
     return changed
+
+
+def _paper_ids(session: Session, column, values: set[str], chunk: int = 500) -> dict[str, str]:
+    """value of `column` -> paper id, for these values only (read in chunks under SQLite's parameter limit)."""
+    found: dict[str, str] = {}
+    ordered = sorted(values)
+    for start in range(0, len(ordered), chunk):
+        part = ordered[start : start + chunk]
+        found.update(session.exec(select(column, Paper.id).where(column.in_(part))).all())
+    return found
 
 
 def upsert_institution(session: Session, record: InstitutionRecord) -> Institution:

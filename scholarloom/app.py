@@ -92,6 +92,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         if settings.llm_daily_tokens else PagesDeps.budget,
         metrics=runtime.metrics.render,
         metrics_token=settings.metrics_token.get_secret_value() if settings.metrics_token else None,
+        uploads=runtime.uploads,
+        upload_limits=runtime.upload_limits,
     )
     app = FastAPI(
         title="ScholarLoom",
@@ -209,4 +211,7 @@ def _mount_chat(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
 
     patches.apply(secret, live, origins=chat_origins(settings), secure_cookies=settings.base_url.startswith("https:"))
     chainlit.server.app.state.runtime = runtime
+    from chatui.attachments import configure_chat_uploads
+
+    configure_chat_uploads(settings.upload_max_mb, enabled=settings.upload_quota_mb > 0)
     mount_chainlit(app, target=str(CHAT_HANDLERS), path="/chat")

@@ -18,6 +18,7 @@ from assistant.turn import run_tool
 from auth.accounts import oauth_account, provider_subject, session_is_live
 from auth.nonces import spend
 from auth.sessions import SESSION_VERSION, client_address
+from chatui.attachments import take_attachments
 from chatui.fetch import FETCH_ACTION, follow_request, offer_fetch
 from common.logs import REQUEST_ID, new_request_id
 from chatui.files import LocalFiles
@@ -111,7 +112,7 @@ async def _scoped(conversation: Conversation) -> str | None:
         kind, subject = await asyncio.to_thread(chat_intent, cl.context.session.environ or {}, spend_once) or ("", "")
         library = runtime().library
         if kind == "paper":
-            conversation.paper = await asyncio.to_thread(library.resolve_paper_id, subject)
+            conversation.paper = await asyncio.to_thread(library.resolve_paper_id, subject, _username())
         elif kind:
             conversation.about = await asyncio.to_thread(subject_card, library, kind, subject)
             conversation.focus = (conversation.about,) if conversation.about else ()  # "she" in the first question
@@ -134,7 +135,7 @@ def _deps(conversation: Conversation):
 async def on_chat_start() -> None:
     conversation = _conversation()
     await _scoped(conversation)
-    if text := await asyncio.to_thread(introduction, conversation, runtime().library):
+    if text := await asyncio.to_thread(introduction, conversation, runtime().library, _username()):
         await cl.Message(content=safe_markdown(text)).send()
 
 
@@ -144,6 +145,13 @@ async def on_message(message: cl.Message) -> None:
         return
     conversation = _conversation()
     await _scoped(conversation)
+    if message.elements:  # attached PDFs join the user's library; the chat is then about the last one
+        rt = runtime()
+        ready = await take_attachments(message.elements, rt.uploads, _username(), rt.upload_limits, rt.jobs)
+        if ready:
+            conversation.paper, conversation.paper_checked = ready[-1].point_paper_id, True
+        if not message.content.strip():
+            return
     ui = ChainlitTurnUI()
     recent = recent_history(conversation.history, runtime().settings.agent.history_messages)
     user, outcome, stopped = _username(), None, False

@@ -272,6 +272,16 @@ def run_paper(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     return f"paper {paper_id}"
 
 
+def run_upload(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    from ingest.pdf_worker import PdfLimits
+    from ingest.uploads import index_upload
+
+    s = ctx.settings
+    limits = PdfLimits(max_bytes=s.upload_max_mb * 1024 * 1024, max_pages=s.upload_max_pages)
+    return index_upload(ctx.catalog, ctx.index, ctx.embedder, s.uploads(), int(args["upload_id"]), limits, summary,
+                        progress)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class KindInfo:
     run: Kind
@@ -288,6 +298,7 @@ KINDS: dict[str, KindInfo] = {
     "analyse": KindInfo(run_analyse, "analysis", "papers"),
     "update": KindInfo(run_update, "update", "records"),
     "paper": KindInfo(run_paper, "paper", "records"),
+    "upload": KindInfo(run_upload, "upload", "files"),
 }
 
 

@@ -60,6 +60,18 @@ class Runtime:
         return cls(settings, settings.library(), agent)
 
     @property
+    def uploads(self):
+        """Users' own PDFs (`retrieval.uploads`), in the catalog's database and `<data dir>/uploads`."""
+        return self.settings.uploads()
+
+    @property
+    def upload_limits(self):
+        from retrieval.uploads import UploadLimits
+
+        s = self.settings
+        return UploadLimits(s.upload_max_mb, s.upload_max_pages, s.upload_quota_mb)
+
+    @property
     def jobs(self):
         """The job queue in the catalog's database (papers on request, ingest runs, updates)."""
         from retrieval.jobs import JobQueue

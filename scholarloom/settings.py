@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from retrieval.embeddings import Embedder
     from retrieval.index import Index
     from retrieval.library import Library
+    from retrieval.uploads import Uploads
 
 from scholarloom.sections import AgentSettings, SourceSettings
 
@@ -110,6 +111,11 @@ class Settings(BaseSettings):
         "the chat's card): signed-in users, or nobody (off).",
     )
     on_demand_daily: int = Field(20, ge=0, le=10_000, description="Papers each user may fetch on request a day.")
+    upload_max_mb: int = Field(
+        50, ge=1, le=2_000, description="Largest PDF a user may upload (refused before it is read)."
+    )
+    upload_max_pages: int = Field(400, ge=1, le=10_000, description="Most pages an uploaded PDF may have.")
+    upload_quota_mb: int = Field(500, ge=0, le=1_000_000, description="Storage each user's uploads may take in all.")
     update_every: str | None = Field(
         None,
         description="How often `serve` runs the steps of `ingest update` itself, e.g. 24h, 90m or 3600 (seconds); "
@@ -208,6 +214,17 @@ class Settings(BaseSettings):
         return self._once(
             "index", lambda: Index.open(self.collection, path=self.index_dir, url=self.qdrant_url, api_key=api_key)
         )
+
+    def uploads(self) -> "Uploads":
+        """Users' own PDFs: rows in the catalog's database, files in `<data dir>/uploads`."""
+        from retrieval.uploads import Uploads
+
+        def build():
+            folder = self.data_dir / "uploads"
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            return Uploads(self.catalog().engine, folder)
+
+        return self._once("uploads", build)
 
     def library(self) -> "Library":
         """The archive as one object (catalog, index, embedder): what tools, pages and benchmarks hold."""

@@ -105,10 +105,19 @@ class ChatClient:
         )
         await self.sio.emit("connection_successful")
 
-    async def ask(self, question: str) -> None:
+    async def ask(self, question: str, files: list[str] | None = None, timeout: float = 60) -> None:
+        """Send a question (with files already attached by `attach`) and wait for the turn to end."""
         self.turn_done.clear()
-        await self.sio.emit("client_message", user_message(self.user, question))
-        await asyncio.wait_for(self.turn_done.wait(), timeout=60)
+        message = user_message(self.user, question)
+        message["fileReferences"] = [{"id": file_id} for file_id in files] if files else None
+        await self.sio.emit("client_message", message)
+        await asyncio.wait_for(self.turn_done.wait(), timeout=timeout)
+
+    async def attach(self, name: str, data: bytes, mime: str = "application/pdf") -> httpx.Response:
+        """What the attach button does: the file to Chainlit's upload route for this session (its id in the JSON)."""
+        async with self.http() as http:
+            return await http.post("/chat/project/file", params={"session_id": self.session_id},
+                                   files={"file": (name, data, mime)})  # fmt: skip
 
     def messages(self, kind: str) -> list[dict]:
         """The last state of each message of a type (assistant_message, tool...), in order of creation."""

@@ -66,12 +66,13 @@ class SmallServer:
 
 @pytest.fixture(scope="session")
 def small_server(tmp_path_factory, embedder) -> Iterator[SmallServer]:
-    """`scholarloom serve` on a small archive with the user alice (the chat tests' PASSWORD) and the recorded
-    sources, for the whole run: tests on it ask for different papers and look only at their own jobs."""
+    """`scholarloom serve` on a small archive with the users alice, carol and dave (the chat tests' PASSWORD) and
+    the recorded sources, for the whole run: tests on it ask for different papers and look only at their own jobs
+    (carol's uploads are hers alone: alice's answers never see them)."""
     from scholarloom.settings import Settings
 
     root = tmp_path_factory.mktemp("small-server")
     make = lambda data_dir: Settings(data_dir=data_dir).adopt(embedder=embedder)  # noqa: E731
-    data = small_archive(root, make, {"alice": PASSWORD})
+    data = small_archive(root, make, {"alice": PASSWORD, "carol": PASSWORD, "dave": PASSWORD})
     with recorded_sources() as sources, served(data, **sources) as (base, process):
         yield SmallServer(base, data, process)

@@ -9,10 +9,16 @@ from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
 from pages.base import byline, md_escape
 from pages.paper import paper_page
 from retrieval.index import Filters
+from retrieval.uploads import upload_number
 
 
 def _byline(names: list[str], year: int | None) -> str:
     return ", ".join(x for x in (byline(names), str(year) if year else "") if x)
+
+
+def _card_kind(paper_id: str) -> str:
+    """A user's own upload is a card with only its page (no references, citations or BibTeX of the catalog's)."""
+    return "upload" if upload_number(paper_id) is not None else "paper"
 
 
 def search_papers(
@@ -41,6 +47,7 @@ def search_papers(
         categories=(category,) if category else (),
         published_from=published_after,
         published_to=published_before,
+        viewer=deps.user,  # the user's own uploads too, never anyone else's
     )
     limit = max(1, min(limit, deps.max_results))
     hits = []
@@ -64,7 +71,8 @@ def search_papers(
         mark = "; by the named researcher" if hit.kind == "author" else ""
         lines.append(f"[{n}] {md_escape(hit.paper.title)} ({subtitle}); id {hit.paper.id}; page {path}{mark}")
         lines += [f"    matching: {md_escape(s)}" for s in hit.sentences]
-        cards.append(Card("paper", hit.paper.id, hit.paper.title, path, subtitle, n, tuple(hit.sentences)))
+        cards.append(Card(_card_kind(hit.paper.id), hit.paper.id, hit.paper.title, path, subtitle, n,
+                          tuple(hit.sentences)))  # fmt: skip
     return ToolResult("\n".join(lines), cards)
 
 
@@ -98,15 +106,15 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
         limit: How many passages to return, 1 to 10.
     """
     limit = max(1, min(limit, deps.max_results))
-    filters = Filters()
+    filters = Filters(viewer=deps.user)
     if paper_id:
-        resolved = deps.library.resolve_paper_id(paper_id)
+        resolved = deps.library.resolve_paper_id(paper_id, viewer=deps.user)
         if resolved is None:
             raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
-        filters = Filters(paper_ids=(resolved,))
+        filters = Filters(paper_ids=(resolved,), viewer=deps.user)
     hits = []
     if deps.scope_paper_id and not paper_id:
-        scoped = Filters(paper_ids=(deps.scope_paper_id,))
+        scoped = Filters(paper_ids=(deps.scope_paper_id,), viewer=deps.user)
         hits += deps.library.passages(query, scoped, limit=limit).hits[:3]
     result = deps.library.passages(query, filters, limit=limit, per_paper=3)
     seen = {(h.paper.id, h.number) for h in hits}
@@ -125,5 +133,5 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
             card = cards[hit.paper.id]
             cards[hit.paper.id] = replace(card, quotes=card.quotes + (quote,))
         else:
-            cards[hit.paper.id] = Card("paper", hit.paper.id, hit.paper.title, path, "", n, (quote,))
+            cards[hit.paper.id] = Card(_card_kind(hit.paper.id), hit.paper.id, hit.paper.title, path, "", n, (quote,))
     return ToolResult("\n".join(lines), list(cards.values()))

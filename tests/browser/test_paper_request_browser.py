@@ -3,9 +3,7 @@ against `scholarloom serve` on the small archive, with arXiv, OpenAlex and the P
 
 import re
 
-from auth.accounts import add_user
-from scholarloom.settings import Settings
-from tests.browser.conftest import page_text, require_chromium, signed_in
+from tests.browser.conftest import new_user_on, page_text, require_chromium, signed_in
 from tests.conftest import REPO
 from tests.ingest.ondemand_fixtures import ALSO_ASKED
 
@@ -18,9 +16,7 @@ SHOTS.mkdir(parents=True, exist_ok=True)
 def test_the_404_pages_button_fetches_a_paper_and_opens_it(browser, small_server):
     """A paper that is not here: the 404 page's button starts the job, the follow page reloads itself until the
     paper is in, then opens its page. arXiv, OpenAlex and the PDF are recorded answers on a local server."""
-    engine = Settings(data_dir=small_server.data).catalog().engine
-    add_user(engine, "erin", PASSWORD, replace=True)
-    engine.dispose()
+    new_user_on(small_server.data, "erin", PASSWORD)
     base, page = small_server.base, None
     try:
         context, page = signed_in(browser, base, "erin", PASSWORD)

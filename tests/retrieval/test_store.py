@@ -151,3 +151,39 @@ def test_a_papers_stored_abstract_vector_comes_back(index):
     for paper_id in ("p000", "p017", "p119"):
         assert np.allclose(index.abstract_vector(paper_id), BY_PAPER[paper_id].vectors.dense, atol=1e-6)
     assert index.abstract_vector("nothing-here") is None
+
+
+def _owned(paper_id: str, owner: str, seed: int) -> list[IndexPoint]:
+    vectors = Embedded(_query(seed).dense, SparseVector([3, 17, 42], [5.0, 5.0, 5.0]))
+    return [IndexPoint(paper_id, kind, 0, vectors, text="private", owner=owner) for kind in ("abstract", "passage")]
+
+
+def test_a_private_point_is_found_by_its_owner_alone(index):
+    """Each point is its query's nearest neighbour and best keyword match, so only the owner filter hides it."""
+    index.upsert(_owned("upload:1", "alice", 11) + _owned("upload:2", "bob", 12))
+    for viewer, mine, theirs in (("alice", "upload:1", "upload:2"), ("bob", "upload:2", "upload:1")):
+        for seed, paper in ((11, "upload:1"), (12, "upload:2")):
+            papers = [s.paper_id for s in index.papers(_query(seed), Filters(viewer=viewer), limit=5)]
+            passages = [h.paper_id for h in index.passages(_query(seed), Filters(viewer=viewer), limit=5)]
+            assert (paper in papers, paper in passages) == ((paper == mine),) * 2
+            assert theirs not in papers + passages
+        assert index.count(Filters(viewer=viewer)) == len(POINTS) + 2
+    for filters in (Filters(), Filters(paper_ids=("upload:1", "upload:2")), Filters(categories=("cs.CL",))):
+        for seed in (11, 12):  # anonymous: public points only, whatever else the filter names
+            found = [s.paper_id for s in index.papers(_query(seed), filters, limit=5)]
+            found += [h.paper_id for h in index.passages(_query(seed), filters, limit=5)]
+            assert not {"upload:1", "upload:2"} & set(found)
+    assert index.count(Filters()) == len(POINTS)
+    assert index.count() == len(POINTS) + 4  # upkeep (no filter) counts everyone's points
+    index.replace(["upload:1"], [], ("abstract", "passage"))  # deleting needs no viewer
+    assert index.count(Filters(paper_ids=("upload:1",), viewer="alice")) == 0
+
+
+def test_an_index_made_before_the_owner_field_gets_its_payload_index(tmp_path):
+    store = EdgeStore(tmp_path / "edge")
+    store.shard.update(store.q.UpdateOperation.delete_field_index("owner"))
+    assert "owner" not in store.shard.info().payload_schema
+    store.close()
+    reopened = EdgeStore(tmp_path / "edge")
+    assert "owner" in reopened.shard.info().payload_schema
+    reopened.close()

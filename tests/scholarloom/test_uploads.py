@@ -64,7 +64,10 @@ def test_a_body_growing_past_the_limit_is_cut_off(server, uploads_on):
     assert sent < 20 * MB  # of 100 MB offered: the server stopped reading a little past its 2 MB
 
 
-def test_with_uploads_off_nothing_is_read(server):
+def test_with_uploads_off_nothing_is_read(server, monkeypatch):
+    from chainlit.config import config
+
+    monkeypatch.setattr(config.features.spontaneous_file_upload, "enabled", False)  # SCHOLARLOOM_UPLOAD_QUOTA_MB=0
     token = asyncio.run(sign_in(server, "alice"))
     status, _ = _post(server, token, {"Content-Length": "1000"})
     assert status == "HTTP/1.1 413 Request Entity Too Large"

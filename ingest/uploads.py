@@ -1,0 +1,67 @@
+"""A user's uploaded PDF made searchable for that user alone: the `upload` job.
+
+The file was checked and stored by the request that received it (`pages.library`); the job parses it in the
+bounded PDF worker, reads its title, authors and abstract from the file (`ingest.pdf_meta`), cuts its pages into
+passages and indexes them with the owner's name in every point's payload (`retrieval.store` filters on it), and
+links it to the catalog's paper when the file prints an arXiv id or DOI the catalog holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ingest.fulltext import passages
+from ingest.pdf_meta import guess_metadata
+from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
+from ingest.report import Failure, Summary
+from retrieval.catalog import Catalog
+from retrieval.embeddings import Embedder
+from retrieval.index import Index, IndexPoint
+from retrieval.uploads import JOB_KIND, KINDS, Uploads
+
+KIND = JOB_KIND
+
+
+class UploadFailed(RuntimeError):
+    """The upload cannot be indexed; the message says why (and is kept on the upload's row)."""
+
+
+def index_upload(
+    catalog: Catalog, index: Index, embedder: Embedder, uploads: Uploads, upload_id: int, limits: PdfLimits,
+    summary: Summary, progress=None,
+) -> str:  # fmt: skip
+    """Parse, describe and index one upload; returns the closing note."""
+    upload = uploads.by_id(upload_id)
+    if upload is None:
+        return f"upload {upload_id} was deleted before it was indexed"
+    try:
+        with PdfWorker(limits) as worker:
+            parsed = worker.read(uploads.file(upload).read_bytes())
+    except (PdfError, OSError) as exc:
+        uploads.update(upload_id, state="failed", error=str(exc)[:500])
+        summary.fail(Failure(KIND, upload.filename, str(exc)))
+        raise UploadFailed(str(exc)) from exc
+    meta = guess_metadata(parsed.info, parsed.lines, parsed.pages[0] if parsed.pages else "")
+    if upload.edited:  # the user's corrections stand
+        meta = replace(meta, title=upload.title or meta.title, authors=upload.authors, abstract=upload.abstract)
+    title = meta.title or upload.filename.removesuffix(".pdf")
+    found = passages(parsed.pages, embedder.count_tokens)
+    vectors = embedder.documents([f"{title}. {meta.abstract}".strip(" ."), *(p.text for p in found)])
+    points = [IndexPoint(upload.point_paper_id, "abstract", 0, vectors[0], owner=upload.owner)]
+    points += [
+        IndexPoint(upload.point_paper_id, "passage", p.number, v, text=p.text, page=p.page, section=p.section,
+                   owner=upload.owner)  # fmt: skip
+        for p, v in zip(found, vectors[1:], strict=True)
+    ]
+    index.replace([upload.point_paper_id], points, kinds=KINDS)
+    if uploads.by_id(upload_id) is None:  # deleted while it was being indexed: leave nothing behind
+        index.replace([upload.point_paper_id], [], kinds=KINDS)
+        return f"upload {upload_id} was deleted while it was indexed"
+    linked = catalog.resolve_paper_id(meta.arxiv_id or "") if meta.arxiv_id else None
+    linked = linked or (catalog.paper_by_doi(meta.doi) if meta.doi else None)
+    uploads.update(upload_id, state="indexed", error=None, pages=len(parsed.pages), passages=len(found),
+                   title=title, authors=meta.authors, abstract=meta.abstract, arxiv_id=meta.arxiv_id, doi=meta.doi,
+                   paper_id=linked)  # fmt: skip
+    summary.add("pages", len(parsed.pages))
+    summary.add("passages", len(found))
+    return f"{upload.filename}: {len(parsed.pages)} pages, {len(found)} passages"

@@ -1,0 +1,189 @@
+"""A reading list brought from elsewhere: a BibTeX, RIS or CSL-JSON export (what Zotero, Mendeley and JabRef write)
+or a plain list of arXiv ids and DOIs, read into entries (an arXiv id, a DOI, a title, or why the entry cannot be
+read). `bibtexparser` and `rispy` read their formats; CSL-JSON is JSON; nothing here is a hand-made parser of a
+format. What becomes of each entry (joined, requested from arXiv, not found) is decided in `import_entries`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from retrieval.records import arxiv_id_of, arxiv_ids_in
+
+MAX_ENTRIES = 2_000
+_DOI = re.compile(r"\b(10\.\d{4,9}/\S+)", re.I)
+
+
+@dataclass(frozen=True)
+class Entry:
+    label: str  # how the user will recognise it: the citation key, the title, or the line
+    arxiv_id: str | None = None
+    doi: str | None = None
+    title: str | None = None
+    problem: str | None = None  # the entry could not be read: why
+
+
+@dataclass
+class ImportReport:
+    format: str
+    joined: list[tuple[str, str]] = field(default_factory=list)  # (label, paper id)
+    requested: list[tuple[str, str]] = field(default_factory=list)  # (label, arXiv id), with the job fetching it
+    not_found: list[tuple[str, str]] = field(default_factory=list)  # (label, reason)
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (label, reason)
+
+    def counts(self) -> dict[str, int]:
+        return {name: len(getattr(self, name)) for name in ("joined", "requested", "not_found", "rejected")}
+
+
+def _doi(text: str | None) -> str | None:
+    found = _DOI.search(text or "")
+    return found[1].rstrip(".,;}").lower() if found else None
+
+
+def _entry(label: str, title: str | None, doi_text: str | None, *arxiv_texts: str | None) -> Entry:
+    doi = _doi(doi_text)
+    arxiv_id = arxiv_id_of(doi) if doi else None
+    for text in arxiv_texts:
+        if arxiv_id is None and text:
+            arxiv_id = arxiv_id_of(text) or next(iter(arxiv_ids_in(text, 1)), None)
+    title = re.sub(r"\s+", " ", re.sub(r"[{}]", "", title or "")).strip() or None
+    if not (arxiv_id or doi or title):
+        return Entry(label, problem="no arXiv id, DOI or title")
+    return Entry(label, arxiv_id, None if arxiv_id else doi, title)
+
+
+def read_bibtex(text: str) -> list[Entry]:
+    import bibtexparser
+
+    library = bibtexparser.parse_string(text)
+    entries = []
+    for e in library.entries:
+        f = {k.lower(): str(v.value) for k, v in e.fields_dict.items()}
+        arxiv_hint = f.get("eprint") if f.get("archiveprefix", "arxiv").lower() == "arxiv" else None
+        entries.append(_entry(e.key, f.get("title"), f.get("doi"), arxiv_hint, f.get("url"), f.get("journal"),
+                              f.get("note")))  # fmt: skip
+    for block in library.failed_blocks:
+        first = (block.raw or "").strip().splitlines()[0][:80] if (block.raw or "").strip() else "?"
+        entries.append(Entry(first, problem=f"malformed BibTeX (line {block.start_line + 1}): {type(block).__name__}"))
+    return entries
+
+
+def read_ris(text: str) -> list[Entry]:
+    import rispy
+    from rispy.parser import RisParser
+
+    lost: list[list[tuple[str, str]]] = []  # tagged lines rispy skipped, one list per entry that had no TY line
+
+    class Reporting(RisParser):
+        """rispy's parser, noting the entries it skips for want of a TY line (it would drop them silently)."""
+
+        def _iter_till_start(self, lines) -> dict:
+            skipped: list[tuple[str, str]] = []
+            try:
+                while True:
+                    line = next(lines)
+                    if line.startswith(self.START_TAG):
+                        return {self.mapping[self.START_TAG]: self.parse_line(line)[1]}
+                    tag, content = self.parse_line(line)
+                    if tag == self.END_TAG and skipped:
+                        lost.append(skipped)
+                        skipped = []
+                    elif tag:
+                        skipped.append((tag, content))
+            finally:
+                if skipped:
+                    lost.append(skipped)
+
+    entries = []
+    for i, e in enumerate(rispy.loads(text, implementation=Reporting), start=1):
+        title = e.get("title") or e.get("primary_title")
+        urls = " ".join(e.get("urls") or [])
+        notes = " ".join(e.get("notes") or [])
+        entries.append(_entry(title or f"entry {i}", title, e.get("doi"), urls, notes, e.get("number")))
+    for tags in lost:
+        label = next((content for tag, content in tags if tag in ("TI", "T1")), tags[0][1])[:120]
+        entries.append(Entry(label or "?", problem="malformed RIS: an entry without its TY (type) line"))
+    return entries
+
+
+def read_csl_json(text: str) -> list[Entry]:
+    items = json.loads(text)
+    items = items if isinstance(items, list) else [items]
+    entries = []
+    for i, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            entries.append(Entry(f"item {i}", problem="malformed CSL-JSON: an item is not an object"))
+            continue
+        title = item.get("title") if isinstance(item.get("title"), str) else None
+        texts = [str(item.get(k)) for k in ("URL", "number", "archive_location", "note") if item.get(k)]
+        entries.append(_entry(str(item.get("id") or title or f"item {i}"), title, str(item.get("DOI") or ""), *texts))
+    return entries
+
+
+def read_identifiers(text: str) -> list[Entry]:
+    entries = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        arxiv_id, doi = arxiv_id_of(line), _doi(line)
+        if arxiv_id or doi:
+            entries.append(Entry(line[:120], arxiv_id, None if arxiv_id else doi))
+        else:
+            entries.append(Entry(line[:120], problem="not an arXiv id, an arXiv URL or a DOI"))
+    return entries
+
+
+def read_reading_list(text: str) -> tuple[str, list[Entry]]:
+    """The format (by content, not by the file's name) and its entries; ValueError when nothing can be read."""
+    head = text.lstrip()[:200]
+    if head.startswith("@"):
+        name, reader = "BibTeX", read_bibtex
+    elif re.match(r"TY  - ", head):
+        name, reader = "RIS", read_ris
+    elif head[:1] in "[{":
+        name, reader = "CSL-JSON", read_csl_json
+    else:
+        name, reader = "identifiers", read_identifiers
+    try:
+        entries = reader(text)
+    except (ValueError, KeyError, TypeError, AttributeError, IOError) as exc:
+        raise ValueError(f"This {name} file cannot be read: {str(exc)[:200]}") from exc
+    if len(entries) > MAX_ENTRIES:
+        raise ValueError(f"A reading list may hold at most {MAX_ENTRIES} entries; this one has {len(entries)}.")
+    return name, entries
+
+
+def import_entries(library, uploads, queue, owner: str, name: str, entries: list[Entry], *, on_demand: bool,
+                   daily: int) -> ImportReport:  # fmt: skip
+    """Each entry joins the owner's library when its paper is here (by arXiv id, DOI or exact title); an arXiv paper
+    that is not here is requested (the on-demand job, its quota and switch) and joins under its id; the rest are
+    listed as not found or rejected, each with its reason."""
+    from retrieval.requests import request_paper
+
+    report, joining = ImportReport(name), []
+    for e in entries:
+        if e.problem:
+            report.rejected.append((e.label, e.problem))
+        elif e.arxiv_id:
+            asked = request_paper(library, queue, owner, e.arxiv_id, enabled=on_demand, daily=daily)
+            if asked.paper_id:
+                report.joined.append((e.label, asked.paper_id))
+                joining.append(asked.paper_id)
+            elif asked.job is not None:
+                report.requested.append((e.label, e.arxiv_id))
+                joining.append(e.arxiv_id)  # the id the paper will have once fetched
+            else:
+                report.not_found.append((e.label, f"arXiv {e.arxiv_id} is not here: {asked.refusal}"))
+        elif found := (library.catalog.paper_by_doi(e.doi) if e.doi else library.catalog.paper_by_title(e.title)):
+            report.joined.append((e.label, found))
+            joining.append(found)
+        elif e.doi:
+            report.not_found.append((e.label, f"DOI {e.doi} is not in this archive, and only arXiv papers can be "
+                                              "fetched on request"))  # fmt: skip
+        else:
+            report.not_found.append((e.label, "no arXiv id or DOI, and no paper here has this exact title"))
+    uploads.join(owner, joining)
+    return report

@@ -1,0 +1,70 @@
+"""The `upload` job on a real index: a user's PDF becomes passages only that user finds; deleting it leaves nothing;
+a file over the page cap fails with its reason."""
+
+import shutil
+
+import pytest
+
+from ingest.pdf_worker import PdfLimits
+from ingest.report import Summary
+from ingest.uploads import UploadFailed, index_upload
+from retrieval.index import ANYONE, Filters
+from tests.conftest import PDFS
+
+LONGEVAL_PDF = PDFS / "2023.eacl-main.121.pdf"
+PHRASE = "guidelines for human evaluation of faithfulness in long-form summarization"
+
+
+def _stored(settings, tmp_path, owner="carol"):
+    spooled = settings.uploads().folder / ".incoming-test.pdf"
+    shutil.copy(LONGEVAL_PDF, spooled)
+    return settings.uploads().add(owner, "longeval.pdf", spooled, LONGEVAL_PDF.stat().st_size, "0" * 64)
+
+
+def _owned_points(index, owner_paper: str) -> int:
+    return index.count(Filters(paper_ids=(owner_paper,), viewer=ANYONE))
+
+
+def test_an_upload_is_indexed_for_its_owner_alone_and_deleted_whole(make_instance, tmp_path):
+    settings = make_instance(tmp_path / "data")
+    library, uploads = settings.library(), settings.uploads()
+    upload = _stored(settings, tmp_path)
+    assert not uploads.folder.joinpath(".incoming-test.pdf").exists()  # moved, not copied
+    note = index_upload(settings.catalog(), settings.index(), settings.embedder(), uploads, upload.id, PdfLimits(),
+                        Summary())  # fmt: skip
+    row = uploads.get("carol", upload.id)
+    assert row.state == "indexed" and row.pages == 20 and row.passages > 20 and f"{row.passages} passages" in note
+    assert row.title == "LongEval: Guidelines for Human Evaluation of Faithfulness in Long-form Summarization"
+    assert row.authors[:2] == ["Kalpesh Krishna", "Erin Bransom"] and row.abstract.startswith("While human")
+    paper_id = row.point_paper_id
+    assert _owned_points(settings.index(), paper_id) == row.passages + 1  # the passages and the title+abstract
+
+    mine = library.passages(PHRASE, Filters(viewer="carol"), limit=5).hits
+    assert mine and mine[0].paper.id == paper_id and mine[0].page is not None
+    assert library.search(PHRASE, Filters(viewer="carol"), limit=3).hits[0].paper.id == paper_id
+    for viewer in ("dave", None):
+        assert paper_id not in [h.paper.id for h in library.passages(PHRASE, Filters(viewer=viewer), limit=20).hits]
+        assert paper_id not in [h.paper.id for h in library.search(PHRASE, Filters(viewer=viewer), limit=20).hits]
+        assert library.resolve_paper_id(paper_id, viewer) is None
+    assert uploads.get("dave", upload.id) is None and library.papers([paper_id], "dave") == {}
+
+    uploads.delete(row, settings.index())
+    assert _owned_points(settings.index(), paper_id) == 0
+    assert settings.index().count(Filters(viewer="carol")) == settings.index().count(Filters())
+    assert uploads.get("carol", upload.id) is None and list(uploads.folder.iterdir()) == []
+
+
+def test_a_file_over_the_page_cap_fails_with_its_reason(make_instance, tmp_path):
+    settings = make_instance(tmp_path / "data")
+    upload = _stored(settings, tmp_path)
+    summary = Summary()
+    with pytest.raises(UploadFailed, match="20 pages, more than the limit of 5"):
+        index_upload(settings.catalog(), settings.index(), settings.embedder(), settings.uploads(), upload.id,
+                     PdfLimits(max_pages=5), summary)  # fmt: skip
+    row = settings.uploads().get("carol", upload.id)
+    assert row.state == "failed" and "more than the limit of 5" in row.error and summary.failures
+    assert _owned_points(settings.index(), row.point_paper_id) == 0
+    settings.uploads().delete(row, settings.index())
+    note = index_upload(settings.catalog(), settings.index(), settings.embedder(), settings.uploads(), upload.id,
+                        PdfLimits(), Summary())  # fmt: skip
+    assert "deleted before it was indexed" in note
