@@ -80,6 +80,7 @@ class Conversation:
     paper: str | None = None  # the catalog id of the paper this chat is about
     paper_checked: bool = False  # whether the chat's paper (or other subject) was worked out (once per session)
     about: Card | None = None  # the researcher or institution this chat was opened about
+    library: bool = False  # the chat searches the user's own library only (/chat?library=mine)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,6 +90,7 @@ class Conversation:
             "paper": self.paper,
             "paper_checked": self.paper_checked,
             "about": {**asdict(self.about), "quotes": list(self.about.quotes)} if self.about else None,
+            "library": self.library,
         }
 
     @classmethod
@@ -104,6 +106,7 @@ class Conversation:
             paper=paper if isinstance(paper, str) else None,
             paper_checked=bool(data.get("paper_checked")),
             about=next(iter(_cards([data.get("about")])), None),
+            library=data.get("library") is True,
         )
 
     @classmethod
@@ -118,6 +121,7 @@ class Conversation:
             paper=last.get("paper") if isinstance(last.get("paper"), str) else None,
             paper_checked=True,
             about=next(iter(_cards([last.get("about")])), None),
+            library=last.get("library") is True,
         )
 
     def after_turn(self, history: list[dict], cards: list[Card]) -> None:
@@ -138,6 +142,7 @@ class Conversation:
             "sources": stored["sources"],
             "paper": self.paper,
             "about": stored["about"],
+            "library": self.library,
             "focus": stored["focus"],
             **({"asked": asked} if asked else {}),
             **({"usage": usage} if usage else {}),
@@ -175,6 +180,9 @@ def introduction(conversation: Conversation, library, viewer: str | None = None)
         if paper is None:  # an upload deleted since
             return None
         return f"This chat is about **[{md_escape(paper.title)}]({paper_path(paper)})**. Ask anything about it."
+    if conversation.library:
+        return ("This chat searches **[your library](/me/library)** only: your PDFs and the papers you keep. Add a "
+                "PDF with the paperclip, or reading lists on that page.")  # fmt: skip
     if (about := conversation.about) is not None:
         whose = "their work" if about.kind == "researcher" else "its researchers and papers"
         return f"This chat is about **[{md_escape(about.title)}]({about.path})**. Ask about {whose}."

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 ALLOWED = re.compile(  # /me/library/<n>: a user's own upload (its page answers 404 to anyone else)
-    r"^(/(papers|researchers|institutions|search|compare)\b|/me/library/\d+$"
+    r"^(/(papers|researchers|institutions|search|compare)\b|/me/library(/\d+)?$"
     r"|https://(arxiv\.org|doi\.org|openalex\.org)/)"
 )
 ZWSP = "\u200b"

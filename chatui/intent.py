@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 CHAT_PAPER_COOKIE = "scholarloom_chat_paper"
 
 
-SUBJECTS = ("paper", "researcher", "institution")
+SUBJECTS = ("paper", "researcher", "institution", "library")  # library=mine: the user's own library
 
 
 def _wanted(query: dict[str, list[str]]) -> tuple[str, str] | None:

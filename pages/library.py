@@ -18,6 +18,7 @@ from pathlib import Path as FilePath
 from fastapi import APIRouter, Form, HTTPException, Path, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from pages.addresses import paper_path
@@ -92,7 +93,9 @@ async def receive_pdf(request: Request, deps: PagesDeps, owner: str) -> Upload:
     """Spool the multipart field `file` (refused before reading when its declared length is too large, cut off
     when it keeps coming), then store it with its job (`Uploads.accept`). Raises Refused."""
     limits = deps.upload_limits
-    room = deps.uploads.room(owner, limits)
+    # The database work runs in a thread: in the event loop, a write waiting for SQLite's lock would stall the
+    # very loop whose other requests (the chat's history) hold it.
+    room = await run_in_threadpool(deps.uploads.room, owner, limits)
     declared = request.headers.get("content-length", "")
     size = int(declared) if declared.isdigit() else None
     if size is not None and size > limits.max_mb * MB + 64 * 1024:  # the form's own lines are small
@@ -105,7 +108,8 @@ async def receive_pdf(request: Request, deps: PagesDeps, owner: str) -> Upload:
         if not isinstance(field, UploadFile):
             raise Refused(400, "Send the PDF as the multipart form field `file`.")
         spooled = await _spool(field, deps.uploads.folder, room)
-    return deps.uploads.accept(owner, field.filename or "upload.pdf", spooled, limits, deps.jobs)
+    name = field.filename or "upload.pdf"
+    return await run_in_threadpool(deps.uploads.accept, owner, name, spooled, limits, deps.jobs)
 
 
 async def _spool(field: UploadFile, folder: FilePath, cap: int) -> FilePath:
@@ -234,7 +238,11 @@ def library_routes(router: APIRouter, deps: PagesDeps) -> None:
         found = deps.uploads.get(deps.viewer(request), upload_id) if deps.uploads is not None else None
         if found is None:
             return not_found(request, deps, "No such item in your library.")
-        return _private(respond(request, deps, UploadPage(found), "my_upload.html"))
+        if found.arxiv_id and not found.paper_id and (known := deps.library.resolve_paper_id(found.arxiv_id)):
+            deps.uploads.update(found.id, paper_id=known)  # the paper it names has arrived since (fetched on request)
+            found = deps.uploads.get(found.owner, found.id)
+        offer = found.arxiv_id if found.arxiv_id and not found.paper_id and deps.on_demand else None
+        return _private(respond(request, deps, UploadPage(found), "my_upload.html", fetch_id=offer))
 
     @router.post("/me/library/{upload_id}/delete", include_in_schema=False)
     def delete_form(request: Request, upload_id: int) -> Response:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from pages.base import PageMeta, md_escape
@@ -95,8 +96,11 @@ def import_routes(router: APIRouter, deps: PagesDeps) -> None:
             return JSONResponse({"detail": str(refused)}, status_code=refused.status)
         except ValueError as exc:
             return JSONResponse({"detail": str(exc)}, status_code=400)
-        report = ImportOut.of(import_entries(deps.library, deps.uploads, deps.jobs, owner, name, entries,
-                                             on_demand=deps.on_demand, daily=deps.on_demand_daily))  # fmt: skip
+        imported = await run_in_threadpool(  # database writes: never in the event loop (see `receive_pdf`)
+            functools.partial(import_entries, deps.library, deps.uploads, deps.jobs, owner, name, entries,
+                              on_demand=deps.on_demand, daily=deps.on_demand_daily)
+        )  # fmt: skip
+        report = ImportOut.of(imported)
         if "text/html" in request.headers.get("accept", ""):
             return _private(respond(request, deps, ImportPage(report), "import_report.html"))
         return _private(JSONResponse(report.model_dump()))

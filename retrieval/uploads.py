@@ -221,6 +221,10 @@ class Uploads:
             query = select(LibraryPaper.paper_id).where(LibraryPaper.owner == owner).order_by(LibraryPaper.id.desc())
             return list(session.exec(query))
 
+    def library_ids(self, owner: str) -> list[str]:
+        """What a chat about the owner's library searches: the papers kept and the uploads (as `upload:<n>`)."""
+        return [*self.joined(owner), *(u.point_paper_id for u in self.mine(owner))]
+
     def leave(self, owner: str, paper_id: str) -> bool:
         with Session(self.engine) as session:
             row = session.exec(select(LibraryPaper).where(LibraryPaper.owner == owner,

@@ -113,6 +113,8 @@ async def _scoped(conversation: Conversation) -> str | None:
         library = runtime().library
         if kind == "paper":
             conversation.paper = await asyncio.to_thread(library.resolve_paper_id, subject, _username())
+        elif kind == "library":
+            conversation.library = subject == "mine"
         elif kind:
             conversation.about = await asyncio.to_thread(subject_card, library, kind, subject)
             conversation.focus = (conversation.about,) if conversation.about else ()  # "she" in the first question
@@ -126,7 +128,7 @@ def _username() -> str:
 
 
 def _deps(conversation: Conversation):
-    deps = runtime().tool_deps(_username(), conversation.sources, conversation.paper)
+    deps = runtime().tool_deps(_username(), conversation.sources, conversation.paper, conversation.library)
     deps.focus, deps.about = conversation.focus, conversation.about
     return deps
 

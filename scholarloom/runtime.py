@@ -136,5 +136,8 @@ class Runtime:
             record_usage(self.engine, username, self.agent.llm.model, outcome.mode, used.prompt_tokens,
                          used.completion_tokens, used.estimated, used.cost_usd)  # fmt: skip
 
-    def tool_deps(self, user: str, sources: SourceBook, scope_paper_id: str | None = None) -> ToolDeps:
-        return ToolDeps(self.library, user=user, sources=sources, scope_paper_id=scope_paper_id)
+    def tool_deps(
+        self, user: str, sources: SourceBook, scope_paper_id: str | None = None, library: bool = False
+    ) -> ToolDeps:
+        only = tuple(self.uploads.library_ids(user)) if library else None  # a chat about the user's own library
+        return ToolDeps(self.library, user=user, sources=sources, scope_paper_id=scope_paper_id, only_papers=only)

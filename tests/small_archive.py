@@ -36,6 +36,15 @@ def small_archive(tmp_path: Path, make_instance, users: dict[str, str]) -> Path:
     return data
 
 
+def new_user_on(data_dir: Path, user: str, password: str = PASSWORD) -> None:
+    """An account on a served instance (written to its database from here; the server reads it at sign-in)."""
+    from scholarloom.settings import Settings
+
+    engine = Settings(data_dir=data_dir).catalog().engine
+    add_user(engine, user, password, replace=True)
+    engine.dispose()
+
+
 @contextmanager
 def recorded_sources() -> Iterator[dict[str, str]]:
     """A local server answering as arXiv (it knows ASKED and ALSO_ASKED only), OpenAlex (knows nothing) and

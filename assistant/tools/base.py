@@ -46,6 +46,7 @@ class ToolDeps:
     user: str | None = None
     sources: SourceBook = field(default_factory=SourceBook)
     scope_paper_id: str | None = None
+    only_papers: tuple[str, ...] | None = None  # a chat about the user's library: searches see these papers only
     max_results: int = 10
     # What the conversation was last about (the previous answer's cards), so "she" or "it" in a follow-up can
     # be resolved without a language model.

@@ -16,6 +16,16 @@ def _byline(names: list[str], year: int | None) -> str:
     return ", ".join(x for x in (byline(names), str(year) if year else "") if x)
 
 
+def _in_library(filters: Filters, deps: ToolDeps) -> Filters:
+    """In a chat about the user's library, the search sees its papers and uploads only."""
+    if deps.only_papers is None:
+        return filters
+    if not deps.only_papers:
+        raise ToolError("the user's library is empty: they can attach a PDF or import a reading list on /me/library")
+    wanted = filters.paper_ids or deps.only_papers
+    return replace(filters, paper_ids=tuple(p for p in wanted if p in deps.only_papers) or ("none",))
+
+
 def _card_kind(paper_id: str) -> str:
     """A user's own upload is a card with only its page (no references, citations or BibTeX of the catalog's)."""
     return "upload" if upload_number(paper_id) is not None else "paper"
@@ -49,6 +59,7 @@ def search_papers(
         published_to=published_before,
         viewer=deps.user,  # the user's own uploads too, never anyone else's
     )
+    filters = _in_library(filters, deps)
     limit = max(1, min(limit, deps.max_results))
     hits = []
     if deps.scope_paper_id:  # the paper this chat is about first, then the rest of the archive
@@ -112,6 +123,7 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
         if resolved is None:
             raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
         filters = Filters(paper_ids=(resolved,), viewer=deps.user)
+    filters = _in_library(filters, deps)
     hits = []
     if deps.scope_paper_id and not paper_id:
         scoped = Filters(paper_ids=(deps.scope_paper_id,), viewer=deps.user)

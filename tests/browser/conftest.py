@@ -52,15 +52,5 @@ def signed_in(browser, base: str, user: str, password: str):
     return context, page
 
 
-def new_user_on(data_dir, user: str, password: str) -> None:
-    """An account on a served instance (written to its database from here; the server reads it at sign-in)."""
-    from auth.accounts import add_user
-    from scholarloom.settings import Settings
-
-    engine = Settings(data_dir=data_dir).catalog().engine
-    add_user(engine, user, password, replace=True)
-    engine.dispose()
-
-
 def page_text(page) -> str:
     return page.inner_text("body")

@@ -4,7 +4,8 @@ question answered from its pages, and its private page."""
 
 import re
 
-from tests.browser.conftest import new_user_on, page_text, require_chromium, signed_in
+from tests.browser.conftest import page_text, require_chromium, signed_in
+from tests.small_archive import new_user_on
 from tests.conftest import PDFS, REPO
 
 SHOTS = REPO / "test-artifacts" / "browser"

@@ -3,7 +3,8 @@ against `scholarloom serve` on the small archive, with arXiv, OpenAlex and the P
 
 import re
 
-from tests.browser.conftest import new_user_on, page_text, require_chromium, signed_in
+from tests.browser.conftest import page_text, require_chromium, signed_in
+from tests.small_archive import new_user_on
 from tests.conftest import REPO
 from tests.ingest.ondemand_fixtures import ALSO_ASKED
 

@@ -162,3 +162,23 @@ async def test_a_reading_list_joins_the_library(archive):
 @pytest.fixture
 def archive(empty_instance):
     return with_two_papers(empty_instance)
+
+
+async def test_an_upload_naming_an_arxiv_paper_that_is_not_here_offers_to_fetch_it(instance):
+    from tests.ingest.ondemand_fixtures import ASKED, recorded_routes
+
+    app = _app(instance)
+    jo = client_for(app, "jo")
+    spooled = instance.uploads().folder / ".incoming-x.pdf"
+    spooled.write_bytes(LONGEVAL)
+    upload = instance.uploads().add("jo", "preprint.pdf", spooled, len(LONGEVAL), "0" * 64)
+    instance.uploads().update(upload.id, state="indexed", arxiv_id=ASKED)  # as if the file printed arXiv:<ASKED>
+    page = await jo.get(upload.path)
+    assert f"names arXiv {ASKED}, which is not in this archive" in page.text
+    assert 'action="/papers/request"' in page.text and f'value="{ASKED}"' in page.text
+    asked = await jo.post("/papers/request", data={"id": ASKED}, headers=SAME_SITE)
+    assert asked.status_code == 303
+    _run_jobs(instance, recorded_routes(Replay()))
+    page = await jo.get(upload.path)
+    assert f'href="/papers/{ASKED}"' in page.text and "is the archive's paper" in page.text
+    assert (await jo.get(f"/api/library/{upload.id}")).json()["paper_id"] == ASKED

@@ -130,3 +130,35 @@ def test_a_pdf_attached_to_a_message_joins_the_library_and_the_chat_answers_from
     path = re.search(r"\((/me/library/\d+)\)", added)[1]
     assert "LongEval: Guidelines for Human Evaluation" in added and "only you can search it" in added
     assert f"]({path})" in said[-1] and "p. " in said[-1]  # the question, answered from the attached file's pages
+
+
+def test_a_chat_about_my_library_searches_its_papers_only(small_server):
+    from tests.small_archive import new_user_on
+
+    base = small_server.base
+    new_user_on(small_server.data, "gina")
+
+    async def scenario():
+        async with httpx.AsyncClient(base_url=base, cookies={"access_token": await sign_in(base, "gina")}) as http:
+            empty = await _answer_in_library(base)
+            listed = await http.post("/api/library/import", files={"file": ("list.txt", b"2004.07180\n", "text/plain")})
+            assert listed.json()["counts"]["joined"] == 1, listed.text
+        return empty, await _answer_in_library(base)
+
+    empty, (intro, answer, cards) = asyncio.run(scenario())
+    assert "library is empty" in empty[1] and not empty[2]
+    assert "searches **[your library](/me/library)** only" in intro
+    assert cards and {path.split("-")[0] for path in cards} == {"/papers/2004.07180"}, (answer, cards)  # SPECTER only
+
+
+async def _answer_in_library(base: str) -> tuple[str, str, list[str]]:
+    """The chat opened at /chat?library=mine: its introduction, its answer to a question and the answer's cards."""
+    chat = ChatClient(base, "gina")
+    await chat.connect(referer=f"{base}/chat?library=mine")
+    try:
+        await chat.ask("dialog state tracking and document representations from the citation graph")
+        said = [m["output"] for m in chat.messages("assistant_message")]
+        cards = [e["props"]["path"] for e in chat.event("element") if e.get("name") == "ScholarCard"]
+        return said[0], said[-1], cards
+    finally:
+        await chat.sio.disconnect()
