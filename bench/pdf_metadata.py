@@ -62,14 +62,16 @@ def truths() -> list[tuple[Path, str, list[str]]]:
     return found
 
 
-def measure(layout_only: bool = False) -> list[Scored]:
-    scored = []
+def measure() -> dict[bool, list[Scored]]:
+    """Each PDF read once by the worker, judged with its document info (False) and by its layout alone (True)."""
+    scored: dict[bool, list[Scored]] = {False: [], True: []}
     with PdfWorker() as worker:
         for path, title, authors in truths():
             parsed = worker.read(path.read_bytes())
-            meta = guess_metadata({} if layout_only else parsed.info, parsed.lines, parsed.pages[0])
-            scored.append(Scored(path.name, meta.title, fold(meta.title) == fold(title), meta.authors,
-                                 f1(meta.authors, authors)))  # fmt: skip
+            for layout_only in (False, True):
+                meta = guess_metadata({} if layout_only else parsed.info, parsed.lines, parsed.pages[0])
+                scored[layout_only].append(Scored(path.name, meta.title, fold(meta.title) == fold(title),
+                                                  meta.authors, f1(meta.authors, authors)))  # fmt: skip
     return scored
 
 
@@ -77,7 +79,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--layout-only", action="store_true", help="Ignore the PDF's document info.")
     args = parser.parse_args()
-    scored = measure(args.layout_only)
+    scored = measure()[args.layout_only]
     for s in scored:
         print(f"{s.file:26} title {'ok ' if s.title_ok else 'NO '} author F1 {s.f1:.2f}  {s.title[:60]}")
     titles = sum(s.title_ok for s in scored)

@@ -17,7 +17,7 @@ from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.embeddings import Embedder
 from retrieval.index import Index, IndexPoint
-from retrieval.uploads import JOB_KIND, KINDS, Uploads
+from retrieval.uploads import JOB_KIND, KINDS, Upload, Uploads
 
 KIND = JOB_KIND
 
@@ -28,12 +28,15 @@ class UploadFailed(RuntimeError):
 
 def index_upload(
     catalog: Catalog, index: Index, embedder: Embedder, uploads: Uploads, upload_id: int, limits: PdfLimits,
-    summary: Summary, progress=None,
+    summary: Summary, progress=None, fields_only: bool = False,
 ) -> str:  # fmt: skip
-    """Parse, describe and index one upload; returns the closing note."""
+    """Parse, describe and index one upload; returns the closing note. `fields_only`: the user corrected the
+    title, authors or abstract of an indexed file, so only its title-and-abstract point is embedded again."""
     upload = uploads.by_id(upload_id)
     if upload is None:
         return f"upload {upload_id} was deleted before it was indexed"
+    if fields_only and upload.edited and upload.passages:
+        return _describe_again(index, embedder, uploads, upload)
     try:
         with PdfWorker(limits) as worker:
             parsed = worker.read(uploads.file(upload).read_bytes())
@@ -46,7 +49,7 @@ def index_upload(
         meta = replace(meta, title=upload.title or meta.title, authors=upload.authors, abstract=upload.abstract)
     title = meta.title or upload.filename.removesuffix(".pdf")
     found = passages(parsed.pages, embedder.count_tokens)
-    vectors = embedder.documents([f"{title}. {meta.abstract}".strip(" ."), *(p.text for p in found)])
+    vectors = embedder.documents([_described(title, meta.abstract), *(p.text for p in found)])
     points = [IndexPoint(upload.point_paper_id, "abstract", 0, vectors[0], owner=upload.owner)]
     points += [
         IndexPoint(upload.point_paper_id, "passage", p.number, v, text=p.text, page=p.page, section=p.section,
@@ -54,14 +57,35 @@ def index_upload(
         for p, v in zip(found, vectors[1:], strict=True)
     ]
     index.replace([upload.point_paper_id], points, kinds=KINDS)
-    if uploads.by_id(upload_id) is None:  # deleted while it was being indexed: leave nothing behind
+    now = uploads.by_id(upload_id)
+    if now is None:  # deleted while it was being indexed: leave nothing behind
         index.replace([upload.point_paper_id], [], kinds=KINDS)
         return f"upload {upload_id} was deleted while it was indexed"
     linked = catalog.resolve_paper_id(meta.arxiv_id or "") if meta.arxiv_id else None
     linked = linked or (catalog.paper_by_doi(meta.doi) if meta.doi else None)
-    uploads.update(upload_id, state="indexed", error=None, pages=len(parsed.pages), passages=len(found),
-                   title=title, authors=meta.authors, abstract=meta.abstract, arxiv_id=meta.arxiv_id, doi=meta.doi,
-                   paper_id=linked)  # fmt: skip
     summary.add("pages", len(parsed.pages))
     summary.add("passages", len(found))
+    counts = dict(pages=len(parsed.pages), passages=len(found), arxiv_id=meta.arxiv_id, doi=meta.doi, paper_id=linked)
+    if now.edited and not upload.edited:  # corrected while the file was read: the corrections win
+        uploads.update(upload_id, **counts)
+        return _describe_again(index, embedder, uploads, uploads.by_id(upload_id))
+    uploads.update(upload_id, state="indexed", error=None, title=title, authors=meta.authors, abstract=meta.abstract,
+                   **counts)  # fmt: skip
     return f"{upload.filename}: {len(parsed.pages)} pages, {len(found)} passages"
+
+
+def _described(title: str, abstract: str) -> str:
+    return f"{title}. {abstract}".strip(" .")
+
+
+def _describe_again(index: Index, embedder: Embedder, uploads: Uploads, upload: Upload) -> str:
+    """The corrected title and abstract embedded as the upload's one `abstract` point; its passages are the file's
+    own and stay."""
+    vector = embedder.documents([_described(upload.title, upload.abstract)])[0]
+    point = IndexPoint(upload.point_paper_id, "abstract", 0, vector, owner=upload.owner)
+    index.replace([upload.point_paper_id], [point], kinds=("abstract",))
+    if uploads.by_id(upload.id) is None:  # deleted meanwhile: leave nothing behind
+        index.replace([upload.point_paper_id], [], kinds=KINDS)
+        return f"upload {upload.id} was deleted while it was described again"
+    uploads.update(upload.id, state="indexed", error=None)
+    return f"{upload.filename}: described again"

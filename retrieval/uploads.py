@@ -180,7 +180,8 @@ class Uploads:
             return None
         fields = {"title": title, "authors": authors, "abstract": abstract}
         changed = {k: v for k, v in fields.items() if v is not None}
-        job, _ = queue.submit(JOB_KIND, {"upload_id": upload_id}, owner, key=f"{JOB_KIND}:{upload_id}")
+        arguments = {"upload_id": upload_id, "fields_only": True}  # a queued full indexing takes them too
+        job, _ = queue.submit(JOB_KIND, arguments, owner, key=f"{JOB_KIND}:{upload_id}")
         self.update(upload_id, **changed, edited=True, state="queued", job_id=job.id)
         return self.get(owner, upload_id)
 

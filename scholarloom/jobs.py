@@ -279,7 +279,7 @@ def run_upload(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     s = ctx.settings
     limits = PdfLimits(max_bytes=s.upload_max_mb * 1024 * 1024, max_pages=s.upload_max_pages)
     return index_upload(ctx.catalog, ctx.index, ctx.embedder, s.uploads(), int(args["upload_id"]), limits, summary,
-                        progress)  # fmt: skip
+                        progress, fields_only=bool(args.get("fields_only")))  # fmt: skip
 
 
 @dataclass(frozen=True)

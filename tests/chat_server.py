@@ -105,13 +105,10 @@ class ChatClient:
         )
         await self.sio.emit("connection_successful")
 
-    async def ask(self, question: str, files: list[str] | None = None, timeout: float = 60) -> None:
-        """Send a question (with files already attached by `attach`) and wait for the turn to end."""
+    async def ask(self, question: str) -> None:
         self.turn_done.clear()
-        message = user_message(self.user, question)
-        message["fileReferences"] = [{"id": file_id} for file_id in files] if files else None
-        await self.sio.emit("client_message", message)
-        await asyncio.wait_for(self.turn_done.wait(), timeout=timeout)
+        await self.sio.emit("client_message", user_message(self.user, question))
+        await asyncio.wait_for(self.turn_done.wait(), timeout=60)
 
     async def attach(self, name: str, data: bytes, mime: str = "application/pdf") -> httpx.Response:
         """What the attach button does: the file to Chainlit's upload route for this session (its id in the JSON)."""

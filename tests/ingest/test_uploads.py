@@ -68,3 +68,31 @@ def test_a_file_over_the_page_cap_fails_with_its_reason(make_instance, tmp_path)
     note = index_upload(settings.catalog(), settings.index(), settings.embedder(), settings.uploads(), upload.id,
                         PdfLimits(), Summary())  # fmt: skip
     assert "deleted before it was indexed" in note
+
+
+def test_a_correction_made_while_the_file_is_read_wins(make_instance, tmp_path, monkeypatch):
+    import ingest.uploads as job
+    from retrieval.jobs import JobQueue
+
+    settings = make_instance(tmp_path / "data")
+    uploads, queue = settings.uploads(), JobQueue(settings.catalog().engine)
+    upload = _stored(settings, tmp_path)
+    cut = job.passages
+
+    def corrected_meanwhile(pages, count_tokens):  # the user saves a title while the job cuts the passages
+        uploads.correct("carol", upload.id, queue, title="Zebrafish Guidelines", authors=["Someone Else"])
+        return cut(pages, count_tokens)
+
+    monkeypatch.setattr(job, "passages", corrected_meanwhile)
+    note = index_upload(settings.catalog(), settings.index(), settings.embedder(), uploads, upload.id, PdfLimits(),
+                        Summary())  # fmt: skip
+    row = uploads.get("carol", upload.id)
+    assert "described again" in note and row.state == "indexed" and row.passages > 20
+    assert (row.title, row.authors) == ("Zebrafish Guidelines", ["Someone Else"])
+    hit = settings.library().search("zebrafish guidelines", Filters(viewer="carol"), limit=1).hits[0]
+    assert hit.paper.id == row.point_paper_id  # the corrected title is what search matches
+    monkeypatch.setattr(job, "passages", cut)  # the correction's own job: the title point only, passages kept
+    before = _owned_points(settings.index(), row.point_paper_id)
+    assert "described again" in index_upload(settings.catalog(), settings.index(), settings.embedder(), uploads,
+                                             upload.id, PdfLimits(), Summary(), fields_only=True)  # fmt: skip
+    assert _owned_points(settings.index(), row.point_paper_id) == before

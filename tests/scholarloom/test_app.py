@@ -327,3 +327,47 @@ async def test_metrics_count_a_chat_turn_for_admins_only(server, scripted, histo
     assert moved("scholarloom_http_requests_total", route="/metrics", status="200") == 1
     assert after[("scholarloom_index_points", (("kind", "abstract"),))] > 1700
     assert moved("scholarloom_sign_in_failures_total") == 1
+
+
+async def test_the_model_cites_a_page_of_the_users_own_upload(server, scripted, demo):
+    """Upload -> ask -> the written answer's [1, p. N] links to the upload's private page (the scripted model asks
+    for the full text, then cites what the tool numbered); another user's same question gets no such source."""
+    from auth.accounts import add_user
+    from ingest.pdf_worker import PdfLimits
+    from ingest.report import Summary
+    from ingest.uploads import index_upload
+    from tests.conftest import PDFS
+
+    add_user(demo.catalog().engine, "hana", PASSWORD, replace=True)
+    chat = ChatClient(server, "hana")
+    await chat.connect()
+    async with chat.http() as http:
+        pdf = {"file": ("longeval.pdf", (PDFS / "2023.eacl-main.121.pdf").read_bytes(), "application/pdf")}
+        item = (await http.post("/api/library", files=pdf)).json()
+    uploads = demo.uploads()
+    try:  # this test server runs no job worker: the upload's job is run here, on the server's own stores
+        await asyncio.to_thread(index_upload, demo.catalog(), demo.index(), demo.embedder(), uploads, item["id"],
+                                PdfLimits(), Summary())  # fmt: skip
+        question = "How should human evaluation of faithfulness in long-form summaries be done?"
+        for who in ("hana", "alice"):
+            scripted.enqueue(tool_call("search_fulltext", query="guidelines for human evaluation of faithfulness"),
+                             text("Annotate fine-grained units, not whole summaries [1, p. 3]."))  # fmt: skip
+            asking = chat if who == "hana" else ChatClient(server, "alice")
+            if who == "alice":
+                await asking.connect()
+            await asking.ask(question)
+            step = asking.messages("tool")[-1]["output"]
+            final = asking.messages("assistant_message")[-1]["output"]
+            if who == "hana":
+                assert f"/me/library/{item['id']}" in step and "p. " in step  # the tool numbered her upload
+                assert f"[\\[1, p. 3\\]](/me/library/{item['id']})" in final, final
+            else:
+                assert "/me/library/" not in step + final and "LongEval" not in step, step
+            await asking.sio.disconnect()
+    finally:  # the demo's data directory is shared by the run: leave no upload and no queued job behind
+        from retrieval.jobs import JobQueue
+
+        JobQueue(demo.catalog().engine).cancel(item["job"])
+        upload = uploads.get("hana", item["id"])
+        if upload is not None:
+            uploads.delete(upload, demo.index())
