@@ -70,7 +70,7 @@ def _day(value: str | None) -> date | None:
 
 def run_demo(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     from ingest.demo import DEMO_DIR, load_demo
-    from retrieval.index import Filters
+    from retrieval.library import Library
 
     root = Path(args["source"]) if args.get("source") else DEMO_DIR
     if args.get("write_vectors") and ctx.index.count():
@@ -78,14 +78,9 @@ def run_demo(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     loaded = load_demo(ctx.catalog, ctx.index, ctx.embedder, root, progress, write_vectors=bool(args.get("write_vectors")))
     summary.counts.update(loaded.counts)
     summary.failures.extend(loaded.failures)
-    counts = ctx.catalog.counts()
-    kinds = {kind: ctx.index.count(Filters(kinds=(kind,))) for kind in ("abstract", "window", "passage")}
-    return (
-        "catalog: "
-        + ", ".join(f"{k} {v}" for k, v in counts.items())
-        + f"; index points {sum(kinds.values())} ({kinds['abstract']} abstracts, {kinds['window']} windows, "
-        + f"{kinds['passage']} passages)"
-    )
+    kinds, counts = Library(ctx.catalog, ctx.index, ctx.embedder).index_points(), ctx.catalog.counts()
+    return (f"catalog: {', '.join(f'{k} {v}' for k, v in counts.items())}; index points {sum(kinds.values())} "
+            f"({kinds['abstract']} abstracts, {kinds['window']} windows, {kinds['passage']} passages)")  # fmt: skip
 
 
 def _pdf_limits(ctx: JobContext, args: dict):
