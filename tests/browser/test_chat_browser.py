@@ -282,3 +282,31 @@ def test_the_stop_button_stops_a_slow_answer_and_says_so(demo_app, browser, scri
         raise
     finally:
         context.close()
+
+
+def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser, scripted):
+    """Upload -> ask -> the model's answer cites "[1, p. 3]", linked to the upload's private page: the file chosen
+    through the attach button, read by the server's job worker, searched by the model's full-text call."""
+    scripted.enqueue(tool_call("search_fulltext", query="guidelines for human evaluation of faithfulness"),
+                     text("Annotate fine-grained units of a summary, not the whole of it [1, p. 3]."))  # fmt: skip
+    context, page = signed_in(browser, demo_app, "dave", PASSWORD)
+    try:
+        # Chromium's File System Access picker cannot be answered by Playwright: the ordinary chooser instead.
+        page.add_init_script("delete Window.prototype.showOpenFilePicker; delete window.showOpenFilePicker;")
+        page.reload()
+        with page.expect_file_chooser(timeout=30_000) as chooser:
+            page.click("#upload-button")
+        chooser.value.set_files(str(REPO / "tests" / "fixtures" / "pdfs" / "2023.eacl-main.121.pdf"))
+        page.click("#chat-input")
+        page.keyboard.type("How should people judge the faithfulness of long summaries?")
+        page.locator("#chat-submit:not([disabled])").click(timeout=60_000)
+        page.wait_for_selector("text=only you can search it", timeout=120_000)
+        added = page.locator("a[href^='/me/library/']", has_text="LongEval").first.get_attribute("href")
+        cited = page.locator(f"a[href='{added}']", has_text="1, p. 3")
+        cited.first.wait_for(timeout=60_000)
+        page.screenshot(path=SHOTS / "09-upload-cited-by-page.png", full_page=True)
+    except Exception:
+        page.screenshot(path=SHOTS / "failed-upload-cited.png", full_page=True)
+        raise
+    finally:
+        context.close()
