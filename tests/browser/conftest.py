@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 import shutil
 from pathlib import Path
 
@@ -50,6 +51,17 @@ def signed_in(browser, base: str, user: str, password: str):
     page.click("button[type=submit]")
     page.wait_for_selector("#chat-input", timeout=30_000)
     return context, page
+
+
+@contextmanager
+def shot_on_failure(page, path: Path):
+    """A full-page screenshot at `path` when what runs inside fails (the failure goes on)."""
+    try:
+        yield
+    except Exception:
+        if not page.is_closed():
+            page.screenshot(path=path, full_page=True)
+        raise
 
 
 def page_text(page) -> str:

@@ -16,7 +16,7 @@ from scholarloom.settings import Settings
 from tests.conftest import REPO
 from tests.demo_cache import copy_live_data
 from tests.llm_server import text, tool_call
-from tests.browser.conftest import page_text, require_chromium, signed_in
+from tests.browser.conftest import page_text, require_chromium, shot_on_failure, signed_in
 from tests.serve import served
 
 SHOTS = REPO / "test-artifacts" / "browser"
@@ -265,7 +265,7 @@ def test_the_stop_button_stops_a_slow_answer_and_says_so(demo_app, browser, scri
     slow = "Flor records checkpoints during training and replays them later to run new log statements " * 4
     scripted.enqueue(text(slow, pause=0.3))
     context, page = signed_in(browser, demo_app, "carol", PASSWORD)
-    try:
+    with context, shot_on_failure(page, SHOTS / "failed-stop.png"):
         page.click("#chat-input")
         page.keyboard.type("Tell me slowly how Flor works")
         page.locator("#chat-submit:not([disabled])").click(timeout=30_000)
@@ -277,11 +277,6 @@ def test_the_stop_button_stops_a_slow_answer_and_says_so(demo_app, browser, scri
         page.locator("#stop-button").wait_for(state="detached", timeout=10_000)  # the chat takes questions again
         assert page.locator("#chat-submit").count() == 1
         page.screenshot(path=SHOTS / "07-stopped-turn.png", full_page=True)
-    except Exception:
-        page.screenshot(path=SHOTS / "failed-stop.png", full_page=True)
-        raise
-    finally:
-        context.close()
 
 
 def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser, scripted):
@@ -290,7 +285,7 @@ def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser
     scripted.enqueue(tool_call("search_fulltext", query="guidelines for human evaluation of faithfulness"),
                      text("Annotate fine-grained units of a summary, not the whole of it [1, p. 3]."))  # fmt: skip
     context, page = signed_in(browser, demo_app, "dave", PASSWORD)
-    try:
+    with context, shot_on_failure(page, SHOTS / "failed-upload-cited.png"):
         # Chromium's File System Access picker cannot be answered by Playwright: the ordinary chooser instead.
         page.add_init_script("delete Window.prototype.showOpenFilePicker; delete window.showOpenFilePicker;")
         page.reload()
@@ -305,8 +300,3 @@ def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser
         cited = page.locator(f"a[href='{added}']", has_text="1, p. 3")
         cited.first.wait_for(timeout=60_000)
         page.screenshot(path=SHOTS / "09-upload-cited-by-page.png", full_page=True)
-    except Exception:
-        page.screenshot(path=SHOTS / "failed-upload-cited.png", full_page=True)
-        raise
-    finally:
-        context.close()
