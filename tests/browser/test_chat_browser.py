@@ -99,6 +99,21 @@ def test_sign_in_ask_follow_reload_resume_and_isolation(demo_app, browser, scrip
         raise
 
 
+def watch_socket(page) -> tuple[list[str], list[str]]:
+    """What the page sends and receives on its socket.io connection from now on (frames over the socket, and the
+    bodies it posts over HTTP polling): (sent, received), lists that grow."""
+    sent: list[str] = []
+    received: list[str] = []
+
+    def watch(ws):
+        ws.on("framesent", lambda frame: sent.append(str(frame)))
+        ws.on("framereceived", lambda frame: received.append(str(frame)))
+
+    page.on("websocket", watch)
+    page.on("request", lambda request: sent.append(request.post_data or "") if "socket.io" in request.url else None)
+    return sent, received
+
+
 def _scenario(base, browser, scripted, pages):
     scripted.enqueue(
         tool_call("search_papers", query="log statements after model training"),
@@ -177,12 +192,24 @@ def _scenario(base, browser, scripted, pages):
     page.wait_for_function(CITED_BY_SHOWN, timeout=30_000)
     page.screenshot(path=SHOTS / "03-card-action.png", full_page=True)
 
-    # Reload, then reopen the thread from the sidebar: the whole conversation is there.
+    # Reload, then reopen the thread from the sidebar: the whole conversation is there. Chainlit's page sometimes
+    # connects before it has read the thread id from the address (then it asks for nothing and shows a spinner):
+    # only then is the thread's address loaded again; once the page asked to resume, the conversation must show.
     page.reload()
     page.wait_for_selector("#chat-input", timeout=30_000)
+    sent, _received = watch_socket(page)
     page.get_by_text(QUESTION).first.click()
     page.wait_for_url("**/thread/**", timeout=30_000)
     thread_url = page.url
+    thread_id = thread_url.rstrip("/").rsplit("/", 1)[-1]
+    for _attempt in range(4):
+        deadline = time.monotonic() + 15
+        while not any(thread_id in f for f in sent) and time.monotonic() < deadline:
+            page.wait_for_timeout(100)
+        if any(thread_id in f for f in sent):
+            break
+        page.goto(thread_url)
+    assert any(thread_id in f for f in sent), "the page never asked to resume the thread"
     page.wait_for_selector("text=Flor replays", timeout=30_000)
     page.wait_for_function(CITED_BY_SHOWN, timeout=30_000)
     body = page_text(page)
@@ -200,16 +227,7 @@ def _scenario(base, browser, scripted, pages):
     # it has read the thread id from the address (then it asks for nothing, and is shown nothing): load it again
     # until its connection asks to resume this thread (socket.io's connect packet, sent over HTTP polling or the
     # socket), and check the server's answer to that.
-    thread_id = thread_url.rstrip("/").rsplit("/", 1)[-1]
-    sent: list[str] = []
-    received: list[str] = []
-
-    def watch(ws):
-        ws.on("framesent", lambda frame: sent.append(str(frame)))
-        ws.on("framereceived", lambda frame: received.append(str(frame)))
-
-    page.on("websocket", watch)
-    page.on("request", lambda request: sent.append(request.post_data or "") if "socket.io" in request.url else None)
+    sent, received = watch_socket(page)
     for _attempt in range(4):
         page.goto(thread_url)
         deadline = time.monotonic() + 15
