@@ -6,9 +6,9 @@ import logging
 import re
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, select
 
-from auth.models import Account, ExternalIdentity, LLMUsage, SignInFailures, UsedNonce
+from auth.models import Account, ExternalIdentity, SignInFailures
 from auth.passwords import MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, hash_password, verify
 from auth.throttle import Throttle
 
@@ -22,13 +22,10 @@ class AccountError(ValueError):
 
 
 def create_tables(engine: Engine) -> None:
-    """The account tables, and the columns a later version added to tables an older one made."""
-    from retrieval.engine import add_missing_columns
+    """The account tables: the database brought to the newest schema revision (`retrieval/schema.py`)."""
+    from retrieval.schema import migrate
 
-    tables = [Account.__table__, ExternalIdentity.__table__, SignInFailures.__table__, UsedNonce.__table__,
-              LLMUsage.__table__]  # fmt: skip
-    SQLModel.metadata.create_all(engine, tables=tables)
-    add_missing_columns(engine)
+    migrate(engine)
 
 
 def add_user(engine: Engine, username: str, password: str, *, replace: bool = False) -> Account:

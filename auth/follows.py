@@ -10,6 +10,8 @@ from sqlalchemy import UniqueConstraint
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, select
 
+from retrieval.schema import migrate
+
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
@@ -37,7 +39,7 @@ class Follows:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        SQLModel.metadata.create_all(engine, tables=[Follow.__table__, FeedKey.__table__])
+        migrate(engine)
 
     def follow(self, username: str, researcher_id: int) -> None:
         with Session(self.engine) as session:

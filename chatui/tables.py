@@ -88,7 +88,10 @@ feedbacks = Table(
 
 
 def create_history_tables(engine: Engine) -> None:
-    metadata.create_all(engine)
+    """The chat-history tables: the database brought to the newest schema revision (`retrieval/schema.py`)."""
+    from retrieval.schema import migrate
+
+    migrate(engine)
 
 
 def async_url(url: str) -> str:

@@ -12,10 +12,10 @@ from typing import TypeVar
 
 from sqlalchemy import event, func, update
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, select
 
-from retrieval.engine import add_missing_columns, make_engine
-from retrieval.jobs import Job, JobWorker  # noqa: F401  (the jobs tables live in the catalog's database)
+from retrieval.engine import make_engine
+from retrieval.schema import migrate
 from retrieval.uploads import upload_papers
 from retrieval.models import (
     VERSIONED,
@@ -68,8 +68,7 @@ class Catalog:
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         self.url = url
         self.engine = make_engine(url)
-        SQLModel.metadata.create_all(self.engine)
-        add_missing_columns(self.engine)
+        migrate(self.engine)
         self._fill_search_keys()
         self._cached: dict[str, tuple[int, object]] = {}
         with self.session() as session:  # every versioned subject has its row, so a bump is one UPDATE

@@ -1,11 +1,10 @@
-"""The catalog's database engine: the driver, SQLite's settings and write lock, and the columns later versions
-added to tables an older one created."""
+"""The catalog's database engine: the driver, SQLite's settings and write lock (its schema: `retrieval/schema.py`)."""
 
 from __future__ import annotations
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, SQLModel, create_engine
+from sqlmodel import Session, create_engine
 
 
 def sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -46,22 +45,3 @@ def make_engine(url: str) -> Engine:
         return engine
     return create_engine(url, pool_pre_ping=True)
 
-
-def add_missing_columns(engine: Engine) -> list[str]:
-    """Add columns that later versions introduced to tables an older version created (nullable ones only;
-    the catalog has no other migrations yet). Returns what was added."""
-    from sqlalchemy import inspect, text
-
-    added = []
-    inspector = inspect(engine)
-    for table in SQLModel.metadata.sorted_tables:
-        if not inspector.has_table(table.name):
-            continue
-        present = {c["name"] for c in inspector.get_columns(table.name)}
-        for column in table.columns:
-            if column.name not in present and column.nullable:
-                kind = column.type.compile(dialect=engine.dialect)
-                with engine.begin() as connection:
-                    connection.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}'))
-                added.append(f"{table.name}.{column.name}")
-    return added

@@ -73,9 +73,11 @@ def database_checks(settings) -> list[Check]:
     if missing:
         return [Check("database", FAIL, f"{_where(settings)}: tables missing: {', '.join(missing[:8])} (start "
                                         "`scholarloom serve` or `scholarloom ingest demo` once to create them)")]  # fmt: skip
-    counts = settings.catalog().counts()
-    return [Check("database", OK, f"{_where(settings)}: {counts.get('papers', 0):,} papers, "
-                                  f"{counts.get('researchers', 0):,} researchers")]  # fmt: skip
+    from retrieval.schema import revision
+
+    counts, schema = settings.catalog().counts(), revision(engine)
+    return [Check("database", OK, f"{_where(settings)}: schema revision {schema.current}; {counts.get('papers', 0):,} "
+                                  f"papers, {counts.get('researchers', 0):,} researchers")]  # fmt: skip
 
 
 def _where(settings) -> str:

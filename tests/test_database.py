@@ -228,3 +228,53 @@ async def test_the_database_going_away_mid_conversation(postgres, pg_catalog, de
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "graph neural networks", ui)
     assert ui.final != SEARCH_UNAVAILABLE and ui.cards
+
+
+def test_the_last_releases_schema_on_postgresql_is_adopted_with_every_row(postgres, tmp_path):
+    """The release made its PostgreSQL tables from its models, the ones the baseline froze; its rows are those of
+    the SQLite fixture (tests/fixtures/schema/), one column removed to make it older still. Every row survives."""
+    import importlib
+
+    import sqlalchemy as sa
+
+    from retrieval.engine import make_engine
+    from retrieval.schema import differences, migrate, revision
+    from tests.retrieval.test_schema import MODELS, release_database
+
+    baseline = importlib.import_module("retrieval.migrations.versions.0001_baseline")
+    engine = make_engine(postgres.new_database())
+    baseline.META.create_all(engine)
+    source = make_engine(f"sqlite:///{release_database(tmp_path / 'release.db')}")
+    with source.connect() as reading, engine.begin() as writing:
+        for table in baseline.META.sorted_tables:
+            writing.execute(table.insert(), [dict(row._mapping) for row in reading.execute(table.select())])
+        writing.execute(sa.text("ALTER TABLE accounts DROP COLUMN session_version"))
+
+    reflected = sa.MetaData()
+    reflected.reflect(engine)
+    tables = reflected.sorted_tables
+    with engine.connect() as connection:
+        before = {t.name: {repr(tuple(r)) for r in connection.execute(t.select())} for t in tables}
+    assert len(before) == 24 and all(len(table_rows) == 2 for table_rows in before.values())
+    assert migrate(engine).current is None and revision(engine).at_head
+    assert differences(engine, MODELS) == []
+    with engine.connect() as connection:  # the columns the release had, row by row
+        after = {t.name: {repr(tuple(r)) for r in connection.execute(sa.select(*t.columns))} for t in tables}
+        assert set(connection.execute(sa.text("SELECT session_version FROM accounts")).scalars()) == {None}
+    assert after == before
+    engine.dispose()
+    source.dispose()
+
+
+def test_servers_starting_together_on_postgresql_migrate_once(postgres):
+    from retrieval.engine import make_engine
+    from retrieval.schema import differences
+    from tests.retrieval.test_schema import MODELS, migrate_together
+
+    url = postgres.new_database()
+    results = migrate_together(url)
+    assert not [r for r in results if isinstance(r, Exception)], results
+    assert sum(1 for r in results if r.current is None) == 1
+    engine = make_engine(url)
+    assert differences(engine, MODELS) == []
+    engine.dispose()

@@ -72,6 +72,8 @@ def _modules() -> list[str]:
             parts = path.relative_to(REPO).with_suffix("").parts
             if parts[-1] == "__main__":  # runs its program when imported
                 continue
+            if parts == ("retrieval", "migrations", "env"):  # Alembic's environment runs only inside Alembic
+                continue
             names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return names
 

@@ -1,6 +1,7 @@
-"""The `scholarloom` command: ingest, serve, users, models, bench, jobs, doctor."""
+"""The `scholarloom` command: ingest, serve, users, models, bench, jobs, doctor, db."""
 
-from scholarloom.cli import admin, doctor, harvest, ingest, run  # noqa: F401 - each registers its commands on `app`
+# Each registers its commands on `app`.
+from scholarloom.cli import admin, doctor, harvest, ingest, run, store  # noqa: F401
 from scholarloom.cli.common import app
 
 __all__ = ["app"]

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from auth.accounts import authenticate
 from ingest.demo import DEMO_DIR
 from scholarloom.cli import app
+from retrieval.models import Paper
 from scholarloom.settings import Settings
 
 runner = CliRunner()
@@ -177,4 +178,24 @@ def test_a_users_feed_key_is_replaced_from_the_command_line(data_dir):
     result = runner.invoke(app, ["users", "new-feed-key", "fay"])
     assert result.exit_code == 0 and follows.feed_key("fay") != old and follows.feed_key("fay") in result.output
     assert follows.user_for_key(old) is None and follows.user_for_key(follows.feed_key("fay")) == "fay"
+    settings.close()
+
+
+def test_db_upgrade_adopts_the_last_releases_database_and_db_current_says_where_it_stands(data_dir):
+    from tests.retrieval.test_schema import release_database
+
+    data_dir.mkdir(parents=True)
+    release_database(data_dir / "scholarloom.db")
+    before = runner.invoke(app, ["db", "current"])
+    assert before.exit_code == 0
+    assert "database revision: none; newest: 0001 (run `scholarloom db upgrade`)" in before.output
+    upgrade = runner.invoke(app, ["db", "upgrade"])
+    assert upgrade.exit_code == 0 and "upgraded the database from no revision to 0001" in upgrade.output
+    again = runner.invoke(app, ["db", "upgrade"])
+    assert again.exit_code == 0 and "the database is at the newest revision (0001)" in again.output
+    after = runner.invoke(app, ["db", "current"])
+    assert "database revision: 0001; newest: 0001 (up to date)" in after.output
+    settings = Settings(data_dir=data_dir)
+    with settings.catalog().session() as session:  # the release's rows, read through today's models
+        assert session.get(Paper, "papers.id 1").title == "papers.title 1"
     settings.close()

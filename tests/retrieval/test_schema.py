@@ -1,0 +1,143 @@
+"""The schema's history (retrieval/schema.py, retrieval/migrations/): a database the last release made without
+migrations is adopted with every row, an older one gets the columns it lacks, the newest revision is exactly what
+the models describe (a model change without a migration fails here), and processes starting together migrate once.
+
+`tests/fixtures/schema/release-0.1.sql` is that release's database (two rows in every table), made by
+`make_release_db.py` beside it from commit d698524. The same checks on PostgreSQL are in tests/test_database.py.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from sqlmodel import SQLModel
+
+import auth.follows  # noqa: F401  (every model is known to SQLModel's metadata)
+import auth.models  # noqa: F401
+import retrieval.jobs  # noqa: F401
+import retrieval.uploads  # noqa: F401
+from chatui.tables import metadata as chat_metadata
+from retrieval.catalog import Catalog
+from retrieval.engine import make_engine
+from retrieval.schema import differences, head, migrate, revision
+
+RELEASE = Path(__file__).parents[1] / "fixtures" / "schema" / "release-0.1.sql"
+MODELS = [SQLModel.metadata, chat_metadata]
+
+
+def release_database(path: Path, *changes: str) -> Path:
+    """The last release's database at `path`, with SQL `changes` applied after (to make it older)."""
+    with closing(sqlite3.connect(path)) as connection:
+        connection.executescript(RELEASE.read_text())
+        for change in changes:
+            connection.execute(change)
+        connection.commit()
+    return path
+
+
+def rows(path: Path) -> dict[str, set[tuple]]:
+    """Every row of every table (but Alembic's own), as {table: {(column, value) pairs}}."""
+    with closing(sqlite3.connect(path)) as connection:
+        tables = [name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        found = {}
+        for table in tables:
+            if table == "alembic_version":
+                continue
+            cursor = connection.execute(f'SELECT * FROM "{table}"')
+            names = [d[0] for d in cursor.description]
+            found[table] = {tuple(zip(names, row)) for row in cursor}
+        return found
+
+
+def kept(before: dict[str, set[tuple]], after: dict[str, set[tuple]]) -> list[str]:
+    """The rows of `before` missing from `after`, comparing the columns `before` had."""
+    lost = []
+    for table, old_rows in before.items():
+        columns = {name for row in old_rows for name, _ in row}
+        new_rows = {tuple(pair for pair in row if pair[0] in columns) for row in after.get(table, set())}
+        lost += [f"{table}: {row}" for row in old_rows - new_rows]
+    return lost
+
+
+def test_the_last_releases_database_is_adopted_with_every_row(tmp_path):
+    path = release_database(tmp_path / "release.db")
+    before = rows(path)
+    assert len(before) == 24 and all(len(table_rows) == 2 for table_rows in before.values())
+    catalog = Catalog(f"sqlite:///{path}")  # what `serve` does first
+    assert revision(catalog.engine).at_head and revision(catalog.engine).current == head()
+    assert differences(catalog.engine, MODELS) == []
+    catalog.engine.dispose()
+    assert kept(before, rows(path)) == []
+
+
+def test_an_older_database_gets_the_nullable_columns_it_lacks(tmp_path):
+    path = release_database(
+        tmp_path / "older.db",
+        "DROP INDEX ix_jobs_key",
+        'ALTER TABLE jobs DROP COLUMN "key"',
+        "ALTER TABLE accounts DROP COLUMN session_version",
+        "DROP TABLE feedbacks",
+    )
+    before = rows(path)
+    engine = make_engine(f"sqlite:///{path}")
+    assert migrate(engine).current is None
+    assert differences(engine, MODELS) == []
+    engine.dispose()
+    after = rows(path)
+    assert kept(before, after) == []
+    assert {dict(row)["session_version"] for row in after["accounts"]} == {None}
+    assert after["feedbacks"] == set()
+
+
+def test_a_database_too_old_to_adopt_is_refused_and_left_as_it_was(tmp_path):
+    path = release_database(tmp_path / "ancient.db", "ALTER TABLE papers DROP COLUMN title")
+    before = rows(path)
+    engine = make_engine(f"sqlite:///{path}")
+    with pytest.raises(RuntimeError, match="papers lacks the required column title"):
+        migrate(engine)
+    assert revision(engine).current is None
+    engine.dispose()
+    assert rows(path) == before
+
+
+def test_a_new_database_is_exactly_what_the_models_describe(tmp_path):
+    engine = make_engine(f"sqlite:///{tmp_path / 'new.db'}")
+    assert migrate(engine).current is None
+    assert revision(engine).at_head
+    assert differences(engine, MODELS) == []
+    assert migrate(engine).at_head  # the second time, nothing to do
+
+
+def migrate_together(url: str, openers: int = 4) -> list:
+    """`openers` engines on one new database migrating at the same moment: what each `migrate` returned."""
+    start = threading.Barrier(openers)
+    results: list = []
+
+    def open_it():
+        engine = make_engine(url)
+        start.wait()
+        try:
+            results.append(migrate(engine))
+        except Exception as exc:  # noqa: BLE001 - the test reports it
+            results.append(exc)
+        engine.dispose()
+
+    threads = [threading.Thread(target=open_it) for _ in range(openers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_processes_starting_together_migrate_once(tmp_path):
+    """Four openers of one new database at the same moment: without the lock two of them create the same tables."""
+    url = f"sqlite:///{tmp_path / 'together.db'}"
+    results = migrate_together(url)
+    assert not [r for r in results if isinstance(r, Exception)], results
+    assert sum(1 for r in results if r.current is None) == 1  # one migrated; the others found it done
+    assert differences(make_engine(url), MODELS) == []
