@@ -10,6 +10,7 @@ a Qdrant server rank alike; `retrieval.fusion` holds the rule and its parameters
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -116,6 +117,20 @@ class Index:
 
     def optimize(self) -> None:
         self.store.optimize()
+
+    def points(self, chunk: int = 1000) -> Iterator[list[StoredPoint]]:
+        """Every point as stored, public and private, `chunk` at a time (for a backup: read, never searched)."""
+        offset = None
+        while True:
+            points, offset = self.store.scroll(offset, chunk)
+            if points:
+                yield points
+            if offset is None:
+                return
+
+    def load(self, points: list[StoredPoint]) -> None:
+        """Write points as they were stored (a restore): ids, vectors and payloads unchanged."""
+        self.store.upsert(points)
 
     def replace(self, paper_ids: list[str], points: list[IndexPoint], kinds: tuple[str, ...]) -> None:
         """Write these papers' points of these kinds, dropping any they had before (a shorter text leaves none)."""

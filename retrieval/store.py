@@ -148,6 +148,18 @@ def conditions(filters: Filters) -> list[Condition]:
     return found
 
 
+def stored_point(point_id, vectors: dict | None, payload: dict | None) -> StoredPoint:
+    """A point read back from either store (vectors by name; a sparse one has `indices` and `values`)."""
+    vectors = vectors or {}
+    dense, sparse = vectors.get(DENSE), vectors.get(SPARSE)
+    return StoredPoint(
+        str(point_id),
+        None if dense is None else np.asarray(dense, dtype=np.float32),
+        None if sparse is None else SparseVector(list(sparse.indices), list(sparse.values)),
+        dict(payload or {}),
+    )
+
+
 def hit_of(payload: dict, score: float) -> PointHit:
     return PointHit(
         paper_id=payload["paper_id"],
@@ -168,5 +180,6 @@ class VectorStore(Protocol):
     def search(self, queries: list[VectorQuery]) -> list[list[PointHit]]: ...
     def count(self, filters: Filters | None = None) -> int: ...
     def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]: ...
+    def scroll(self, offset: str | None, limit: int) -> tuple[list[StoredPoint], str | None]: ...
     def optimize(self) -> None: ...
     def close(self) -> None: ...

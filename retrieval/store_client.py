@@ -22,6 +22,7 @@ from retrieval.store import (
     VectorQuery,
     conditions,
     hit_of,
+    stored_point,
 )
 
 
@@ -154,6 +155,16 @@ class ClientStore:
             raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
         found = {str(r.id): (r.vector or {}).get(DENSE) for r in records}
         return {i: np.asarray(v, dtype=np.float32) for i, v in found.items() if v is not None}
+
+    def scroll(self, offset: str | None, limit: int) -> tuple[list[StoredPoint], str | None]:
+        """Up to `limit` points as stored (vectors and payload), from `offset`; and where the next ones start."""
+        try:
+            records, following = self.client.scroll(self.collection, limit=limit, offset=offset, with_payload=True,
+                                                    with_vectors=True)  # fmt: skip
+        except Exception as exc:
+            raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
+        points = [stored_point(record.id, record.vector, record.payload) for record in records]
+        return points, None if following is None else str(following)
 
     def optimize(self) -> None:
         """A server indexes by itself."""

@@ -25,6 +25,7 @@ from retrieval.store import (
     VectorQuery,
     conditions,
     hit_of,
+    stored_point,
 )
 
 
@@ -174,6 +175,16 @@ class EdgeStore:
             raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
         found = {str(p.id): (p.vector or {}).get(DENSE) for p in points}
         return {i: np.asarray(v, dtype=np.float32) for i, v in found.items() if v is not None}
+
+    def scroll(self, offset: str | None, limit: int) -> tuple[list[StoredPoint], str | None]:
+        """Up to `limit` points as stored (vectors and payload), from `offset`; and where the next ones start."""
+        request = self.q.ScrollRequest(offset=offset, limit=limit, with_payload=True, with_vector=True)
+        try:
+            records, following = self.shard.scroll(request)
+        except Exception as exc:
+            raise IndexUnavailable(f"the vector index did not answer: {exc}") from exc
+        points = [stored_point(record.id, record.vector, record.payload) for record in records]
+        return points, None if following is None else str(following)
 
     def optimize(self) -> None:
         """Build the HNSW graph and merge segments (blocks; seconds at 10k points, about half a minute at 100k)."""

@@ -277,11 +277,35 @@ def run_upload(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
                         progress, fields_only=bool(args.get("fields_only")))  # fmt: skip
 
 
+def run_backup(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    """One archive of the catalog, the index, the files and the settings (`retrieval.backup`); in `serve`'s worker
+    it runs between other jobs, so no ingest writes while the index is read."""
+    from retrieval.backup import BackupError, Sources, write_backup
+
+    s, destination = ctx.settings, Path(args["destination"])
+    try:
+        manifest = write_backup(destination, Sources(ctx.catalog.engine, ctx.index, s.backup_folders(),
+                                                     s.without_secrets()), progress)  # fmt: skip
+    except BackupError as exc:
+        raise JobIncomplete(str(exc)) from exc
+    return backup_note(destination, manifest)
+
+
+def backup_note(where: Path, manifest: dict) -> str:
+    """What an archive holds, in a line or two."""
+    database, tables = manifest["database"], manifest["database"]["counts"]
+    rows = ", ".join(f"{tables.get(t, 0):,} {t}" for t in ("papers", "researchers", "accounts", "threads", "steps"))
+    files = ", ".join(f"{n:,} {name}" for name, n in manifest["files"].items())
+    line = f"{where}: {rows}; {manifest['index']['points']:,} index points; files: {files}"
+    return line + (f"\nthe {database['kind']} database is {database['note']}" if "note" in database else "")
+
+
 @dataclass(frozen=True)
 class KindInfo:
     run: Kind
     label: str  # how the closing line starts: "<label>: added 3, ..."
     things: str  # what a failure skipped
+    tally: bool = True  # its closing line counts records (added, updated...); else its note says what it did
 
 
 KINDS: dict[str, KindInfo] = {
@@ -294,6 +318,7 @@ KINDS: dict[str, KindInfo] = {
     "update": KindInfo(run_update, "update", "records"),
     "paper": KindInfo(run_paper, "paper", "records"),
     "upload": KindInfo(run_upload, "upload", "files"),
+    "backup": KindInfo(run_backup, "backup", "items", tally=False),
 }
 
 

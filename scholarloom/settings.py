@@ -242,6 +242,22 @@ class Settings(BaseSettings):
             found.append(password)
         return found
 
+    def without_secrets(self) -> dict:
+        """The settings, every secret left out and passwords cut from URLs (a backup keeps them as a record)."""
+        from urllib.parse import urlsplit
+
+        values = self.model_dump(mode="json", exclude={"auth_secret", "llm_api_key", "qdrant_api_key", "metrics_token"})
+        for key in ("openalex_api_key", "s2_api_key"):
+            values.get("sources", {}).pop(key, None)
+        for key in ("database_url", "llm_api_base", "qdrant_url"):
+            if values.get(key) and (parts := urlsplit(values[key])).password:
+                values[key] = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")).geturl()
+        return values
+
+    def backup_folders(self) -> dict[str, Path]:
+        """The data directory's folders of files a backup keeps (the rest is rebuilt: models, scratch)."""
+        return {"chat-files": self.chat_files_dir, "uploads": self.data_dir / "uploads"}
+
     def llm_config(self):
         """The LLM to call, or None in retrieval-only mode."""
         if not self.llm:

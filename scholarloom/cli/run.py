@@ -15,8 +15,11 @@ jobs_app = typer.Typer(help="Jobs run by the server: ingest runs handed over, pa
 app.add_typer(jobs_app, name="jobs")
 
 
-def _finish(settings, label: str, things: str, summary, note: str | None, error: str | None) -> None:
-    report(settings, summary, f"{label}: {summary.line()}", things)
+def _finish(settings, info, summary, note: str | None, error: str | None) -> None:
+    if info.tally:
+        report(settings, summary, f"{info.label}: {summary.line()}", info.things)
+    elif not error:
+        typer.echo(f"{info.label}: done")
     if note:
         typer.echo(note)
     if error:
@@ -46,7 +49,7 @@ def execute(kind: str, arguments: dict, detach: bool = False) -> None:
                 note = info.run(JobContext(settings, index, settings.embedder()), arguments, summary, bars)
             except JobIncomplete as exc:
                 error = str(exc)
-        _finish(settings, info.label, info.things, summary, note, error)
+        _finish(settings, info, summary, note, error)
 
 
 def _hand_off(settings, queue, kind: str, arguments: dict, detach: bool) -> None:
@@ -68,7 +71,7 @@ def _hand_off(settings, queue, kind: str, arguments: dict, detach: bool) -> None
     if done.state == JobState.CANCELLED:
         error = f"job {job.id} was cancelled; what it stored stays, and running it again resumes it"
     info = KINDS[kind]
-    _finish(settings, info.label, info.things, summary, done.note, error)
+    _finish(settings, info, summary, done.note, error)
 
 
 def follow(queue, job_id: int, poll: float = 0.5):

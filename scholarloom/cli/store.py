@@ -1,10 +1,14 @@
-"""`scholarloom db upgrade`, `db current` and `db revision`: the database's schema revision (`retrieval/schema.py`)."""
+"""`scholarloom db upgrade`, `db current` and `db revision` (the schema's revisions, `retrieval/schema.py`), and
+`backup` and `restore` (`retrieval/backup.py`)."""
 
 from __future__ import annotations
 
+from contextlib import closing
+from pathlib import Path
+
 import typer
 
-from scholarloom.cli.common import app, load_settings
+from scholarloom.cli.common import app, fail, load_settings, progress
 
 db_app = typer.Typer(help="The database's schema (Alembic revisions).", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -68,3 +72,45 @@ def db_revision(message: str = typer.Argument(..., help="What the revision chang
     finally:
         engine.dispose()
     typer.echo(f"wrote {path}")
+
+
+@app.command()
+def backup(
+    destination: Path = typer.Argument(..., help="The archive to write (a .tar file; never overwritten)."),
+    detach: bool = typer.Option(False, help="With a server running: queue the job and return at once."),
+) -> None:
+    """One archive of the catalog (with accounts and chat history), every index point, the chat's and uploads'
+    files and the settings without secrets, with a manifest of counts and checksums. With `serve` running it runs
+    there as a job, between the others, so nothing is ingested while it reads (the chat goes on)."""
+    from scholarloom.cli.run import execute
+
+    execute("backup", {"destination": str(destination.resolve())}, detach)
+
+
+@app.command()
+def restore(source: Path = typer.Argument(..., exists=True, dir_okay=False, help="An archive `backup` wrote.")) -> None:
+    """Restore an archive into an empty data directory (SCHOLARLOOM_DATA_DIR): every member is checked against
+    the manifest first; then the database, the files and the index points, and the counts compared."""
+    from retrieval.backup import BackupError, Targets, restore as restore_archive, table_counts
+
+    with closing(load_settings()) as settings:
+        data_dir = settings.data_dir
+        if data_dir.exists() and any(p.name != "models" for p in data_dir.iterdir()):
+            fail(f"{data_dir} is not empty: restore into a new data directory (set SCHOLARLOOM_DATA_DIR)")
+        data_dir.mkdir(parents=True, exist_ok=True)
+        database = None if settings.database_url else data_dir / "scholarloom.db"
+        targets = Targets(database, settings.index, settings.backup_folders())
+        try:
+            with progress() as bars:
+                manifest = restore_archive(source, targets, data_dir, bars)
+        except BackupError as exc:
+            fail(str(exc))
+        restored = table_counts(settings.catalog().engine)  # opening it also brings an older schema up to date
+        points = settings.index().count()
+    wanted = manifest["database"]["counts"]
+    differ = {t: (n, restored.get(t)) for t, n in wanted.items() if restored.get(t) != n}
+    if points != manifest["index"]["points"] or differ:
+        fail(f"restored counts differ from the archive's: index {points} of {manifest['index']['points']}; {differ}")
+    typer.echo(f"restored {source} ({manifest['created']}) into {data_dir}: "
+               f"{wanted.get('papers', 0):,} papers, {points:,} index points, "
+               f"{sum(manifest['files'].values()):,} files; every count matches the archive's")  # fmt: skip

@@ -67,3 +67,16 @@ def test_the_demo_secret_is_private_from_its_creation(tmp_path, monkeypatch):
     finally:
         os.umask(previous)
     assert (tmp_path / "demo-auth-secret").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_backup_keeps_the_settings_without_a_secret(tmp_path):
+    settings = Settings(
+        data_dir=tmp_path, auth_secret="s" * 40, llm_api_key="sk-live-llm-key", qdrant_api_key="qdrant-key-123",
+        metrics_token="metrics-token-456", database_url="postgresql://scholar:db-pass-789@db/scholarloom",
+        llm_api_base="https://user:base-pass-000@llm.example/v1",
+        sources={"openalex_api_key": "openalex-key-111", "s2_api_key": "s2-key-222", "contact_email": "a@b.org"},
+    )  # fmt: skip
+    kept = repr(settings.without_secrets())
+    assert len(settings.secret_values()) == 7 and not [s for s in settings.secret_values() if s in kept]
+    assert "base-pass-000" not in kept
+    assert "postgresql://scholar:***@db/scholarloom" in kept and "a@b.org" in kept and str(tmp_path) in kept

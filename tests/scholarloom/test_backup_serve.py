@@ -1,0 +1,121 @@
+"""`scholarloom backup` while `scholarloom serve` holds the embedded index, a user chats and an ingest job runs;
+`scholarloom restore` into a fresh directory; a server on the restored directory finds the same papers and resumes
+the same thread, and the counts of every table, index point and file are the archive's."""
+
+import asyncio
+import json
+import subprocess
+import tarfile
+import time
+
+import httpx
+
+from ingest.demo import DEMO_DIR
+from retrieval.backup import read_manifest, table_counts
+from retrieval.index import PASSAGE_KINDS, Filters
+from retrieval.store import ANYONE
+from scholarloom.settings import Settings
+from tests.chat_server import ChatClient, sign_in
+from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _environment, _keep_asking
+from tests.scholarloom.test_library_serve import LONGEVAL
+from tests.serve import served
+from tests.small_archive import new_user_on
+
+ELMO = "1802.05365"
+QUESTION = "deep contextualized word representations from a bidirectional language model"
+
+
+async def _finished_thread(base: str) -> str:
+    """A conversation of erin's that ends before the backup starts: its id."""
+    chat = ChatClient(base, "erin")
+    await chat.connect()
+    await chat.ask("contextual word embeddings")
+    await chat.sio.disconnect()
+    deadline = time.monotonic() + 30
+    async with chat.http() as http:  # Chainlit writes the thread after the turn, in the background
+        while not (threads := (await http.post("/chat/project/threads", json={"pagination": {"first": 5},
+                                                                              "filter": {}})).json()["data"]):
+            assert time.monotonic() < deadline, "the conversation was never saved"
+            await asyncio.sleep(0.2)
+    return threads[0]["id"]
+
+
+async def _upload(base: str, token: str) -> None:
+    async with httpx.AsyncClient(base_url=base, cookies={"access_token": token}, timeout=30) as http:
+        pdf = {"file": ("longeval.pdf", LONGEVAL.read_bytes(), "application/pdf")}
+        added = await http.post("/api/library", files=pdf)
+        assert added.status_code == 201, added.text
+
+
+async def _resumed(base: str, thread_id: str) -> list[tuple]:
+    """The steps a reopened thread sends the page: (type, output) of each."""
+    chat = ChatClient(base, "erin")
+    await chat.connect(thread_id=thread_id)
+    resumed = await chat.wait_for("resume_thread", timeout=30)
+    await chat.sio.disconnect()
+    return [(step["type"], step["output"]) for step in resumed["steps"]]
+
+
+def _run(*command: str, data) -> subprocess.CompletedProcess:
+    return subprocess.run([SCHOLARLOOM, *command], env=_environment(data), capture_output=True, text=True, timeout=300)
+
+
+def test_a_backup_taken_while_users_chat_and_a_job_runs_restores_to_the_same_archive(small_server, tmp_path):
+    base, data = small_server.base, small_server.data
+    new_user_on(data, "erin")
+    archive = tmp_path / "scholarloom-backup.tar"
+
+    async def scenario():
+        thread_id = await _finished_thread(base)
+        await _upload(base, await sign_in(base, "erin"))
+        stop = asyncio.Event()
+        asking = asyncio.create_task(_keep_asking(base, stop))  # alice asks again and again meanwhile
+        ingest = await asyncio.create_subprocess_exec(
+            SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{ELMO}.pdf"), env=_environment(data),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        await asyncio.sleep(1.5)  # the ingest job is queued (or running) when the backup is asked for
+        backup = await asyncio.create_subprocess_exec(
+            SCHOLARLOOM, "backup", str(archive), env=_environment(data),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        ingested, backed_up = await asyncio.gather(ingest.communicate(), backup.communicate())
+        stop.set()
+        outputs = (ingest.returncode, ingested[0].decode(), backup.returncode, backed_up[0].decode())
+        return thread_id, outputs, await asking
+
+    thread_id, (ingest_code, ingested, backup_code, backed_up), answers = asyncio.run(scenario())
+    assert ingest_code == 0 and "PDFs: added 1," in ingested, ingested
+    assert backup_code == 0 and "runs there as job" in backed_up and "backup: done" in backed_up, backed_up
+    assert len(answers) >= 2 and all("unavailable" not in a.lower() for a in answers)  # no turn failed meanwhile
+    manifest = read_manifest(archive)
+    assert manifest["files"]["uploads"] >= 1 and manifest["database"]["counts"]["steps"] > 0
+    assert manifest["index"]["kinds"]["passage"] > 0  # the uploads' and the ingested PDF's passages
+    with tarfile.open(archive) as members:
+        kept = json.loads(members.extractfile("settings.json").read())
+    secret = (data / "demo-auth-secret").read_text().strip()  # the served instance signs sessions with it
+    assert kept["data_dir"] == str(data) and "auth_secret" not in kept and secret not in json.dumps(kept)
+
+    restored = tmp_path / "restored"
+    done = _run("restore", str(archive), data=restored)
+    assert done.returncode == 0 and "every count matches the archive's" in done.stdout, done.stdout + done.stderr
+    again = _run("restore", str(archive), data=restored)
+    assert again.returncode == 1 and "is not empty" in again.stderr
+
+    settings = Settings(data_dir=restored)
+    counts, index = table_counts(settings.catalog().engine), settings.index()
+    assert counts == manifest["database"]["counts"] and index.count() == manifest["index"]["points"]
+    passages = index.count(Filters(kinds=PASSAGE_KINDS, viewer=ANYONE))
+    assert passages == sum(n for kind, n in manifest["index"]["kinds"].items() if kind in PASSAGE_KINDS)
+    for name, folder in settings.backup_folders().items():
+        assert sum(1 for p in folder.rglob("*") if p.is_file()) == manifest["files"][name]
+    settings.close()
+
+    with served(restored) as (restored_base, _process):
+        # The same papers in the same order, the ingested full text, and the thread as it was.
+        first, second = (httpx.get(f"{b}/api/search", params={"q": QUESTION}).json() for b in (base, restored_base))
+        assert [h["id"] for h in first["hits"]] == [h["id"] for h in second["hits"]] and first["hits"]
+        found = httpx.get(f"{restored_base}/api/passages", params={"q": QUESTION}).json()["hits"]
+        assert found and found[0]["id"] == ELMO
+        original, reopened = asyncio.run(_resumed(base, thread_id)), asyncio.run(_resumed(restored_base, thread_id))
+        assert reopened == original and any(kind == "assistant_message" for kind, _ in original)
