@@ -122,14 +122,16 @@ def index_papers(
     progress=None,
     optimize: bool = True,
     windowing: Windowing = Windowing(),
+    everything: bool = False,
 ) -> None:
-    """Embed and index every paper whose indexed form changed; the ledger is marked after each batch.
+    """Embed and index every paper whose indexed form changed (`everything`: every paper, into a new index); the
+    ledger is marked after each batch.
 
     A paper's abstract point and its windows are replaced together, so a shorter abstract leaves no stale
     window behind. At the end the store builds its search graph (`optimize`), once for the whole run.
     """
     progress = progress or NullProgress()
-    seen = catalog.ledger_hashes("index")
+    seen = {} if everything else catalog.ledger_hashes("index")
     people, names = catalog.paper_people(), catalog.all_author_names()
     todo, relabel, rewords = [], [], []
     for paper in catalog.iter_papers():

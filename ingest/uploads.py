@@ -49,7 +49,7 @@ def index_upload(
         meta = replace(meta, title=upload.title or meta.title, authors=upload.authors, abstract=upload.abstract)
     title = meta.title or upload.filename.removesuffix(".pdf")
     found = passages(parsed.pages, embedder.count_tokens)
-    vectors = embedder.documents([_described(title, meta.abstract), *(p.text for p in found)])
+    vectors = embedder.documents([upload_text(title, meta.abstract), *(p.text for p in found)])
     points = [IndexPoint(upload.point_paper_id, "abstract", 0, vectors[0], owner=upload.owner)]
     points += [
         IndexPoint(upload.point_paper_id, "passage", p.number, v, text=p.text, page=p.page, section=p.section,
@@ -74,14 +74,14 @@ def index_upload(
     return f"{upload.filename}: {len(parsed.pages)} pages, {len(found)} passages"
 
 
-def _described(title: str, abstract: str) -> str:
+def upload_text(title: str, abstract: str) -> str:
     return f"{title}. {abstract}".strip(" .")
 
 
 def _describe_again(index: Index, embedder: Embedder, uploads: Uploads, upload: Upload) -> str:
     """The corrected title and abstract embedded as the upload's one `abstract` point; its passages are the file's
     own and stay."""
-    vector = embedder.documents([_described(upload.title, upload.abstract)])[0]
+    vector = embedder.documents([upload_text(upload.title, upload.abstract)])[0]
     point = IndexPoint(upload.point_paper_id, "abstract", 0, vector, owner=upload.owner)
     index.replace([upload.point_paper_id], [point], kinds=("abstract",))
     if uploads.by_id(upload.id) is None:  # deleted meanwhile: leave nothing behind

@@ -94,6 +94,24 @@ class PaperScore:
     sparse: PointHit | None
 
 
+def edge_folder(path: Path, collection: str) -> Path:
+    """The embedded index's folder: the one `<collection>.current` names (a rebuild writes a new folder beside the
+    old one, then points there), else `<collection>`."""
+    pointer = path / "edge" / f"{collection}.current"
+    name = pointer.read_text().strip() if pointer.is_file() else collection
+    if not name or "/" in name or name.startswith("."):
+        raise IndexUnavailable(f"{pointer} names no index folder ({name!r}): write the folder's name, or remove it")
+    return path / "edge" / name
+
+
+def point_edge_folder(path: Path, collection: str, folder: Path) -> None:
+    """From now on `edge_folder` is `folder` (written beside and renamed: the pointer is never half-written)."""
+    pointer = path / "edge" / f"{collection}.current"
+    partial = pointer.with_suffix(".partial")
+    partial.write_text(folder.name + "\n")
+    partial.replace(pointer)
+
+
 class Index:
     def __init__(self, store: VectorStore, params: FusionParams | None = None) -> None:
         self.store = store
@@ -107,10 +125,15 @@ class Index:
         if url:
             return cls(ClientStore.connect(url, collection, api_key))
         assert path is not None
-        return cls(EdgeStore(path / "edge" / collection))
+        return cls(EdgeStore(edge_folder(path, collection)))
 
     def close(self) -> None:
         self.store.close()
+
+    def swap(self, store: VectorStore) -> VectorStore:
+        """Serve from `store` from now on (a rebuilt index); returns the store it replaces, still open."""
+        old, self.store = self.store, store
+        return old
 
     def count(self, filters: Filters | None = None) -> int:
         return self.store.count(filters)

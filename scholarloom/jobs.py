@@ -13,6 +13,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from ingest.report import Summary
+from scholarloom.maintenance import run_backup, run_rebuild
 
 
 class JobIncomplete(RuntimeError):
@@ -277,29 +278,6 @@ def run_upload(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
                         progress, fields_only=bool(args.get("fields_only")))  # fmt: skip
 
 
-def run_backup(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
-    """One archive of the catalog, the index, the files and the settings (`retrieval.backup`); in `serve`'s worker
-    it runs between other jobs, so no ingest writes while the index is read."""
-    from retrieval.backup import BackupError, Sources, write_backup
-
-    s, destination = ctx.settings, Path(args["destination"])
-    try:
-        manifest = write_backup(destination, Sources(ctx.catalog.engine, ctx.index, s.backup_folders(),
-                                                     s.without_secrets()), progress)  # fmt: skip
-    except BackupError as exc:
-        raise JobIncomplete(str(exc)) from exc
-    return backup_note(destination, manifest)
-
-
-def backup_note(where: Path, manifest: dict) -> str:
-    """What an archive holds, in a line or two."""
-    database, tables = manifest["database"], manifest["database"]["counts"]
-    rows = ", ".join(f"{tables.get(t, 0):,} {t}" for t in ("papers", "researchers", "accounts", "threads", "steps"))
-    files = ", ".join(f"{n:,} {name}" for name, n in manifest["files"].items())
-    line = f"{where}: {rows}; {manifest['index']['points']:,} index points; files: {files}"
-    return line + (f"\nthe {database['kind']} database is {database['note']}" if "note" in database else "")
-
-
 @dataclass(frozen=True)
 class KindInfo:
     run: Kind
@@ -319,6 +297,7 @@ KINDS: dict[str, KindInfo] = {
     "paper": KindInfo(run_paper, "paper", "records"),
     "upload": KindInfo(run_upload, "upload", "files"),
     "backup": KindInfo(run_backup, "backup", "items", tally=False),
+    "rebuild": KindInfo(run_rebuild, "index rebuild", "points", tally=False),
 }
 
 

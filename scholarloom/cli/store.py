@@ -1,5 +1,5 @@
 """`scholarloom db upgrade`, `db current` and `db revision` (the schema's revisions, `retrieval/schema.py`), and
-`backup` and `restore` (`retrieval/backup.py`)."""
+`backup`, `restore` (`retrieval/backup.py`) and `index rebuild` (`ingest/rebuild.py`)."""
 
 from __future__ import annotations
 
@@ -114,3 +114,18 @@ def restore(source: Path = typer.Argument(..., exists=True, dir_okay=False, help
     typer.echo(f"restored {source} ({manifest['created']}) into {data_dir}: "
                f"{wanted.get('papers', 0):,} papers, {points:,} index points, "
                f"{sum(manifest['files'].values()):,} files; every count matches the archive's")  # fmt: skip
+
+
+index_app = typer.Typer(help="The vector index.", no_args_is_help=True)
+app.add_typer(index_app, name="index")
+
+
+@index_app.command("rebuild")
+def index_rebuild(detach: bool = typer.Option(False, help="With a server running: queue the job and return.")) -> None:
+    """Compute the index again: every paper's points from the catalog, every full-text passage from its stored text,
+    uploads from their rows, with the models and index format of this version. Built beside the index in use, which
+    keeps answering until the new one replaces it (with `serve` running: as its job, without a restart). With a
+    Qdrant server: a new collection, named at the end, for SCHOLARLOOM_COLLECTION."""
+    from scholarloom.cli.run import execute
+
+    execute("rebuild", {}, detach)

@@ -1,0 +1,66 @@
+"""A new index computed again from what the archive keeps: every catalog paper's abstract point and windows from
+the catalog, every full-text passage from its stored text, each upload's description from its row. The path to a
+new embedding model or a new index format, and a way back from a damaged index (its passages' texts are read from
+it, so they must still be readable).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ingest.indexing import INDEX_BATCH, index_papers
+from ingest.pipeline import NullProgress
+from ingest.report import Summary
+from ingest.uploads import upload_text
+from retrieval.catalog import Catalog
+from retrieval.embeddings import Embedder
+from retrieval.index import ABSTRACT_KINDS, ANYONE, PASSAGE_KINDS, Filters, Index
+from retrieval.store import StoredPoint
+from retrieval.uploads import PREFIX, Uploads
+
+
+class RebuildError(RuntimeError):
+    """The old index holds something a rebuild cannot compute again; the new index is left unused."""
+
+
+def _texts(chunk: list[StoredPoint], uploads: Uploads, kinds: Counter) -> list[tuple[StoredPoint, str]]:
+    """The points of `chunk` the catalog cannot give back, each with the text to embed again."""
+    again = []
+    for point in chunk:
+        kind, paper_id = point.payload.get("kind"), str(point.payload.get("paper_id", ""))
+        if kind in PASSAGE_KINDS:
+            again.append((point, point.payload.get("text") or ""))
+        elif paper_id.startswith(PREFIX) and kind == "abstract":
+            upload = uploads.by_id(int(paper_id.removeprefix(PREFIX)))
+            if upload is None:  # deleted while its points stayed: not carried over
+                kinds["dropped"] += 1
+                continue
+            title = upload.title or upload.filename.removesuffix(".pdf")
+            again.append((point, upload_text(title, upload.abstract or "")))
+        elif kind in ABSTRACT_KINDS:
+            continue  # a catalog paper's: embedded from the catalog below
+        else:
+            raise RebuildError(f"point {point.id} is of kind {kind!r}, which a rebuild cannot compute again")
+        kinds[kind] += 1
+    return again
+
+
+def rebuild_index(
+    catalog: Catalog, uploads: Uploads, old: Index, new: Index, embedder: Embedder, summary: Summary, progress=None
+) -> Counter:
+    """Fill `new` (empty) from the catalog, the uploads' rows and `old`'s passages; returns the points the new index
+    holds by kind (and `dropped`: points of uploads deleted meanwhile). `old` is only read."""
+    progress = progress or NullProgress()
+    if new.count():
+        raise RebuildError("the new index is not empty")
+    kinds: Counter = Counter()
+    task = progress.add_task("rebuild: passages and uploads", total=old.count())
+    for chunk in old.points(INDEX_BATCH * 4):
+        again = _texts(chunk, uploads, kinds)
+        vectors = embedder.documents([text for _, text in again]) if again else []
+        new.load([StoredPoint(p.id, v.dense, v.sparse, p.payload) for (p, _), v in zip(again, vectors, strict=True)])
+        progress.advance(task, len(chunk))
+    index_papers(catalog, new, embedder, summary, progress, optimize=False, everything=True)
+    new.optimize()
+    written = Counter({kind: new.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in ABSTRACT_KINDS + PASSAGE_KINDS})
+    return written + Counter(dropped=kinds["dropped"])

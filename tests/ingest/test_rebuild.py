@@ -1,0 +1,81 @@
+"""`scholarloom index rebuild` (ingest/rebuild.py, the `rebuild` job of scholarloom/maintenance.py) on a small archive
+with full text and a private upload: the new index holds the same points, answers the same searches, keeps the
+upload private, replaces the old one on disk and in the running process; what it cannot compute again stops it with
+the index in use untouched. Under `serve`: tests/scholarloom/test_backup_serve.py."""
+
+import pytest
+
+from ingest.demo import DEMO_DIR
+from ingest.pdf_worker import PdfLimits
+from ingest.pdfs import ingest_pdf_files, pdf_files
+from ingest.report import Summary
+from ingest.uploads import index_upload
+from retrieval.index import ANYONE, PASSAGE_KINDS, Filters, edge_folder
+from retrieval.store import StoredPoint
+from scholarloom.jobs import JobContext, JobIncomplete
+from scholarloom.maintenance import run_rebuild
+from tests.ingest.test_uploads import PHRASE, _stored
+from tests.small_archive import small_archive
+
+ELMO = "1802.05365"
+QUESTIONS = ("deep contextualized word representations", "citation graph document embeddings", "dialogue evaluation")
+
+
+def _by_kind(index) -> dict[str, int]:
+    return {kind: index.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in ("abstract", "window", "passage")}
+
+
+def _answers(library) -> list:
+    found = [[h.paper.id for h in library.search(q, Filters(), limit=10).hits] for q in QUESTIONS]
+    found += [[(h.paper.id, h.page) for h in library.passages(q, Filters(), limit=10).hits] for q in QUESTIONS]
+    return found + [[h.paper.id for h in library.passages(PHRASE, Filters(viewer="carol"), limit=3).hits]]
+
+
+@pytest.fixture
+def archive(make_instance, tmp_path):
+    """The small archive, ELMo's full text, and carol's upload, indexed."""
+    data = small_archive(tmp_path, make_instance, {})
+    settings = make_instance(data)
+    catalog, index, embedder = settings.catalog(), settings.index(), settings.embedder()
+    ingest_pdf_files(catalog, index, embedder, pdf_files([DEMO_DIR / "pdfs" / f"{ELMO}.pdf"]), Summary())
+    upload = _stored(settings, tmp_path)
+    index_upload(catalog, index, embedder, settings.uploads(), upload.id, PdfLimits(), Summary())
+    return settings
+
+
+def test_a_rebuilt_index_holds_the_same_points_answers_alike_and_takes_the_old_ones_place(archive, make_instance):
+    settings, library = archive, archive.library()
+    index, old_folder = settings.index(), edge_folder(settings.index_dir, settings.collection)
+    before_kinds, before_answers = _by_kind(index), _answers(library)
+    before_passages = {p.id: p.payload for chunk in index.points() for p in chunk if p.payload["kind"] == "passage"}
+    assert before_kinds["passage"] > 20 and set(before_answers[-1]) == {"upload:1"}
+
+    note = run_rebuild(JobContext(settings, index, settings.embedder()), {"grace": 0}, Summary(), None)
+
+    assert settings.index() is index and index.store.path != old_folder and not old_folder.exists()
+    assert f"now in {index.store.path}" in note and f"{before_kinds['passage']:,} passages" in note
+    assert _by_kind(index) == before_kinds and _answers(library) == before_answers
+    after = {p.id: p.payload for chunk in index.points() for p in chunk if p.payload["kind"] == "passage"}
+    assert after == before_passages
+    for viewer in ("dave", None):  # carol's upload is still hers alone
+        assert "upload:1" not in [h.paper.id for h in library.passages(PHRASE, Filters(viewer=viewer), limit=20).hits]
+    new_folder = index.store.path
+    settings.close()
+    reopened = make_instance(settings.data_dir)  # the next start opens the new folder
+    assert edge_folder(reopened.index_dir, reopened.collection) == new_folder
+    assert _by_kind(reopened.index()) == before_kinds
+
+
+def test_a_point_that_cannot_be_computed_again_stops_the_rebuild_and_changes_nothing(archive):
+    settings = archive
+    index = settings.index()
+    folder = edge_folder(settings.index_dir, settings.collection)
+    (sample,) = next(iter(index.points(1)))
+    index.load([StoredPoint("00000000-0000-0000-0000-00000000beef", sample.dense, None,
+                            {**sample.payload, "kind": "figure"})])  # fmt: skip
+    kinds = _by_kind(index)
+    with pytest.raises(JobIncomplete, match="of kind 'figure'.*the index in use is unchanged"):
+        run_rebuild(JobContext(settings, index, settings.embedder()), {"grace": 0}, Summary(), None)
+    assert index.store.path == folder and _by_kind(index) == kinds
+    assert sorted(p.name for p in folder.parent.iterdir()) == [folder.name]  # the half-made index is gone
+    assert index.count(Filters(kinds=PASSAGE_KINDS, viewer=ANYONE)) == kinds["passage"]
