@@ -84,10 +84,12 @@ class ProbeWatch:
     doubling, at most every 30 minutes) until it answers; `latest` is what admins see. A thread of its own, so a
     slow or absent model never delays the start."""
 
-    def __init__(self, config: LLMConfig, first_wait: float = 30.0, longest_wait: float = 1800.0, sleep=None) -> None:
+    def __init__(self, config: LLMConfig, first_wait: float = 30.0, longest_wait: float = 1800.0, sleep=None,
+                 on_probe=None) -> None:  # fmt: skip
         import threading
 
         self.config = config
+        self.on_probe = on_probe  # called with `summary()` after each probe (the server keeps it where admins read)
         self.first_wait, self.longest_wait = first_wait, longest_wait
         self.latest: Probe | None = None
         self.waits: list[float] = []  # the pauses taken between failed probes
@@ -112,6 +114,11 @@ class ProbeWatch:
         wait = self.first_wait
         while not self._stop.is_set():
             self.latest = asyncio.run(probe(self.config))
+            if self.on_probe is not None:
+                try:
+                    self.on_probe(self.summary())
+                except Exception as exc:  # noqa: BLE001 - the database may be away; the probe goes on
+                    logging.getLogger(__name__).warning("could not keep the model's probe: %s", exc)
             if self.latest.error is None:
                 logging.getLogger(__name__).info("LLM %s: %s", self.config.model, self.summary())
                 return

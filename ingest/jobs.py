@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import socket
 import sys
 import threading
 import time
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from ingest.report import Summary
-from retrieval.jobs import Job, JobQueue, JobState
+from retrieval.jobs import Job, JobQueue, JobState, worker_name
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +111,7 @@ class JobRunner:
         schedule: Schedule | None = None,
         on_close: Callable[[], None] | None = None,
     ) -> None:
-        self.name = name or f"{socket.gethostname()}:{os.getpid()}"
+        self.name = name or worker_name()
         self.queue, self.kinds, self.poll, self.nice = queue, kinds, poll, nice
         self.schedule, self.on_close = schedule, on_close
         self.stop = threading.Event()

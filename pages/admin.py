@@ -48,9 +48,17 @@ class JobsPage:
     title: str = "Jobs"
 
     @classmethod
-    def of(cls, jobs: list[Job], worker_alive: bool, llm: str = "") -> JobsPage:
-        worker = "A server is taking jobs." if worker_alive else "No server is taking jobs right now."
-        return cls([_row(j) for j in jobs], worker, llm)
+    def of(cls, jobs: list[Job], workers: list, llm: str = "") -> JobsPage:
+        """`workers`: the servers taking jobs (`retrieval.jobs.JobWorker`); `llm`: this server's model line, shown
+        when no server has said what its model can do."""
+        if not workers:
+            worker = "No server is taking jobs right now."
+        elif len(workers) == 1:
+            worker = "A server is taking jobs."
+        else:
+            worker = f"{len(workers)} servers are taking jobs: {', '.join(w.name for w in workers)}."
+        said = [f"{w.name}: {w.model}" if len(workers) > 1 else w.model for w in workers if w.model]
+        return cls([_row(j) for j in jobs], worker, "; ".join(said) or llm)
 
     def meta(self, base_url: str) -> PageMeta:
         return PageMeta(title=self.title, description="Ingest jobs and their progress.", path=self.path, noindex=True)
@@ -107,7 +115,7 @@ def admin_routes(router: APIRouter, deps: PagesDeps) -> None:
     def jobs(request: Request) -> Response:
         if admin(request) is None:
             return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        page = JobsPage.of(deps.jobs.recent(100), deps.jobs.worker_alive() is not None, deps.llm_status())
+        page = JobsPage.of(deps.jobs.recent(100), deps.jobs.workers(), deps.llm_status())
         return respond(request, deps, page, "admin_jobs.html")
 
     @router.get("/admin/usage", include_in_schema=False)

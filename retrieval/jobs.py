@@ -8,6 +8,8 @@ is resumable through the ingest ledger, so a job interrupted by a crash is simpl
 
 from __future__ import annotations
 
+import os
+import socket
 from datetime import datetime, timedelta, timezone
 from enum import StrEnum
 
@@ -69,6 +71,14 @@ class JobWorker(SQLModel, table=True):
     name: str = Field(primary_key=True, max_length=100)
     pid: int
     beat_at: datetime
+    # What this server's language model could do when the server last asked it (its probe's line), so an admin
+    # reading any server's page sees every server's model (several `serve` processes on one database).
+    model: str | None = Field(default=None, max_length=1000)
+
+
+def worker_name() -> str:
+    """This process's name among the servers on one database: host and process id."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class JobQueue:
@@ -221,6 +231,21 @@ class JobQueue:
             for gone in session.exec(stale):  # processes long dead
                 session.delete(gone)
             session.commit()
+
+    def say_model(self, name: str, pid: int, line: str) -> None:
+        """Keep what the server `name` last learnt about its model (the row is made if the server has not beaten
+        yet)."""
+        with self._session() as session:
+            worker = session.get(JobWorker, name) or JobWorker(name=name, pid=pid, beat_at=_now())
+            worker.model = line[:1000]
+            session.add(worker)
+            session.commit()
+
+    def workers(self, within: timedelta = timedelta(seconds=15)) -> list[JobWorker]:
+        """The servers taking jobs (they beat within `within`), by name."""
+        with self._session() as session:
+            query = select(JobWorker).where(JobWorker.beat_at >= _now() - within).order_by(JobWorker.name)
+            return list(session.exec(query).all())
 
     def gone(self, name: str) -> None:
         with self._session() as session:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -39,7 +40,11 @@ class Runtime:
         if self.agent.llm is not None:
             from assistant.probe import ProbeWatch
 
-            self.llm_watch = watch = ProbeWatch(self.agent.llm)
+            from retrieval.jobs import worker_name
+
+            # Every server's line is kept with its worker row, so any server's admin page shows them all.
+            say = lambda line: self.jobs.say_model(worker_name(), os.getpid(), line)  # noqa: E731
+            self.llm_watch = watch = ProbeWatch(self.agent.llm, on_probe=say)
 
             def probed_tools() -> bool | None:  # what the model did when asked to call a tool, once it answered
                 found = watch.latest

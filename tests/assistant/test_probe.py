@@ -10,10 +10,11 @@ from tests.llm_server import failure, text, tool_call
 def test_a_failing_model_is_asked_again_with_back_off_until_it_answers(scripted):
     config = LLMConfig(model="openai/scripted", api_base=scripted.api_base, api_key="test-key", timeout=10)
     scripted.enqueue(failure(401), failure(503), text("ready"), text("1 2 3"), tool_call("echo", word="ping"))
-    seen = []
-    watch = ProbeWatch(config, first_wait=30, sleep=lambda seconds: seen.append(watch.summary()))
+    seen, said = [], []
+    watch = ProbeWatch(config, first_wait=30, sleep=lambda seconds: seen.append(watch.summary()), on_probe=said.append)
     watch.start().join(timeout=60)
     assert watch.waits == [30, 60]  # doubling; nobody slept for real
+    assert said == [*seen, watch.summary()]  # each probe's line, for the server to keep where admins read
     assert "refused the API key (401)" in seen[0] and "asked again with back-off" in seen[0]
     assert "failed (503)" in seen[1]
     found = watch.latest

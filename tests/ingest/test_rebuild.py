@@ -1,7 +1,7 @@
 """`scholarloom index rebuild` (ingest/rebuild.py, the `rebuild` job of scholarloom/maintenance.py) on a small archive
 with full text and a private upload: the new index holds the same points, answers the same searches, keeps the
 upload private, replaces the old one on disk and in the running process; what it cannot compute again stops it with
-the index in use untouched. Under `serve`: tests/scholarloom/test_backup_serve.py."""
+the index in use untouched. Under `serve`: tests/scholarloom/test_rebuild_serve.py."""
 
 import pytest
 

@@ -56,6 +56,24 @@ async def test_admins_cancel_and_retry_from_this_site_only(app, queue):
     queue.cancel(retried.id)  # leave nothing queued in the shared demo database
 
 
+async def test_every_server_on_the_database_and_its_model_are_listed(app, queue):
+    """Two `serve` processes on one database: either one's page names both and what each one's model can do."""
+    queue.beat("lab-a:101", 101)
+    queue.say_model("lab-a:101", 101, "openai/gpt-4o-mini: answers, streams, calls tools")
+    queue.say_model("lab-b:202", 202, "ollama_chat/qwen2.5: <b>did not call a tool</b>")  # said before its first beat
+    queue.beat("lab-b:202", 202)
+    try:
+        page = await client_for(app, "hana").get("/admin/jobs")
+        assert "2 servers are taking jobs: lab-a:101, lab-b:202." in page.text
+        assert "lab-a:101: openai/gpt-4o-mini: answers, streams, calls tools" in page.text
+        assert "lab-b:202: ollama_chat/qwen2.5: &lt;b&gt;did not call a tool" in page.text
+    finally:
+        queue.gone("lab-a:101")
+        queue.gone("lab-b:202")
+    page = await client_for(app, "hana").get("/admin/jobs")
+    assert "lab-a:101" not in page.text and "Language model: no language model (SCHOLARLOOM_LLM unset)" in page.text
+
+
 async def test_only_admins_see_the_models_use_per_user_and_day(app, demo):
     from datetime import datetime, timezone
 

@@ -123,11 +123,13 @@ def test_institutions_stored_before_search_keys_get_them(tmp_path):
     from retrieval.catalog import Catalog
     from retrieval.models import Institution
 
+    from tests.retrieval.test_schema import release_database
+
     url = f"sqlite:///{tmp_path / 'old.db'}"
-    Catalog(url).close()
+    release_database(tmp_path / "old.db")  # made before migrations, by the last release
     with sqlite3.connect(tmp_path / "old.db") as db:  # as an older version left it
+        db.execute("DELETE FROM institutions")
         db.execute("ALTER TABLE institutions DROP COLUMN search_key")
-        db.execute("DROP TABLE alembic_version")  # older versions made their tables without migrations
         db.execute(
             "INSERT INTO institutions (name, aliases, acronyms, types, parent_rors, child_rors)"
             " VALUES ('Université de Montréal', '[\"UdeM\"]', '[]', '[]', '[]', '[]')"

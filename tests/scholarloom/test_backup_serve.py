@@ -120,28 +120,3 @@ def test_a_backup_taken_while_users_chat_and_a_job_runs_restores_to_the_same_arc
         original, reopened = asyncio.run(_resumed(base, thread_id)), asyncio.run(_resumed(restored_base, thread_id))
         assert reopened == original and any(kind == "assistant_message" for kind, _ in original)
 
-
-def test_an_index_rebuilt_by_the_server_takes_over_without_a_restart(small_server):
-    """`scholarloom index rebuild` hands its job to the server, which builds the new index beside the one it
-    answers from and swaps to it: the same searches give the same papers, and the chat goes on."""
-    base, data = small_server.base, small_server.data
-    before = [httpx.get(f"{base}/api/search", params={"q": q}).json()["hits"] for q in (QUESTION, "citation graph")]
-
-    async def scenario():
-        stop = asyncio.Event()
-        asking = asyncio.create_task(_keep_asking(base, stop))
-        rebuild = await asyncio.create_subprocess_exec(
-            SCHOLARLOOM, "index", "rebuild", env=_environment(data),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        )  # fmt: skip
-        output = (await rebuild.communicate())[0].decode()
-        await asyncio.sleep(0.5)
-        stop.set()
-        return rebuild.returncode, output, await asking
-
-    code, output, answers = asyncio.run(scenario())
-    assert code == 0 and "runs there as job" in output and "index rebuild: done" in output, output
-    assert "index rebuilt:" in output and (data / "qdrant" / "edge" / "scholarloom.current").is_file(), output
-    assert answers and all("unavailable" not in a.lower() for a in answers)
-    after = [httpx.get(f"{base}/api/search", params={"q": q}).json()["hits"] for q in (QUESTION, "citation graph")]
-    assert [[h["id"] for h in hits] for hits in after] == [[h["id"] for h in hits] for hits in before] and after[0]
