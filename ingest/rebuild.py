@@ -24,25 +24,39 @@ class RebuildError(RuntimeError):
 
 
 def _texts(chunk: list[StoredPoint], uploads: Uploads, kinds: Counter) -> list[tuple[StoredPoint, str]]:
-    """The points of `chunk` the catalog cannot give back, each with the text to embed again."""
-    again = []
+    """The points of `chunk` the catalog cannot give back, each with the text to embed again. A deleted upload's
+    points (deleted while the rebuild read the index) are not carried over."""
+    again, rows = [], {}
     for point in chunk:
         kind, paper_id = point.payload.get("kind"), str(point.payload.get("paper_id", ""))
-        if kind in PASSAGE_KINDS:
-            again.append((point, point.payload.get("text") or ""))
-        elif paper_id.startswith(PREFIX) and kind == "abstract":
-            upload = uploads.by_id(int(paper_id.removeprefix(PREFIX)))
-            if upload is None:  # deleted while its points stayed: not carried over
+        upload = None
+        if paper_id.startswith(PREFIX):
+            number = int(paper_id.removeprefix(PREFIX))
+            upload = rows[number] if number in rows else rows.setdefault(number, uploads.by_id(number))
+            if upload is None:
                 kinds["dropped"] += 1
                 continue
+        if kind in PASSAGE_KINDS:
+            again.append((point, point.payload.get("text") or ""))
+        elif upload is not None and kind == "abstract":
             title = upload.title or upload.filename.removesuffix(".pdf")
             again.append((point, upload_text(title, upload.abstract or "")))
-        elif kind in ABSTRACT_KINDS:
+        elif kind in ABSTRACT_KINDS and upload is None:
             continue  # a catalog paper's: embedded from the catalog below
         else:
             raise RebuildError(f"point {point.id} is of kind {kind!r}, which a rebuild cannot compute again")
         kinds[kind] += 1
     return again
+
+
+def _drop_deleted_uploads(uploads: Uploads, new: Index, carried: set[str]) -> int:
+    """Uploads deleted after the rebuild read their points: their points leave the new index too (how many)."""
+    gone = [paper_id for paper_id in sorted(carried) if uploads.by_id(int(paper_id.removeprefix(PREFIX))) is None]
+    if not gone:
+        return 0
+    points = new.count(Filters(paper_ids=tuple(gone), viewer=ANYONE))
+    new.replace(gone, [], kinds=ABSTRACT_KINDS + PASSAGE_KINDS)
+    return points
 
 
 def rebuild_index(
@@ -55,12 +69,15 @@ def rebuild_index(
         raise RebuildError("the new index is not empty")
     kinds: Counter = Counter()
     task = progress.add_task("rebuild: passages and uploads", total=old.count())
+    carried: set[str] = set()
     for chunk in old.points(INDEX_BATCH * 4):
         again = _texts(chunk, uploads, kinds)
         vectors = embedder.documents([text for _, text in again]) if again else []
         new.load([StoredPoint(p.id, v.dense, v.sparse, p.payload) for (p, _), v in zip(again, vectors, strict=True)])
+        carried |= {str(p.payload["paper_id"]) for p, _ in again if str(p.payload["paper_id"]).startswith(PREFIX)}
         progress.advance(task, len(chunk))
     index_papers(catalog, new, embedder, summary, progress, optimize=False, everything=True)
+    kinds["dropped"] += _drop_deleted_uploads(uploads, new, carried)
     new.optimize()
     written = Counter({kind: new.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in ABSTRACT_KINDS + PASSAGE_KINDS})
     return written + Counter(dropped=kinds["dropped"])

@@ -56,6 +56,9 @@ def run_rebuild(ctx, args: dict, summary: Summary, progress) -> str:
         new = Index.open(name, url=s.qdrant_url, api_key=api_key)
     else:
         old_folder = edge_folder(s.index_dir, s.collection)
+        for left in old_folder.parent.glob(f"{s.collection}.2*"):  # an earlier rebuild cut off before its swap
+            if left.is_dir() and left != old_folder and left.name.removeprefix(f"{s.collection}.").isdigit():
+                shutil.rmtree(left, ignore_errors=True)
         new = Index(EdgeStore(old_folder.with_name(f"{s.collection}.{stamp}")))
     try:
         written = rebuild_index(ctx.catalog, s.uploads(), ctx.index, new, ctx.embedder, summary, progress)

@@ -50,8 +50,13 @@ def test_a_rebuilt_index_holds_the_same_points_answers_alike_and_takes_the_old_o
     before_passages = {p.id: p.payload for chunk in index.points() for p in chunk if p.payload["kind"] == "passage"}
     assert before_kinds["passage"] > 20 and set(before_answers[-1]) == {"upload:1"}
 
+    leftover = old_folder.with_name(f"{settings.collection}.20200101000000")  # a rebuild cut off before its swap
+    (leftover / "segments").mkdir(parents=True)
+
     note = run_rebuild(JobContext(settings, index, settings.embedder()), {"grace": 0}, Summary(), None)
 
+    assert not leftover.exists() and sorted(p.name for p in old_folder.parent.iterdir() if p.is_dir()) == [
+        index.store.path.name]  # fmt: skip
     assert settings.index() is index and index.store.path != old_folder and not old_folder.exists()
     assert f"now in {index.store.path}" in note and f"{before_kinds['passage']:,} passages" in note
     assert _by_kind(index) == before_kinds and _answers(library) == before_answers
@@ -79,3 +84,31 @@ def test_a_point_that_cannot_be_computed_again_stops_the_rebuild_and_changes_not
     assert index.store.path == folder and _by_kind(index) == kinds
     assert sorted(p.name for p in folder.parent.iterdir()) == [folder.name]  # the half-made index is gone
     assert index.count(Filters(kinds=PASSAGE_KINDS, viewer=ANYONE)) == kinds["passage"]
+
+
+class _DeletingOnFirstEmbedding:
+    """The job's encoder, but the first time it embeds, carol deletes her upload (the rebuild has read its points)."""
+
+    def __init__(self, embedder, delete) -> None:
+        self.embedder, self.delete = embedder, delete
+
+    def documents(self, texts):
+        if self.delete is not None:
+            self.delete, delete = None, self.delete
+            delete()
+        return self.embedder.documents(texts)
+
+    def __getattr__(self, name):
+        return getattr(self.embedder, name)
+
+
+def test_an_upload_deleted_while_the_index_is_rebuilt_stays_deleted(archive):
+    settings = archive
+    index, uploads = settings.index(), settings.uploads()
+    row = uploads.get("carol", 1)
+    embedder = _DeletingOnFirstEmbedding(settings.embedder(), lambda: uploads.delete(row, index))
+    note = run_rebuild(JobContext(settings, index, embedder), {"grace": 0}, Summary(), None)
+    assert "index rebuilt" in note and uploads.get("carol", 1) is None
+    assert index.count(Filters(paper_ids=("upload:1",), viewer=ANYONE)) == 0
+    found = settings.library().passages(PHRASE, Filters(viewer="carol"), limit=5).hits
+    assert all(hit.paper.id != "upload:1" for hit in found)
