@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 
 from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
 from pages.base import byline, md_escape
 from pages.paper import paper_page
 from retrieval.index import Filters
+from retrieval.models import Paper
 from retrieval.uploads import upload_number
 
 
@@ -94,6 +95,8 @@ def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
         paper_id: The paper's id as search results give it: an arXiv id such as 2006.07357 (a version
             suffix or an old-style id like hep-th/9901001 works too) or an id like openalex:W2741809807.
     """
+    if upload_number(paper_id.strip()) is not None:
+        return _own_upload(deps, paper_id.strip())
     page = paper_page(deps.library, paper_id)
     if page is None:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
@@ -101,6 +104,30 @@ def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
     n = deps.sources.number(paper)
     subtitle = _byline(page.authors, page.year)
     card = Card("paper", page.id, page.title, page.path, subtitle, n)
+    return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card], data=page)
+
+
+@dataclass(frozen=True)
+class OwnUpload:
+    """A user's own PDF as `get_paper` shows it to its owner: what the file says of itself."""
+
+    paper: Paper
+
+    def to_markdown(self) -> str:
+        lines = [f"# {md_escape(self.paper.title)}", "", "The user's own upload: private, only they can see it.", ""]
+        if self.paper.abstract:
+            lines += ["## Abstract", "", md_escape(self.paper.abstract)]
+        return "\n".join(lines) + "\n"
+
+
+def _own_upload(deps: ToolDeps, paper_id: str) -> ToolResult:
+    """An upload, for its owner only: anyone else gets the answer a paper that does not exist gets."""
+    paper = deps.library.papers([paper_id], deps.user).get(paper_id) if deps.user else None
+    if paper is None:
+        raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
+    n = deps.sources.number(paper)
+    page = OwnUpload(paper)
+    card = Card("upload", paper_id, paper.title, deps.sources.entries[paper_id][2], "", n)
     return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card], data=page)
 
 

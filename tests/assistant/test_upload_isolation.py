@@ -43,6 +43,10 @@ def test_no_tool_shows_another_users_upload(make_instance, tmp_path):
     owner = call_tool(TOOLS[[t.__name__ for t in TOOLS].index("search_fulltext")], ToolDeps(library, user="carol"),
                       {"query": PHRASE, "paper_id": paper_id})  # fmt: skip
     assert LEAKS.search(owner.output) and "p. " in owner.output  # the probe finds it for its owner
+    opened = call_tool(TOOLS[[t.__name__ for t in TOOLS].index("get_paper")], ToolDeps(library, user="carol"),
+                       {"paper_id": paper_id})  # fmt: skip
+    assert not opened.failed and "# LongEval: Guidelines for Human Evaluation" in opened.output
+    assert [(c.kind, c.id, c.path) for c in opened.cards] == [("upload", paper_id, f"/me/library/{upload.id}")]
     asked = 0
     for viewer in ("dave", None):
         for tool in TOOLS:
