@@ -47,11 +47,14 @@ class Agent:
         self.schemas = [tool_schema(t) for t in TOOLS]
 
     async def turn(
-        self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, held: str | None = None
-    ) -> TurnOutcome:
+        self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, held: str | None = None,
+        usage: TurnUsage | None = None,
+    ) -> TurnOutcome:  # fmt: skip
         """Answer one question; history holds earlier user/assistant messages and is extended in place. `held`:
-        why this user's turn may not use the model now (today's budget spent), said above search's answer."""
-        watched = _Watched(ui)
+        why this user's turn may not use the model now (today's budget spent), said above search's answer.
+        `usage` gathers the model's tokens as the turn goes: a stopped turn has no outcome, but its caller still
+        knows what it cost (the request cut off counted by estimate)."""
+        watched, usage = _Watched(ui), usage if usage is not None else TurnUsage()
         try:
             if self.llm is None:
                 outcome = await answer_without_llm(deps, question, watched)
@@ -60,8 +63,9 @@ class Agent:
                 outcome = await answer_without_llm(deps, question, watched, notice=held)
                 outcome.why = "today's language-model budget is spent (SCHOLARLOOM_LLM_DAILY_TOKENS)"
             else:
-                outcome = await self._with_llm(deps, history, question, watched)
+                outcome = await self._with_llm(deps, history, question, watched, usage)
         except asyncio.CancelledError:  # the user's stop: the question stays, with what was written so far
+            usage.stopped(watched.text)
             stopped = f"{watched.text.rstrip()}\n\n{STOPPED}" if watched.text.strip() else STOPPED
             history += [{"role": "user", "content": question}, {"role": "assistant", "content": stopped}]
             await ui.finish(stopped, [])
@@ -81,8 +85,10 @@ class Agent:
             return f"{self.llm.model} did not call a tool when probed"
         return None
 
-    async def _with_llm(self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI) -> TurnOutcome:
-        calls, usage = [0], TurnUsage()
+    async def _with_llm(
+        self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, usage: TurnUsage
+    ) -> TurnOutcome:
+        calls = [0]
         try:
             if why := self.pipeline_reason():
                 return await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why, usage)
@@ -115,6 +121,7 @@ class Agent:
             # On the last round no tools are offered, so the model has to answer.
             tools = self.schemas if round_number < self.max_tool_rounds else []
             started = time.perf_counter()
+            usage.started(self.llm.model, messages)
             completion = await self._round(messages, tools, ui)
             usage.add(self.llm.model, messages, completion, time.perf_counter() - started)
             log.info("LLM %s: round %d, %d tool calls, %.3f s", self.llm.model, round_number,

@@ -68,6 +68,7 @@ async def _written(
     completion = Completion()
     guard, thinking = StreamGuard(), ThinkingFilter()
     started = time.perf_counter()
+    usage.started(config.model, messages)
     async for item in stream_completion(config, messages, [], retrier):
         if isinstance(item, Completion):
             completion = item

@@ -33,8 +33,19 @@ class TurnUsage:
     estimated: bool = False  # some request's usage was not reported: counted as four characters a token
     cost_usd: float | None = None
     seconds: list[float] = field(default_factory=list)  # how long each request took
+    asking: tuple[str, list[dict]] | None = None  # the request in flight: (model, messages sent)
+
+    def started(self, model: str, sent: list[dict]) -> None:
+        self.asking = (model, sent)
+
+    def stopped(self, written: str) -> None:
+        """The user stopped the turn: the request in flight is counted (estimated) with what it had written."""
+        if self.asking is not None:
+            model, sent = self.asking
+            self.add(model, sent, _Unreported(written))
 
     def add(self, model: str, sent: list[dict], completion, seconds: float | None = None) -> None:
+        self.asking = None
         if seconds is not None:
             self.seconds.append(seconds)
         prompt, written = completion.prompt_tokens, completion.completion_tokens
@@ -57,6 +68,16 @@ class TurnUsage:
             return None
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "estimated": self.estimated, "cost_usd": self.cost_usd, "requests": len(self.seconds)}  # fmt: skip
+
+
+@dataclass
+class _Unreported:
+    """A request that ended before the provider reported its usage: what it wrote so far."""
+
+    text: str
+    prompt_tokens: None = None
+    completion_tokens: None = None
+    tool_calls: tuple = ()
 
 
 def _price(model: str, prompt: int, written: int) -> float | None:

@@ -14,7 +14,7 @@ from assistant.citations import link_citations
 from assistant.conversation import Conversation, introduction, subject_card
 from assistant.prompts import STARTERS
 from assistant.safe_markdown import safe_markdown
-from assistant.turn import run_tool
+from assistant.turn import TurnUsage, run_tool
 from auth.accounts import oauth_account, provider_subject, session_is_live
 from auth.nonces import spend
 from auth.sessions import SESSION_VERSION, client_address
@@ -159,16 +159,17 @@ async def on_message(message: cl.Message) -> None:
     user, outcome, stopped = _username(), None, False
     REQUEST_ID.set(f"turn-{new_request_id()}")  # this turn's log lines, its tools' and its model calls' too
     held = await asyncio.to_thread(runtime().budget_notice, user)
+    usage = TurnUsage()  # what the model cost, kept even when the user stops the turn
     try:
-        outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui, held)
+        outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui, held, usage)
         ui.label(outcome.mode, outcome.why)
     except asyncio.CancelledError:  # the stop button
         stopped = True
         raise
     finally:  # even a turn that broke leaves what it showed in the thread
-        await asyncio.to_thread(runtime().after_turn, user, outcome, ui.tool_times, stopped)
+        await asyncio.to_thread(runtime().after_turn, user, outcome, ui.tool_times, stopped, usage)
         conversation.after_turn(recent, ui.cards)
-        await ui.deliver(conversation.answer_metadata(message.content, outcome.usage.to_dict() if outcome else None))
+        await ui.deliver(conversation.answer_metadata(message.content, (outcome.usage if outcome else usage).to_dict()))
     if runtime().settings.on_demand == "signed-in":
         missing = await asyncio.to_thread(missing_papers, runtime().library, message.content)
         if missing:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from assistant.agent import Agent
 from assistant.tools import SourceBook, ToolDeps
-from assistant.turn import TurnOutcome
+from assistant.turn import TurnOutcome, TurnUsage
 from auth.accounts import create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
@@ -122,14 +122,18 @@ class Runtime:
         return budget_notice(self.engine, username, self.settings.llm_daily_tokens)
 
     def after_turn(
-        self, username: str, outcome: TurnOutcome | None, tool_times: list[tuple[str, float]], stopped: bool = False
-    ) -> None:
+        self, username: str, outcome: TurnOutcome | None, tool_times: list[tuple[str, float]], stopped: bool = False,
+        usage: TurnUsage | None = None,
+    ) -> None:  # fmt: skip
         """Count the turn (no outcome: stopped by the user, or broken) and its tools' and model's times; keep what
-        it cost."""
+        it cost (`usage`: what a turn without an outcome had spent, a stopped one's request cut off estimated)."""
         for tool, seconds in tool_times:
             self.metrics.tool_seconds.labels(tool).observe(seconds)
         if outcome is None:
             self.metrics.turns.labels("unknown", "stopped" if stopped else "failed").inc()
+            if self.agent.llm is not None and usage is not None and usage.tokens:
+                record_usage(self.engine, username, self.agent.llm.model, "stopped" if stopped else "failed",
+                             usage.prompt_tokens, usage.completion_tokens, usage.estimated, usage.cost_usd)  # fmt: skip
             return
         self.metrics.turns.labels(outcome.mode, "failed" if outcome.error else "answered").inc()
         for seconds in outcome.usage.seconds:

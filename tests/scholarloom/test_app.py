@@ -221,10 +221,13 @@ async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(serve
     keeps what was written, marked as stopped, and the next question's conversation holds both."""
     import chainlit.server
 
-    registry = chainlit.server.app.state.runtime.metrics.registry
+    from auth.usage import tokens_today
+
+    runtime = chainlit.server.app.state.runtime
+    registry = runtime.metrics.registry
     counted = lambda: registry.get_sample_value("scholarloom_chat_turns_total",  # noqa: E731
                                                 {"mode": "unknown", "outcome": "stopped"}) or 0  # fmt: skip
-    before = counted()
+    before, spent = counted(), tokens_today(runtime.engine, "alice")
     slow = "Flor records checkpoints during training and replays them later to run new log statements " * 3
     scripted.enqueue(text(slow, pause=0.3), text("It costs little [1]."))
     chat = ChatClient(server)
@@ -245,6 +248,11 @@ async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(serve
     assert stopped.startswith("Flor records checkpoints") and stopped.endswith(STOPPED)
     assert len(stopped) < len(slow)  # only what was written before the stop
     assert counted() == before + 1  # counted as stopped in /metrics
+    # What it cost is kept too (the provider reported nothing for the request cut off: estimated, 4 characters a
+    # token, from what was sent and what it wrote), so stopping every answer does not get around the daily budget.
+    prompt = sum(len(str(m.get("content") or "")) for m in scripted.requests[-1]["messages"]) // 4
+    written = len(stopped.removesuffix(STOPPED).rstrip()) // 4  # (a space the stream ended on is not shown)
+    assert tokens_today(runtime.engine, "alice") - spent - prompt in (written, written + 1) and written >= 6
 
     await chat.ask("Is it expensive?")
     await chat.sio.disconnect()
