@@ -3,6 +3,8 @@ with full text and a private upload: the new index holds the same points, answer
 upload private, replaces the old one on disk and in the running process; what it cannot compute again stops it with
 the index in use untouched. Under `serve`: tests/scholarloom/test_rebuild_serve.py."""
 
+import shutil
+
 import pytest
 
 from ingest.demo import DEMO_DIR
@@ -31,16 +33,28 @@ def _answers(library) -> list:
     return found + [[h.paper.id for h in library.passages(PHRASE, Filters(viewer="carol"), limit=3).hits]]
 
 
-@pytest.fixture
-def archive(make_instance, tmp_path):
-    """The small archive, ELMo's full text, and carol's upload, indexed."""
-    data = small_archive(tmp_path, make_instance, {})
-    settings = make_instance(data)
-    catalog, index, embedder = settings.catalog(), settings.index(), settings.embedder()
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory, embedder):
+    """The small archive, ELMo's full text, and carol's upload, indexed, in a closed data directory (built once)."""
+    from scholarloom.settings import Settings
+
+    root = tmp_path_factory.mktemp("rebuild")
+    make = lambda data_dir: Settings(data_dir=data_dir).adopt(embedder=embedder)  # noqa: E731
+    data = small_archive(root, make, {})
+    settings = make(data)
+    catalog, index = settings.catalog(), settings.index()
     ingest_pdf_files(catalog, index, embedder, pdf_files([DEMO_DIR / "pdfs" / f"{ELMO}.pdf"]), Summary())
-    upload = _stored(settings, tmp_path)
+    upload = _stored(settings, root)
     index_upload(catalog, index, embedder, settings.uploads(), upload.id, PdfLimits(), Summary())
-    return settings
+    settings.close()
+    return data
+
+
+@pytest.fixture
+def archive(prepared, make_instance, tmp_path):
+    """A copy of the prepared archive, open, for one test to change."""
+    shutil.copytree(prepared, tmp_path / "data")
+    return make_instance(tmp_path / "data")
 
 
 def test_a_rebuilt_index_holds_the_same_points_answers_alike_and_takes_the_old_ones_place(archive, make_instance):
