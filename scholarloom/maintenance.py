@@ -62,11 +62,13 @@ def run_rebuild(ctx, args: dict, summary: Summary, progress) -> str:
         new = Index(EdgeStore(old_folder.with_name(f"{s.collection}.{stamp}")))
     try:
         written = rebuild_index(ctx.catalog, s.uploads(), ctx.index, new, ctx.embedder, summary, progress)
-    except RebuildError as exc:
+    except BaseException as exc:  # nothing of the half-made index stays open or on disk; the one in use is untouched
         new.close()
         if not s.qdrant_url:
             shutil.rmtree(new.store.path, ignore_errors=True)
-        raise JobIncomplete(f"{exc}; the index in use is unchanged") from exc
+        if isinstance(exc, RebuildError):
+            raise JobIncomplete(f"{exc}; the index in use is unchanged") from exc
+        raise
     counts = ", ".join(f"{n:,} {kind}s" for kind, n in written.items() if kind != "dropped")
     if s.qdrant_url:
         new.close()
