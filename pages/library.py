@@ -142,30 +142,10 @@ def library_owner(deps: PagesDeps, request: Request) -> str:
 
 
 def library_routes(router: APIRouter, deps: PagesDeps) -> None:
+    """`/api/library` (JSON, the pages' sign-in cookie) and the `/me/library` pages."""
     owner_of = functools.partial(library_owner, deps)
 
-    @router.post("/api/library", status_code=201, openapi_extra=MULTIPART_FILE, tags=["library"],
-                 responses={**SIGNED_IN, 400: {"description": "No file field"}, 413: {"description": "Too large, or "
-                            "the library is full"}, 415: {"description": "Not a PDF"}})  # fmt: skip
-    async def add(request: Request) -> Response:
-        """Add a PDF to your library (signed in: the same cookie as the pages); it is indexed by a job."""
-        owner = owner_of(request)
-        if _cross_site(request):
-            raise HTTPException(403, "Refused: the upload did not come from this site.")
-        html = "text/html" in request.headers.get("accept", "")
-        try:
-            upload = await receive_pdf(request, deps, owner)
-        except Refused as refused:
-            if html:
-                meta = PageMeta(title="Not added", description=str(refused), path="/me/library", noindex=True)
-                page = deps.renderer.html("not_found.html", meta, message=str(refused), signed_in=True)
-                return _private(Response(page, status_code=refused.status, media_type="text/html",
-                                         headers=page_headers()))  # fmt: skip
-            return JSONResponse({"detail": str(refused)}, status_code=refused.status)
-        if html:  # the page's form
-            return RedirectResponse(upload.path, status_code=303)
-        return _private(JSONResponse(UploadOut.of(upload).model_dump(mode="json"), status_code=201,
-                                     headers={"Location": f"/api/library/{upload.id}"}))  # fmt: skip
+    _upload_route(router, deps, owner_of)
 
     @router.get("/api/library", response_model=list[UploadOut], tags=["library"], responses=SIGNED_IN)
     def listing(request: Request) -> Response:
@@ -193,20 +173,6 @@ def library_routes(router: APIRouter, deps: PagesDeps) -> None:
             raise HTTPException(404, "no such item in your library")
         return _private(JSONResponse(UploadOut.of(found).model_dump(mode="json")))
 
-    @router.post("/me/library/{upload_id}/edit", include_in_schema=False)
-    def correct_form(
-        request: Request, upload_id: int, title: str = Form("", max_length=500),
-        authors: str = Form("", max_length=20_000), abstract: str = Form("", max_length=5000),
-    ) -> Response:  # fmt: skip
-        owner = deps.viewer(request)
-        if not same_origin(request) or not owner or deps.uploads is None or deps.jobs is None:
-            return Response("Refused: the form did not come from this site.", status_code=403)
-        names = [n.strip()[:200] for n in authors.splitlines() if n.strip()][:100]
-        found = deps.uploads.correct(owner, upload_id, deps.jobs, title.strip() or None, names, abstract.strip())
-        if found is None:
-            return not_found(request, deps, "No such item in your library.")
-        return RedirectResponse(found.path, status_code=303)
-
     @router.delete("/api/library/{upload_id}", status_code=204, tags=["library"], responses={**SIGNED_IN, **MISSING})
     def delete(request: Request, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
         """Remove the file, its row and its index points."""
@@ -218,6 +184,39 @@ def library_routes(router: APIRouter, deps: PagesDeps) -> None:
             raise HTTPException(404, "no such item in your library")
         deps.uploads.delete(found, deps.library.index)
         return Response(status_code=204)
+
+    _library_pages(router, deps)
+
+
+def _upload_route(router: APIRouter, deps: PagesDeps, owner_of) -> None:
+    """`POST /api/library`: a PDF from the page's form or an API client."""
+
+    @router.post("/api/library", status_code=201, openapi_extra=MULTIPART_FILE, tags=["library"],
+                 responses={**SIGNED_IN, 400: {"description": "No file field"}, 413: {"description": "Too large, or "
+                            "the library is full"}, 415: {"description": "Not a PDF"}})  # fmt: skip
+    async def add(request: Request) -> Response:
+        """Add a PDF to your library (signed in: the same cookie as the pages); it is indexed by a job."""
+        owner = owner_of(request)
+        if _cross_site(request):
+            raise HTTPException(403, "Refused: the upload did not come from this site.")
+        html = "text/html" in request.headers.get("accept", "")
+        try:
+            upload = await receive_pdf(request, deps, owner)
+        except Refused as refused:
+            if html:
+                meta = PageMeta(title="Not added", description=str(refused), path="/me/library", noindex=True)
+                page = deps.renderer.html("not_found.html", meta, message=str(refused), signed_in=True)
+                return _private(Response(page, status_code=refused.status, media_type="text/html",
+                                         headers=page_headers()))  # fmt: skip
+            return JSONResponse({"detail": str(refused)}, status_code=refused.status)
+        if html:  # the page's form
+            return RedirectResponse(upload.path, status_code=303)
+        return _private(JSONResponse(UploadOut.of(upload).model_dump(mode="json"), status_code=201,
+                                     headers={"Location": f"/api/library/{upload.id}"}))  # fmt: skip
+
+
+def _library_pages(router: APIRouter, deps: PagesDeps) -> None:
+    """The signed-in user's library as pages, and their forms."""
 
     @router.get("/me/library", include_in_schema=False)
     def page(request: Request) -> Response:
@@ -243,6 +242,20 @@ def library_routes(router: APIRouter, deps: PagesDeps) -> None:
             found = deps.uploads.get(found.owner, found.id)
         offer = found.arxiv_id if found.arxiv_id and not found.paper_id and deps.on_demand else None
         return _private(respond(request, deps, UploadPage(found), "my_upload.html", fetch_id=offer))
+
+    @router.post("/me/library/{upload_id}/edit", include_in_schema=False)
+    def correct_form(
+        request: Request, upload_id: int, title: str = Form("", max_length=500),
+        authors: str = Form("", max_length=20_000), abstract: str = Form("", max_length=5000),
+    ) -> Response:  # fmt: skip
+        owner = deps.viewer(request)
+        if not same_origin(request) or not owner or deps.uploads is None or deps.jobs is None:
+            return Response("Refused: the form did not come from this site.", status_code=403)
+        names = [n.strip()[:200] for n in authors.splitlines() if n.strip()][:100]
+        found = deps.uploads.correct(owner, upload_id, deps.jobs, title.strip() or None, names, abstract.strip())
+        if found is None:
+            return not_found(request, deps, "No such item in your library.")
+        return RedirectResponse(found.path, status_code=303)
 
     @router.post("/me/library/{upload_id}/delete", include_in_schema=False)
     def delete_form(request: Request, upload_id: int) -> Response:
