@@ -80,6 +80,8 @@ def _migration_lock(engine: Engine, connection: Connection) -> Iterator[None]:
         try:
             yield
         finally:
+            if connection.in_transaction():  # a failed revision leaves its transaction aborted: end it first
+                connection.rollback()
             connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": ADVISORY_KEY})
             connection.commit()
         return

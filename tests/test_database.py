@@ -278,3 +278,29 @@ def test_servers_starting_together_on_postgresql_migrate_once(postgres):
     engine = make_engine(url)
     assert differences(engine, MODELS) == []
     engine.dispose()
+
+
+def test_a_database_too_old_to_adopt_on_postgresql_is_refused_with_the_reason(postgres):
+    """The revision fails inside its transaction: the reason reaches the operator (not PostgreSQL's "transaction
+    aborted" from releasing the lock), nothing is stamped, and the next opener is not left waiting on the lock."""
+    import importlib
+
+    import sqlalchemy as sa
+
+    from retrieval.engine import make_engine
+    from retrieval.schema import ADVISORY_KEY, migrate, revision
+
+    baseline = importlib.import_module("retrieval.migrations.versions.0001_baseline")
+    url = postgres.new_database()
+    engine = make_engine(url)
+    baseline.META.create_all(engine)
+    with engine.begin() as connection:
+        connection.execute(sa.text("ALTER TABLE papers DROP COLUMN title"))
+    with pytest.raises(RuntimeError, match="papers lacks the required column title"):
+        migrate(engine)
+    other = make_engine(url)  # another process's connection: the lock is free
+    with other.connect() as connection:
+        assert connection.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), {"k": ADVISORY_KEY}).scalar() is True
+    assert revision(other).current is None
+    other.dispose()
+    engine.dispose()
