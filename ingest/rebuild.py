@@ -18,23 +18,27 @@ from retrieval.index import ABSTRACT_KINDS, ANYONE, PASSAGE_KINDS, Filters, Inde
 from retrieval.store import StoredPoint
 from retrieval.uploads import PREFIX, Uploads
 
+EVERY_KIND = ABSTRACT_KINDS + PASSAGE_KINDS
+
 
 class RebuildError(RuntimeError):
     """The old index holds something a rebuild cannot compute again; the new index is left unused."""
 
 
-def _texts(chunk: list[StoredPoint], uploads: Uploads, kinds: Counter) -> list[tuple[StoredPoint, str]]:
-    """The points of `chunk` the catalog cannot give back, each with the text to embed again. A deleted upload's
-    points (deleted while the rebuild read the index) are not carried over."""
-    again, rows = [], {}
+def _texts(chunk: list[StoredPoint], uploads: Uploads) -> tuple[list[tuple[StoredPoint, str]], int]:
+    """The points of `chunk` the catalog cannot give back, each with the text to embed again, and how many points
+    of deleted uploads (deleted while the rebuild read the index) were left behind."""
+    again, dropped, rows = [], 0, {}
     for point in chunk:
         kind, paper_id = point.payload.get("kind"), str(point.payload.get("paper_id", ""))
         upload = None
         if paper_id.startswith(PREFIX):
             number = int(paper_id.removeprefix(PREFIX))
-            upload = rows[number] if number in rows else rows.setdefault(number, uploads.by_id(number))
+            if number not in rows:
+                rows[number] = uploads.by_id(number)
+            upload = rows[number]
             if upload is None:
-                kinds["dropped"] += 1
+                dropped += 1
                 continue
         if kind in PASSAGE_KINDS:
             again.append((point, point.payload.get("text") or ""))
@@ -45,8 +49,7 @@ def _texts(chunk: list[StoredPoint], uploads: Uploads, kinds: Counter) -> list[t
             continue  # a catalog paper's: embedded from the catalog below
         else:
             raise RebuildError(f"point {point.id} is of kind {kind!r}, which a rebuild cannot compute again")
-        kinds[kind] += 1
-    return again
+    return again, dropped
 
 
 def _drop_deleted_uploads(uploads: Uploads, new: Index, carried: set[str]) -> int:
@@ -55,7 +58,7 @@ def _drop_deleted_uploads(uploads: Uploads, new: Index, carried: set[str]) -> in
     if not gone:
         return 0
     points = new.count(Filters(paper_ids=tuple(gone), viewer=ANYONE))
-    new.replace(gone, [], kinds=ABSTRACT_KINDS + PASSAGE_KINDS)
+    new.replace(gone, [], kinds=EVERY_KIND)
     return points
 
 
@@ -67,17 +70,18 @@ def rebuild_index(
     progress = progress or NullProgress()
     if new.count():
         raise RebuildError("the new index is not empty")
-    kinds: Counter = Counter()
     task = progress.add_task("rebuild: passages and uploads", total=old.count())
     carried: set[str] = set()
+    dropped = 0
     for chunk in old.points(INDEX_BATCH * 4):
-        again = _texts(chunk, uploads, kinds)
+        again, left = _texts(chunk, uploads)
+        dropped += left
         vectors = embedder.documents([text for _, text in again]) if again else []
         new.load([StoredPoint(p.id, v.dense, v.sparse, p.payload) for (p, _), v in zip(again, vectors, strict=True)])
         carried |= {str(p.payload["paper_id"]) for p, _ in again if str(p.payload["paper_id"]).startswith(PREFIX)}
         progress.advance(task, len(chunk))
     index_papers(catalog, new, embedder, summary, progress, optimize=False, everything=True)
-    kinds["dropped"] += _drop_deleted_uploads(uploads, new, carried)
+    dropped += _drop_deleted_uploads(uploads, new, carried)
     new.optimize()
-    written = Counter({kind: new.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in ABSTRACT_KINDS + PASSAGE_KINDS})
-    return written + Counter(dropped=kinds["dropped"])
+    written = Counter({kind: new.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in EVERY_KIND})
+    return written + Counter(dropped=dropped)

@@ -223,21 +223,28 @@ class Targets:
     folders: dict[str, Path]
 
 
+def _check_targets(manifest: dict, targets: Targets) -> None:
+    """Refuse, before anything is unpacked or written, a database of another kind or a target in use."""
+    kind = manifest["database"]["kind"]
+    if kind == "sqlite" and targets.database is None:
+        raise BackupError("the archive holds a SQLite catalog but SCHOLARLOOM_DATABASE_URL names a database "
+                          "server: unset it to restore into the data directory")  # fmt: skip
+    if kind != "sqlite" and targets.database is not None:
+        raise BackupError(f"the archive's catalog was on {kind}: restore it there with pg_restore first, set "
+                          "SCHOLARLOOM_DATABASE_URL to it, then restore the index and the files")  # fmt: skip
+    if targets.database is not None and targets.database.exists():
+        raise BackupError(f"{targets.database} exists: restore into a new data directory")
+    for folder in targets.folders.values():
+        if folder.exists() and any(folder.iterdir()):
+            raise BackupError(f"{folder} is not empty: restore into a new data directory")
+
+
 def restore(source: Path, targets: Targets, scratch_parent: Path, progress=None) -> dict:
     """Restore the archive into `targets` (each of them empty); returns its manifest."""
+    _check_targets(read_manifest(source), targets)
     with tempfile.TemporaryDirectory(dir=scratch_parent, prefix=".restore.") as scratch_name:
         scratch = Path(scratch_name)
-        manifest = unpack(source, scratch)
-        kind = manifest["database"]["kind"]
-        if kind == "sqlite" and targets.database is None:
-            raise BackupError("the archive holds a SQLite catalog but SCHOLARLOOM_DATABASE_URL names a database "
-                              "server: unset it to restore into the data directory")  # fmt: skip
-        if kind != "sqlite" and targets.database is not None:
-            raise BackupError(f"the archive's catalog was on {kind}: restore it there with pg_restore first, set "
-                              "SCHOLARLOOM_DATABASE_URL to it, then restore the index and the files")  # fmt: skip
-        for name, folder in targets.folders.items():
-            if folder.exists() and any(folder.iterdir()):
-                raise BackupError(f"{folder} is not empty: restore into a new data directory")
+        manifest = unpack(source, scratch)  # every member checked before anything is written
         index = targets.open_index()
         if index.count():
             raise BackupError("the index already holds points: restore into a new data directory (or collection)")

@@ -17,6 +17,19 @@ def binaries() -> Path | None:
     return found[-1].parent if found else None
 
 
+def require_postgres() -> None:
+    """At a PostgreSQL test module's top: skip it without the server's binaries, unless CI
+    (SCHOLARLOOM_REQUIRE_POSTGRES=1)."""
+    import pytest
+
+    if binaries() is None:
+        if os.environ.get("SCHOLARLOOM_REQUIRE_POSTGRES") == "1":
+            raise RuntimeError(
+                "SCHOLARLOOM_REQUIRE_POSTGRES=1 but PostgreSQL is not installed (apt-get install postgresql)"
+            )
+        pytest.skip("Debian's PostgreSQL server is not installed", allow_module_level=True)
+
+
 class PostgresServer:
     def __init__(self) -> None:
         self.bin = binaries()

@@ -5,7 +5,6 @@ database going away mid-conversation gives a clear answer, and the app recovers 
 Skipped only where PostgreSQL is not installed and SCHOLARLOOM_REQUIRE_POSTGRES is not 1 (CI sets it).
 """
 
-import os
 import uuid
 
 import pytest
@@ -23,14 +22,9 @@ from retrieval.institutions import find_institution
 from retrieval.researchers import find_researchers, researcher_profile
 from chatui.files import LocalFiles
 from chatui.tables import create_history_tables
-from tests.postgres import PostgresServer, binaries
+from tests.postgres import PostgresServer, require_postgres
 
-if binaries() is None:
-    if os.environ.get("SCHOLARLOOM_REQUIRE_POSTGRES") == "1":
-        raise RuntimeError(
-            "SCHOLARLOOM_REQUIRE_POSTGRES=1 but PostgreSQL is not installed (apt-get install postgresql)"
-        )
-    pytest.skip("Debian's PostgreSQL server is not installed", allow_module_level=True)
+require_postgres()
 
 
 @pytest.fixture(scope="module")

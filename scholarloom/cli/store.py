@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import typer
@@ -14,12 +14,38 @@ db_app = typer.Typer(help="The database's schema (Alembic revisions).", no_args_
 app.add_typer(db_app, name="db")
 
 
-def _engine(settings):
+def model_metadata() -> list:
+    """Every table the models define: SQLModel's metadata once every module of `retrieval` and `auth` is imported
+    (walked, so a new module with a table needs no list updated), and Chainlit's history tables."""
+    import importlib
+    import pkgutil
+
+    from sqlmodel import SQLModel
+
+    import auth
+    import retrieval
+    from chatui.tables import metadata as chat_metadata
+
+    for package in (retrieval, auth):
+        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if not module.name.startswith("retrieval.migrations"):  # Alembic's scripts run only inside Alembic
+                importlib.import_module(module.name)
+    return [SQLModel.metadata, chat_metadata]
+
+
+@contextmanager
+def _database():
+    """The settings' database alone (no index, no models), disposed of afterwards."""
     from retrieval.engine import make_engine
 
+    settings = load_settings()
     if settings.catalog_url.startswith("sqlite:///"):
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return make_engine(settings.catalog_url)
+    engine = make_engine(settings.catalog_url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 
 @db_app.command("upgrade")
@@ -27,11 +53,8 @@ def db_upgrade() -> None:
     """Bring the database to the newest revision (`serve` also does it at start; two processes never at once)."""
     from retrieval.schema import migrate
 
-    engine = _engine(load_settings())
-    try:
+    with _database() as engine:
         before = migrate(engine)
-    finally:
-        engine.dispose()
     if before.at_head:
         typer.echo(f"the database is at the newest revision ({before.head})")
     else:
@@ -43,11 +66,8 @@ def db_current() -> None:
     """Print the database's revision and the newest one this version knows."""
     from retrieval.schema import revision
 
-    engine = _engine(load_settings())
-    try:
+    with _database() as engine:
         where = revision(engine)
-    finally:
-        engine.dispose()
     state = "up to date" if where.at_head else "run `scholarloom db upgrade`"
     typer.echo(f"database revision: {where.current or 'none'}; newest: {where.head} ({state})")
 
@@ -56,21 +76,10 @@ def db_current() -> None:
 def db_revision(message: str = typer.Argument(..., help="What the revision changes, in a few words.")) -> None:
     """For developers: write a new revision from what the models say and the database at the newest revision
     lacks (Alembic's autogenerate); read and adjust it, then commit it with the model change."""
-    from sqlmodel import SQLModel
-
-    import auth.follows  # noqa: F401  (every model registered with SQLModel)
-    import auth.models  # noqa: F401
-    import retrieval.jobs  # noqa: F401
-    import retrieval.models  # noqa: F401
-    import retrieval.uploads  # noqa: F401
-    from chatui.tables import metadata as chat_metadata
     from retrieval.schema import new_revision
 
-    engine = _engine(load_settings())
-    try:
-        path = new_revision(engine, [SQLModel.metadata, chat_metadata], message)
-    finally:
-        engine.dispose()
+    with _database() as engine:
+        path = new_revision(engine, model_metadata(), message)
     typer.echo(f"wrote {path}")
 
 

@@ -141,6 +141,11 @@ def test_a_restore_never_writes_over_a_directory_in_use(source, tmp_path):
     with pytest.raises(BackupError, match="is not empty"):
         restore(tmp_path / "backup.tar", targets, tmp_path)
     assert not targets.database.exists() and (tmp_path / "restored" / "uploads" / "mine.pdf").read_bytes() == b"%PDF"
+    (tmp_path / "restored" / "uploads" / "mine.pdf").unlink()
+    targets.database.write_bytes(b"a catalog in use")
+    with pytest.raises(BackupError, match="scholarloom.db exists"):
+        restore(tmp_path / "backup.tar", targets, tmp_path)
+    assert targets.database.read_bytes() == b"a catalog in use" and not opened
 
 
 def test_a_backup_cut_off_leaves_nothing_and_an_archive_is_never_overwritten(source, tmp_path, monkeypatch):

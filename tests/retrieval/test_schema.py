@@ -14,19 +14,14 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from sqlmodel import SQLModel
 
-import auth.follows  # noqa: F401  (every model is known to SQLModel's metadata)
-import auth.models  # noqa: F401
-import retrieval.jobs  # noqa: F401
-import retrieval.uploads  # noqa: F401
-from chatui.tables import metadata as chat_metadata
 from retrieval.catalog import Catalog
 from retrieval.engine import make_engine
 from retrieval.schema import differences, head, migrate, revision
+from scholarloom.cli.store import model_metadata
 
 RELEASE = Path(__file__).parents[1] / "fixtures" / "schema" / "release-0.1.sql"
-MODELS = [SQLModel.metadata, chat_metadata]
+MODELS = model_metadata()  # what `scholarloom db revision` compares with, so a table it would miss fails here
 
 
 def release_database(path: Path, *changes: str) -> Path:
@@ -134,8 +129,10 @@ def migrate_together(url: str, openers: int = 4) -> list:
     return results
 
 
-def test_processes_starting_together_migrate_once(tmp_path):
-    """Four openers of one new database at the same moment: without the lock two of them create the same tables."""
+def test_four_openers_starting_together_migrate_once(tmp_path):
+    """Four openers of one new database at the same moment, as four server processes would be (each its own engine,
+    connections and lock-file descriptor; threads here, so they start together): without the lock two of them
+    create the same tables."""
     url = f"sqlite:///{tmp_path / 'together.db'}"
     results = migrate_together(url)
     assert not [r for r in results if isinstance(r, Exception)], results

@@ -9,7 +9,6 @@ Skipped only where PostgreSQL is not installed and SCHOLARLOOM_REQUIRE_POSTGRES 
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 import time
 from contextlib import ExitStack
@@ -23,13 +22,10 @@ from retrieval.catalog import Catalog
 from retrieval.jobs import JobQueue, JobState
 from retrieval.models import Institution, Paper
 from tests.chat_server import PASSWORD, ChatClient, sign_in
-from tests.postgres import PostgresServer, binaries
+from tests.postgres import PostgresServer, require_postgres
 from tests.serve import served
 
-if binaries() is None:
-    if os.environ.get("SCHOLARLOOM_REQUIRE_POSTGRES") == "1":
-        raise RuntimeError("SCHOLARLOOM_REQUIRE_POSTGRES=1 but PostgreSQL is not installed (apt-get install postgresql)")
-    pytest.skip("Debian's PostgreSQL server is not installed", allow_module_level=True)
+require_postgres()
 
 FLOR = "2006.07357"
 
