@@ -99,8 +99,8 @@ class Runtime:
 
         every = self.settings.update_interval()
         schedule = Schedule("update", {}, every) if every else None
-        shared = self.settings.fetcher()  # one polite client for every job: the pauses between requests hold across jobs
-        encoder = EmbedderProcess(self.settings.models_dir)
+        shared = self.settings.fetcher()  # one polite client for all jobs: the pauses between requests hold across jobs
+        encoder = EmbedderProcess(self.settings.models_dir, self.settings.embed_threads)
 
         def close() -> None:
             shared.close()

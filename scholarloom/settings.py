@@ -41,6 +41,9 @@ class Settings(BaseSettings):
         description="Directory of prepared embedding models (`scholarloom models prepare`) that several instances on "
         "one machine share; unset means <data dir>/models.",
     )
+    embed_threads: int | None = Field(
+        None, ge=1, le=256, description="Threads each encoder's ONNX session uses; unset: one per core. Set 1 where "
+        "several processes embed on one machine (a test run's workers, several servers): they would contend.")
     qdrant_url: str | None = Field(
         None, description="URL of a Qdrant server or cluster; unset means the embedded store in the data directory."
     )
@@ -205,7 +208,7 @@ class Settings(BaseSettings):
     def embedder(self) -> "Embedder":
         from retrieval.embeddings import Embedder
 
-        return self._once("embedder", lambda: Embedder(self.models_dir))
+        return self._once("embedder", lambda: Embedder(self.models_dir, self.embed_threads))
 
     def index(self) -> "Index":
         from retrieval.index import Index

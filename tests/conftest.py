@@ -26,6 +26,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PDFS = FIXTURES / "pdfs"
 S2ORC, LONGEVAL = "1911.02782", "2301.13298"  # the arXiv ids of the two fixture PDFs (ACL Anthology copies)
 REPO = Path(__file__).resolve().parent.parent
+ENCODER_THREADS = 1
 _real_connect = socket.socket.connect
 
 
@@ -94,14 +95,18 @@ def no_network():
 @pytest.fixture(scope="session", autouse=True)
 def models_dir(tmp_path_factory) -> Path:
     """One prepared models directory for the whole run, shared by every instance a test makes (in this process
-    and in the subprocesses tests start) through SCHOLARLOOM_SHARED_MODELS_DIR."""
+    and in the subprocesses tests start) through SCHOLARLOOM_SHARED_MODELS_DIR; and one ONNX thread per encoder:
+    the workers, the servers tests start and their job encoders share two cores (onnxruntime's default, a thread
+    per core in each, makes them contend)."""
     from retrieval.embeddings import prepare_models
 
     folder = tmp_path_factory.mktemp("models")
     prepare_models(folder)
     os.environ["SCHOLARLOOM_SHARED_MODELS_DIR"] = str(folder)
+    os.environ["SCHOLARLOOM_EMBED_THREADS"] = str(ENCODER_THREADS)
     yield folder
     os.environ.pop("SCHOLARLOOM_SHARED_MODELS_DIR", None)
+    os.environ.pop("SCHOLARLOOM_EMBED_THREADS", None)
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +114,7 @@ def embedder(models_dir):
     """One embedder (the ONNX session and the BM25 model) for every in-process instance of the run."""
     from retrieval.embeddings import Embedder
 
-    return Embedder(models_dir)
+    return Embedder(models_dir, ENCODER_THREADS)
 
 
 @pytest.fixture

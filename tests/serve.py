@@ -29,19 +29,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# What every instance of a test run shares with the processes tests start (set by tests/conftest.py).
+RUN_WIDE = ("SCHOLARLOOM_SHARED_MODELS_DIR", "SCHOLARLOOM_EMBED_THREADS")
+
+
+def child_environment(data_dir: Path, **env: str) -> dict[str, str]:
+    """The environment of a `scholarloom` process a test starts on `data_dir`: not this process's own settings, nor
+    the Chainlit root its chat app was given (the child is an app of its own), but the run's shared models and
+    encoder threads."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("SCHOLARLOOM_", "CHAINLIT_")) or k in RUN_WIDE}
+    return {**kept, "SCHOLARLOOM_DATA_DIR": str(data_dir), **env}
+
+
 @contextmanager
 def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tuple[str, Server]]:
     """The app on 127.0.0.1 over `data_dir` in demo mode, with extra environment; yields (base URL, process)
     once /healthz answers, and stops it afterwards. What it prints goes to `serve-<port>.log` beside `data_dir`."""
     port = port or free_port()
     environment = {
-        # Not this process's own settings, nor the Chainlit root its chat app was given: the child is an app of its own.
-        **{
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("SCHOLARLOOM_", "CHAINLIT_")) or k.endswith("SHARED_MODELS_DIR")
-        },
-        "SCHOLARLOOM_DATA_DIR": str(data_dir),
+        **child_environment(data_dir),
         "SCHOLARLOOM_DEMO": "1",
         "SCHOLARLOOM_PORT": str(port),
         **env,

@@ -22,6 +22,7 @@ from ingest.demo import DEMO_DIR
 from ingest.indexing import abstract_windows
 from retrieval.index import Filters
 from scholarloom.settings import Settings
+from tests.serve import child_environment
 
 ATOM = DEMO_DIR / "arxiv_api_atom"
 PAPERS, PAGE = 100, 50
@@ -105,13 +106,7 @@ def run_until(command, env, condition, timeout=240.0):
 
 def test_sigkill_mid_harvest_and_mid_index_then_rerun(tmp_path, arxiv_server):
     data = tmp_path / "data"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SCHOLARLOOM_", "CHAINLIT_")) or k.endswith("SHARED_MODELS_DIR")
-    }
-    env |= {
-        "SCHOLARLOOM_DATA_DIR": str(data),
+    env = child_environment(data) | {
         "SCHOLARLOOM_SOURCES__ARXIV_API_URL": f"http://127.0.0.1:{arxiv_server}/api/query",
         "SCHOLARLOOM_SOURCES__PRIVATE_HOSTS": json.dumps([f"127.0.0.1:{arxiv_server}"]),
         "SCHOLARLOOM_SOURCES__ARXIV_INTERVAL": "0",

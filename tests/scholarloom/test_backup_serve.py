@@ -16,9 +16,9 @@ from retrieval.index import PASSAGE_KINDS, Filters
 from retrieval.store import ANYONE
 from scholarloom.settings import Settings
 from tests.chat_server import ChatClient, sign_in
-from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _environment, _keep_asking
+from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _keep_asking
 from tests.scholarloom.test_library_serve import LONGEVAL
-from tests.serve import served
+from tests.serve import child_environment, served
 from tests.small_archive import new_user_on
 
 ELMO = "1802.05365"
@@ -57,7 +57,8 @@ async def _resumed(base: str, thread_id: str) -> list[tuple]:
 
 
 def _run(*command: str, data) -> subprocess.CompletedProcess:
-    return subprocess.run([SCHOLARLOOM, *command], env=_environment(data), capture_output=True, text=True, timeout=300)
+    environment = child_environment(data)
+    return subprocess.run([SCHOLARLOOM, *command], env=environment, capture_output=True, text=True, timeout=300)
 
 
 def test_a_backup_taken_while_users_chat_and_a_job_runs_restores_to_the_same_archive(small_server, tmp_path):
@@ -71,12 +72,12 @@ def test_a_backup_taken_while_users_chat_and_a_job_runs_restores_to_the_same_arc
         stop = asyncio.Event()
         asking = asyncio.create_task(_keep_asking(base, stop))  # alice asks again and again meanwhile
         ingest = await asyncio.create_subprocess_exec(
-            SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{ELMO}.pdf"), env=_environment(data),
+            SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{ELMO}.pdf"), env=child_environment(data),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
         await asyncio.sleep(1.5)  # the ingest job is queued (or running) when the backup is asked for
         backup = await asyncio.create_subprocess_exec(
-            SCHOLARLOOM, "backup", str(archive), env=_environment(data),
+            SCHOLARLOOM, "backup", str(archive), env=child_environment(data),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
         ingested, backed_up = await asyncio.gather(ingest.communicate(), backup.communicate())
@@ -113,9 +114,11 @@ def test_a_backup_taken_while_users_chat_and_a_job_runs_restores_to_the_same_arc
 
     with served(restored) as (restored_base, _process):
         # The same papers in the same order, the ingested full text, and the thread as it was.
-        first, second = (httpx.get(f"{b}/api/search", params={"q": QUESTION}).json() for b in (base, restored_base))
+        # (A server loads its encoder at its first search: on a busy machine that takes more than httpx's 5 s.)
+        searches = (httpx.get(f"{b}/api/search", params={"q": QUESTION}, timeout=60) for b in (base, restored_base))
+        first, second = (answer.json() for answer in searches)
         assert [h["id"] for h in first["hits"]] == [h["id"] for h in second["hits"]] and first["hits"]
-        found = httpx.get(f"{restored_base}/api/passages", params={"q": QUESTION}).json()["hits"]
+        found = httpx.get(f"{restored_base}/api/passages", params={"q": QUESTION}, timeout=60).json()["hits"]
         assert found and found[0]["id"] == ELMO
         original, reopened = asyncio.run(_resumed(base, thread_id)), asyncio.run(_resumed(restored_base, thread_id))
         assert reopened == original and any(kind == "assistant_message" for kind, _ in original)

@@ -10,8 +10,8 @@ import time
 from ingest.demo import DEMO_DIR
 from retrieval.index import Filters
 from retrieval.jobs import JobState
-from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _archive, _environment, _queue
-from tests.serve import free_port, served
+from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _archive, _queue
+from tests.serve import child_environment, free_port, served
 
 SMALL_PDFS = ("1805.02262", "2006.12719", "2005.07362")  # the three smallest of the demo's six
 
@@ -25,7 +25,7 @@ def test_a_server_killed_mid_job_finishes_it_after_a_restart(tmp_path, make_inst
     port = free_port()
     with served(data, port=port) as (_, process):
         handed = subprocess.run(
-            [SCHOLARLOOM, "ingest", "pdfs", str(folder), "--detach"], env=_environment(data), capture_output=True,
+            [SCHOLARLOOM, "ingest", "pdfs", str(folder), "--detach"], env=child_environment(data), capture_output=True,
             text=True, timeout=60,
         )  # fmt: skip
         assert handed.returncode == 0 and "runs there as job" in handed.stdout, handed.stdout + handed.stderr

@@ -12,6 +12,7 @@ import httpx
 from ingest.demo import DEMO_DIR
 from retrieval.jobs import JobQueue, JobState
 from tests.chat_server import PASSWORD, ChatClient
+from tests.serve import child_environment
 from tests.small_archive import small_archive
 
 SPECTER = "2004.07180"
@@ -26,12 +27,6 @@ def _queue(make_instance, tmp_path: Path, data: Path) -> JobQueue:
     """The served instance's job queue, read from this process."""
     reader = make_instance(tmp_path / "reader", database_url=f"sqlite:///{data / 'scholarloom.db'}")
     return JobQueue(reader.catalog().engine)
-
-
-def _environment(data: Path) -> dict:
-    kept = {k: v for k, v in os.environ.items() if not k.startswith(("SCHOLARLOOM_", "CHAINLIT_"))}
-    return {**kept, "SCHOLARLOOM_DATA_DIR": str(data), "SCHOLARLOOM_SHARED_MODELS_DIR": os.environ[
-        "SCHOLARLOOM_SHARED_MODELS_DIR"]}  # fmt: skip
 
 
 async def _keep_asking(base: str, stop: asyncio.Event) -> list[str]:
@@ -60,7 +55,7 @@ def test_an_ingest_run_is_handed_to_the_server_while_users_chat(small_server):
         asking = asyncio.create_task(_keep_asking(base, stop))
         await asyncio.sleep(1)
         ingest = await asyncio.create_subprocess_exec(
-            SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{SPECTER}.pdf"), env=_environment(data),
+            SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{SPECTER}.pdf"), env=child_environment(data),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
         output = (await ingest.communicate())[0].decode()
@@ -73,7 +68,7 @@ def test_an_ingest_run_is_handed_to_the_server_while_users_chat(small_server):
     assert len(answers) >= 2 and all("unavailable" not in a.lower() for a in answers)
     found = httpx.get(f"{base}/api/passages", params={"q": "citation-informed transformers"}).json()["hits"]
     assert found and found[0]["id"] == SPECTER and found[0]["page"] >= 1  # no restart needed
-    listed = subprocess.run([SCHOLARLOOM, "jobs", "list"], env=_environment(data), capture_output=True, text=True)
+    listed = subprocess.run([SCHOLARLOOM, "jobs", "list"], env=child_environment(data), capture_output=True, text=True)
     assert "done" in listed.stdout and "pdfs" in listed.stdout and "by cli" in listed.stdout, listed.stdout
 
     async def ask_again():

@@ -10,8 +10,8 @@ import httpx
 
 from ingest.demo import DEMO_DIR
 from tests.chat_server import PASSWORD
-from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _environment, _keep_asking
-from tests.serve import served
+from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _keep_asking
+from tests.serve import child_environment, served
 from tests.small_archive import small_archive
 
 ELMO = "1802.05365"
@@ -24,7 +24,7 @@ def test_an_index_rebuilt_by_the_server_takes_over_without_a_restart(make_instan
     data = small_archive(tmp_path, make_instance, {"alice": PASSWORD})
     with served(data) as (base, _process):
         ingest = subprocess.run([SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{ELMO}.pdf")],
-                                env=_environment(data), capture_output=True, text=True, timeout=300)  # fmt: skip
+                                env=child_environment(data), capture_output=True, text=True, timeout=300)  # fmt: skip
         assert ingest.returncode == 0 and "PDFs: added 1," in ingest.stdout, ingest.stdout + ingest.stderr
         _rebuild_while_asking(base, data)
 
@@ -44,7 +44,7 @@ def _rebuild_while_asking(base, data) -> None:
         stop = asyncio.Event()
         asking = asyncio.create_task(_keep_asking(base, stop))
         rebuild = await asyncio.create_subprocess_exec(
-            SCHOLARLOOM, "index", "rebuild", env=_environment(data),
+            SCHOLARLOOM, "index", "rebuild", env=child_environment(data),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
         output = (await rebuild.communicate())[0].decode()

@@ -17,7 +17,8 @@ import httpx
 import pytest
 from sqlmodel import select
 
-from auth.accounts import add_user, clear_sign_in_failures, set_admin
+from auth.accounts import add_user, address_key, clear_sign_in_failures, set_admin
+from auth.throttle import Throttle
 from retrieval.catalog import Catalog
 from retrieval.jobs import JobQueue, JobState
 from retrieval.models import Institution, Paper
@@ -78,11 +79,17 @@ def test_wrong_passwords_on_one_server_slow_down_the_other(two_servers):
     url, a, b = two_servers
     catalog = Catalog(url)
     add_user(catalog.engine, "guessed", PASSWORD)
+    throttle, address = Throttle(catalog.engine), address_key("127.0.0.1")  # what both servers write and read
+    for _ in range(6):  # each round's guesses double the wait: one outlasts even a busy machine's next request
+        for _ in range(8):
+            wrong = httpx.post(a + "/chat/login", data={"username": "guessed", "password": "not the password"})
+            assert wrong.status_code != 200
+        right = httpx.post(b + "/chat/login", data={"username": "guessed", "password": PASSWORD}, timeout=30)
+        if throttle.retry_after(address) > 0:  # A's wait still holds now, so it held when B was asked
+            break
+    else:
+        pytest.fail("the guesses on A never earned a wait that outlasted one request to B")
     catalog.engine.dispose()
-    for _ in range(8):
-        wrong = httpx.post(a + "/chat/login", data={"username": "guessed", "password": "not the password"})
-        assert wrong.status_code != 200
-    right = httpx.post(b + "/chat/login", data={"username": "guessed", "password": PASSWORD})
     assert right.status_code != 200 and "access_token" not in right.cookies
     catalog = Catalog(url)  # `scholarloom users unblock --all`, from a third process: both servers let it in again
     clear_sign_in_failures(catalog.engine)

@@ -13,6 +13,7 @@ import socketio
 
 from auth.accounts import add_user, clear_sign_in_failures, create_tables, set_active
 from tests.chat_server import PASSWORD, ChatClient, sign_in
+from tests.serve import child_environment
 
 SCHOLARLOOM = str(Path(sys.executable).with_name("scholarloom"))
 
@@ -104,8 +105,7 @@ def test_sign_out_everywhere_ends_every_session(server, frank):
 
 
 def test_the_users_commands_disable_enable_and_sign_out(server, frank, demo):
-    env = {"SCHOLARLOOM_DATA_DIR": str(demo.data_dir), "PATH": "/usr/bin:/bin",
-           "SCHOLARLOOM_SHARED_MODELS_DIR": str(demo.models_dir)}  # fmt: skip
+    env = child_environment(demo.data_dir)
     token = asyncio.run(sign_in(server, "frank"))
 
     def users(*args):

@@ -44,6 +44,16 @@ def test_defaults(tmp_path):
     assert s.qdrant_url is None and s.llm is None and (s.host, s.port) == ("127.0.0.1", 8000)
 
 
+def test_the_encoder_threads_setting_reaches_the_onnx_session(monkeypatch, tmp_path):
+    monkeypatch.setenv("SCHOLARLOOM_EMBED_THREADS", "1")
+    settings = Settings(data_dir=tmp_path)
+    dense, _sparse = settings.embedder()._load()
+    assert dense.model.model.get_session_options().intra_op_num_threads == 1
+    monkeypatch.setenv("SCHOLARLOOM_EMBED_THREADS", "0")
+    with pytest.raises(ValueError, match="greater than or equal to 1"):
+        Settings(data_dir=tmp_path)
+
+
 @pytest.mark.parametrize("secret", [None, "", "short", "demo-secret-change-me"])
 def test_refuses_to_start_without_a_real_secret(tmp_path, secret):
     with pytest.raises(RuntimeError, match="SCHOLARLOOM_AUTH_SECRET"):
