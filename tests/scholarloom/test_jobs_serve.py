@@ -2,7 +2,6 @@
 keep chatting, the terminal follows it (a server killed mid-job: `test_jobs_restart.py`)."""
 
 import asyncio
-import os
 import subprocess
 import sys
 from pathlib import Path
