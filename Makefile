@@ -37,7 +37,7 @@ demo: models
 	$(BIN)/scholarloom ingest demo
 	@PW="$${SCHOLARLOOM_DEMO_PASSWORD:-$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(12))')}"; \
 	  printf '%s\n' "$$PW" | $(BIN)/scholarloom users add demo --password-stdin --replace >/dev/null && \
-	  echo "Sign in at http://127.0.0.1:8000/chat as user 'demo' with password: $$PW"
+	  echo "Sign in at http://127.0.0.1:$${SCHOLARLOOM_PORT:-8000}/chat as user 'demo' with password: $$PW"
 	SCHOLARLOOM_DEMO=1 $(BIN)/scholarloom serve
 
 # Re-embed the demo corpus and rewrite its vector book (after a change of model or of what is embedded).
