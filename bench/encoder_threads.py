@@ -1,5 +1,5 @@
-"""Several processes embedding at once, each encoder with onnxruntime's default threads (one per core) or with the
-threads given: the contention `SCHOLARLOOM_EMBED_THREADS` avoids where several processes share a machine's cores.
+"""Several processes embedding at once, first each encoder with onnxruntime's default threads (one per core), then
+with one thread each: the contention `SCHOLARLOOM_EMBED_THREADS=1` avoids where processes share a machine's cores.
 
     .venv/bin/python -m bench.encoder_threads [--models data/local/models] [--processes 3] [--texts 400]
 
