@@ -7,6 +7,7 @@ import os
 import socket
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 # Before anything imports litellm: never fetch its cost map, never inherit the developer's settings.
@@ -15,6 +16,7 @@ for name in list(os.environ):
     if name.startswith("SCHOLARLOOM_") or name.endswith("_API_KEY") or name == "DATABASE_URL":
         del os.environ[name]
 
+from retrieval.embeddings import DENSE_DIM, Embedder  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 from tests.llm_server import ScriptedLLM  # noqa: E402
 from tests.xdist_groups import put_in_group  # noqa: E402
@@ -109,12 +111,28 @@ def models_dir(tmp_path_factory) -> Path:
     os.environ.pop("SCHOLARLOOM_EMBED_THREADS", None)
 
 
+class RememberingEmbedder(Embedder):
+    """The product's `Embedder`, but a text it embedded once is not run through the encoder again: the vector is a
+    pure function of the text, and the run embeds the same texts in many tests (the shipped PDFs, the small
+    archive's abstracts; a rebuild embeds again everything its fixture embedded). The texts it has not seen go
+    through `Embedder.dense` as they are; what it hands out are copies."""
+
+    def __init__(self, models_dir: Path, threads: int | None = None) -> None:
+        super().__init__(models_dir, threads)
+        self.known: dict[str, np.ndarray] = {}
+
+    def dense(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.known))
+        if missing:
+            for text, vector in zip(missing, super().dense(missing, batch_size), strict=True):
+                self.known[text] = vector
+        return np.stack([self.known[t] for t in texts]) if texts else np.zeros((0, DENSE_DIM), dtype=np.float32)
+
+
 @pytest.fixture(scope="session")
 def embedder(models_dir):
     """One embedder (the ONNX session and the BM25 model) for every in-process instance of the run."""
-    from retrieval.embeddings import Embedder
-
-    return Embedder(models_dir, ENCODER_THREADS)
+    return RememberingEmbedder(models_dir, ENCODER_THREADS)
 
 
 @pytest.fixture

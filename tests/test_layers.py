@@ -81,9 +81,10 @@ def _modules() -> list[str]:
 # Forked once per module from a parent that loaded only third-party libraries: each of our modules is imported
 # into a process holding none of ours, in ~10 ms rather than a fresh interpreter's seconds.
 IMPORT_ALONE = """
-import importlib, os, sys
+import gc, importlib, os, sys
 import chainlit, fastapi, httpx, numpy, pydantic, sqlalchemy, sqlmodel, typer  # shared by every fork
 import fastembed, onnx, onnxruntime, pypdf, qdrant_client, qdrant_edge, uvicorn  # noqa: E401
+gc.freeze()  # the collector leaves the libraries' objects alone: a fork's collections never walk (and copy) them
 failed = []
 for name in sys.argv[1:]:
     read, write = os.pipe()

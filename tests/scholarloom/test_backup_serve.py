@@ -17,11 +17,11 @@ from retrieval.store import ANYONE
 from scholarloom.settings import Settings
 from tests.chat_server import ChatClient, sign_in
 from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _keep_asking
-from tests.scholarloom.test_library_serve import LONGEVAL
 from tests.serve import child_environment, served
 from tests.small_archive import new_user_on
 
 ELMO = "1802.05365"
+UPLOADED = DEMO_DIR / "pdfs" / "1805.02262.pdf"  # the smallest shipped PDF (8 pages): any upload will do
 QUESTION = "deep contextualized word representations from a bidirectional language model"
 
 
@@ -42,7 +42,7 @@ async def _finished_thread(base: str) -> str:
 
 async def _upload(base: str, token: str) -> None:
     async with httpx.AsyncClient(base_url=base, cookies={"access_token": token}, timeout=30) as http:
-        pdf = {"file": ("longeval.pdf", LONGEVAL.read_bytes(), "application/pdf")}
+        pdf = {"file": ("graph.pdf", UPLOADED.read_bytes(), "application/pdf")}
         added = await http.post("/api/library", files=pdf)
         assert added.status_code == 201, added.text
 
