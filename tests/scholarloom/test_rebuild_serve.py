@@ -1,14 +1,16 @@
 """`scholarloom index rebuild` while `scholarloom serve` holds the embedded index: the job runs in the server, which
 builds the new index beside the one it answers from and swaps to it without a restart. (A server of its own, on the
-small archive with one PDF's full text: a rebuild embeds every point again, so the archive the other serve tests
-grow would make it long.)"""
+small archive with one PDF's full text, indexed here before the server starts: a rebuild embeds every point again,
+so the archive the other serve tests grow would make it long; handing an ingest to the server is
+tests/scholarloom/test_jobs_serve.py's.)"""
 
 import asyncio
-import subprocess
 
 import httpx
 
 from ingest.demo import DEMO_DIR
+from ingest.pdfs import ingest_pdf_files, pdf_files
+from ingest.report import Summary
 from tests.chat_server import PASSWORD
 from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _keep_asking
 from tests.serve import child_environment, served
@@ -22,10 +24,13 @@ def test_an_index_rebuilt_by_the_server_takes_over_without_a_restart(make_instan
     """`scholarloom index rebuild` hands its job to the server, which builds the new index beside the one it
     answers from and swaps to it: the same searches give the same papers, and the chat goes on."""
     data = small_archive(tmp_path, make_instance, {"alice": PASSWORD})
+    settings = make_instance(data)
+    summary = Summary()
+    ingest_pdf_files(settings.catalog(), settings.index(), settings.embedder(),
+                     pdf_files([DEMO_DIR / "pdfs" / f"{ELMO}.pdf"]), summary)  # fmt: skip
+    assert summary.counts["passages"] > 20
+    settings.close()
     with served(data) as (base, _process):
-        ingest = subprocess.run([SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{ELMO}.pdf")],
-                                env=child_environment(data), capture_output=True, text=True, timeout=300)  # fmt: skip
-        assert ingest.returncode == 0 and "PDFs: added 1," in ingest.stdout, ingest.stdout + ingest.stderr
         _rebuild_while_asking(base, data)
 
 
