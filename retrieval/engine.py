@@ -6,16 +6,28 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, create_engine
 
+from common.retry import Retrier
 
-def sqlite_pragmas(dbapi_connection, _record) -> None:
-    """Every SQLite connection (the catalog's and the chat history's): write-ahead log, so readers never wait
-    for the writer; fsync at checkpoints rather than at every commit (synchronous=NORMAL: a power cut can lose
-    the last commits, never corrupt the file); wait up to 10 s for the write lock instead of failing."""
+
+# Turning a new database file to WAL needs it alone, and SQLite answers "database is locked" at once (no busy
+# wait) while another process or engine opens it too: servers starting together on a new data directory.
+WAL_SWITCH = Retrier(retries=8, base=0.02, cap=0.5, max_wait=0)
+
+
+def sqlite_pragmas(dbapi_connection, _record, retrier: Retrier = WAL_SWITCH, busy_ms: int = 10_000) -> None:
+    """Every SQLite connection (the catalog's and the chat history's): wait up to 10 s for the write lock instead
+    of failing; write-ahead log, so readers never wait for the writer (kept in the file: set once, retried while
+    another opener holds a new file); fsync at checkpoints rather than at every commit (synchronous=NORMAL: a power
+    cut can lose the last commits, never corrupt the file)."""
     cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA journal_mode")  # (the result read apart: the chat history's aiosqlite cursor too)
+    if str(cursor.fetchone()[0]).lower() != "wal":
+        # sqlite3's error, or the same raised through the chat history's aiosqlite adapter
+        locked = lambda exc: type(exc).__name__ == "OperationalError" and "locked" in str(exc)  # noqa: E731
+        retrier.call(lambda: cursor.execute("PRAGMA journal_mode=WAL"), retry_on=locked)
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
 
 
