@@ -35,8 +35,8 @@ def pytest_configure(config) -> None:
             entry[1] += 1
 
     onnxruntime.InferenceSession.run = timed
-    for stale in OUT.glob("encoder-time-*.json"):
-        if not hasattr(config, "workerinput"):  # the main process, before the workers start
+    if not hasattr(config, "workerinput"):  # the main process, before the workers start
+        for stale in OUT.glob("encoder-time-*.json"):
             stale.unlink()
 
 

@@ -9,8 +9,8 @@ from sqlmodel import Session, create_engine
 from common.retry import Retrier
 
 
-# Turning a new database file to WAL needs it alone, and SQLite answers "database is locked" at once (no busy
-# wait) while another process or engine opens it too: servers starting together on a new data directory.
+# Turning a new database file to WAL needs it alone: while another process or engine holds it too (servers starting
+# together on a new data directory) the switch fails as "database is locked", after the busy wait or at once.
 WAL_SWITCH = Retrier(retries=8, base=0.02, cap=0.5, max_wait=0)
 
 
