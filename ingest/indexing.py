@@ -123,9 +123,10 @@ def index_papers(
     optimize: bool = True,
     windowing: Windowing = Windowing(),
     everything: bool = False,
+    batch: int = INDEX_BATCH,
 ) -> None:
     """Embed and index every paper whose indexed form changed (`everything`: every paper, into a new index); the
-    ledger is marked after each batch.
+    ledger is marked after each `batch` of papers.
 
     A paper's abstract point and its windows are replaced together, so a shorter abstract leaves no stale
     window behind. At the end the store builds its search graph (`optimize`), once for the whole run.
@@ -152,7 +153,7 @@ def index_papers(
     with_passages = set(catalog.ledger_hashes("fulltext"))
     todo.sort(key=lambda item: len(index_text(item[0])))  # similar lengths batch together: less padding
     task = progress.add_task("embed + index", total=len(todo))
-    for chunk in batches(todo, INDEX_BATCH):
+    for chunk in batches(todo, batch):
         papers = [paper for paper, _ in chunk]
         points = _abstract_points(papers, embedder, people, names, windowing)
         index.replace([p.id for p in papers], points, ABSTRACT_KINDS)

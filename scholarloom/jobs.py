@@ -46,7 +46,7 @@ def index_changes(ctx: JobContext, summary: Summary, progress) -> None:
     from ingest.pipeline import finish_catalog
 
     finish_catalog(ctx.catalog)
-    index_papers(ctx.catalog, ctx.index, ctx.embedder, summary, progress)
+    index_papers(ctx.catalog, ctx.index, ctx.embedder, summary, progress, batch=ctx.settings.index_batch)
 
 
 def _fetching(ctx: JobContext, summary: Summary, progress, fetch: Callable, index_after: bool = True) -> None:

@@ -44,6 +44,8 @@ class Settings(BaseSettings):
     embed_threads: int | None = Field(
         None, ge=1, le=256, description="Threads each encoder's ONNX session uses; unset: one per core. Set 1 where "
         "several processes embed on one machine (a test run's workers, several servers): they would contend.")
+    index_batch: int = Field(64, ge=1, le=4096, description="Papers an ingest embeds and writes per step; each step "
+                             "is marked done, so a killed ingest embeds at most one step again when rerun.")
     qdrant_url: str | None = Field(
         None, description="URL of a Qdrant server or cluster; unset means the embedded store in the data directory."
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 import socket
@@ -113,26 +114,46 @@ def models_dir(tmp_path_factory) -> Path:
 
 class RememberingEmbedder(Embedder):
     """The product's `Embedder`, but a text it embedded once is not run through the encoder again: the vector is a
-    pure function of the text, and the run embeds the same texts in many tests (the shipped PDFs, the small
-    archive's abstracts; a rebuild embeds again everything its fixture embedded). The texts it has not seen go
-    through `Embedder.dense` as they are; what it hands out are copies."""
+    pure function of the text (and the model), and the run embeds the same texts in many tests (the shipped PDFs, the
+    small archive's abstracts; a rebuild embeds again everything its fixture embedded). What one worker computed
+    the other workers read from `shared` (one file per text, named by a digest of the model and the text), so
+    everything it hands out was computed by this run's encoder. The texts nobody embedded yet go through
+    `Embedder.dense` as they are; what it hands out are copies."""
 
-    def __init__(self, models_dir: Path, threads: int | None = None) -> None:
+    def __init__(self, models_dir: Path, threads: int | None = None, shared: Path | None = None) -> None:
         super().__init__(models_dir, threads)
         self.known: dict[str, np.ndarray] = {}
+        self.shared = shared
+
+    def _file(self, text: str) -> Path:
+        return self.shared / (hashlib.sha256(f"{self.model_id()}\0{text}".encode()).hexdigest() + ".npy")
 
     def dense(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.known))
+        if missing and self.shared is not None:
+            for text in missing:
+                if (path := self._file(text)).exists():
+                    self.known[text] = np.load(path)
+            missing = [t for t in missing if t not in self.known]
         if missing:
             for text, vector in zip(missing, super().dense(missing, batch_size), strict=True):
                 self.known[text] = vector
+                if self.shared is not None:  # written whole, then renamed: another worker never reads half of it
+                    partial = self._file(text).with_suffix(f".{os.getpid()}.partial")
+                    with partial.open("wb") as out:
+                        np.save(out, vector)
+                    partial.replace(self._file(text))
         return np.stack([self.known[t] for t in texts]) if texts else np.zeros((0, DENSE_DIM), dtype=np.float32)
 
 
 @pytest.fixture(scope="session")
-def embedder(models_dir):
-    """One embedder (the ONNX session and the BM25 model) for every in-process instance of the run."""
-    return RememberingEmbedder(models_dir, ENCODER_THREADS)
+def embedder(models_dir, tmp_path_factory):
+    """One embedder (the ONNX session and the BM25 model) for every in-process instance of the run; what it computes
+    is shared with the run's other workers through a folder of the run's temporary directory."""
+    run = tmp_path_factory.getbasetemp()
+    shared = (run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run) / "vectors"
+    shared.mkdir(exist_ok=True)
+    return RememberingEmbedder(models_dir, ENCODER_THREADS, shared)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """An ingest killed with SIGKILL, twice (mid-harvest and mid-indexing), then rerun: every paper once, none
-lost, and the index holding exactly the expected points (two pages of 50, cut from the first recorded page of
-100: enough to be killed between pages and between embedding batches of 64). The arXiv API is a local server
-replaying the recorded Atom entries; the command is the real `scholarloom ingest arxiv` in its own process."""
+lost, and the index holding exactly the expected points (two pages of 15, cut from the first recorded page of
+100, indexed in steps of 10 papers (SCHOLARLOOM_INDEX_BATCH): enough to be killed between pages and between
+embedding steps). The arXiv API is a local server replaying the recorded Atom entries; the command is the real
+`scholarloom ingest arxiv` in its own process."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from scholarloom.settings import Settings
 from tests.serve import child_environment
 
 ATOM = DEMO_DIR / "arxiv_api_atom"
-PAPERS, PAGE = 100, 50
+PAPERS, PAGE, STEP = 30, 15, 10
 RECORDED = 100  # entries per recorded page
 # Built, not recorded: the page after the last one served, saying the result set ends at PAPERS entries.
 END = (
@@ -110,6 +111,7 @@ def test_sigkill_mid_harvest_and_mid_index_then_rerun(tmp_path, arxiv_server):
         "SCHOLARLOOM_SOURCES__ARXIV_API_URL": f"http://127.0.0.1:{arxiv_server}/api/query",
         "SCHOLARLOOM_SOURCES__PRIVATE_HOSTS": json.dumps([f"127.0.0.1:{arxiv_server}"]),
         "SCHOLARLOOM_SOURCES__ARXIV_INTERVAL": "0",
+        "SCHOLARLOOM_INDEX_BATCH": str(STEP),
     }
     command = [sys.executable, "-m", "scholarloom.cli", "ingest", "arxiv", "--category", "cs.AI"]
     command += ["--page-size", str(PAGE)]
@@ -120,10 +122,11 @@ def test_sigkill_mid_harvest_and_mid_index_then_rerun(tmp_path, arxiv_server):
     assert run_until(command, env, lambda: ArxivReplay.starts[-1:] == [PAGE])
     assert ledger_count(db, "arxiv_api") == PAGE and ledger_count(db, "index") == 0
 
-    # 2. Rerun: it resumes at offset PAGE; killed while embedding, after some batches are indexed.
+    # 2. Rerun: it resumes at offset PAGE; killed while embedding, after some steps are indexed.
     ArxivReplay.hold_at, ArxivReplay.starts = None, []
     ArxivReplay.gate.set()
     assert run_until(command, env, lambda: 0 < ledger_count(db, "index") < PAPERS)
+    assert ledger_count(db, "index") % STEP == 0  # whole steps only
     assert ArxivReplay.starts[:1] == [PAGE]
     assert ledger_count(db, "arxiv_api") == PAPERS
 
