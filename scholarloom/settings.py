@@ -80,25 +80,18 @@ class Settings(BaseSettings):
         None, description="Bearer token a Prometheus scraper sends for /metrics (admins' sessions may read it too); "
         "unset: admins only.",
     )
-    auth_secret: SecretStr | None = Field(
-        None, description="Secret that signs session tokens; required outside demo mode."
-    )
-    session_hours: float = Field(
-        168.0,
-        gt=0,
-        le=24 * 90,
-        description="How long a sign-in lasts (hours) before the user must sign in again; the session cookie and "
-        "its signed token both expire then.",
-    )
+    auth_secret: SecretStr | None = Field(None, description="Secret that signs session tokens; required outside "
+                                          "demo mode.")
+    session_hours: float = Field(168.0, gt=0, le=24 * 90, description="How long a sign-in lasts (hours) before the "
+                                 "user must sign in again; the session cookie and its signed token both expire then.")
     oauth_signup: bool = Field(
         True,
         description="Whether someone signing in for the first time through an OAuth provider (switched on by "
         "Chainlit's OAUTH_<PROVIDER>_CLIENT_ID/SECRET variables) gets an account; false admits only identities "
         "already linked.",
     )
-    demo: bool = Field(
-        False, description="Demo mode: allows a generated auth secret; never use it for a public instance."
-    )
+    demo: bool = Field(False, description="Demo mode: allows a generated auth secret; never use it for a public "
+                       "instance.")
     host: str = Field("127.0.0.1", description="Address the web server listens on.")
     port: int = Field(8000, ge=1, le=65535, description="Port the web server listens on.")
     forwarded_allow_ips: str = Field(
@@ -116,9 +109,8 @@ class Settings(BaseSettings):
         "the chat's card): signed-in users, or nobody (off).",
     )
     on_demand_daily: int = Field(20, ge=0, le=10_000, description="Papers each user may fetch on request a day.")
-    upload_max_mb: int = Field(
-        50, ge=1, le=2_000, description="Largest PDF a user may upload (refused before it is read)."
-    )
+    upload_max_mb: int = Field(50, ge=1, le=2_000, description="Largest PDF a user may upload (refused before it is "
+                               "read).")
     upload_max_pages: int = Field(400, ge=1, le=10_000, description="Most pages an uploaded PDF may have.")
     upload_quota_mb: int = Field(500, ge=0, le=1_000_000, description="Storage each user's uploads may take in all.")
     update_every: str | None = Field(

@@ -53,6 +53,20 @@ def signed_in(browser, base: str, user: str, password: str):
     return context, page
 
 
+def screenshot(page, path: Path, full_page: bool = False) -> None:
+    """A screenshot at `path`. Chromium now and then refuses a capture ("Unable to capture screenshot", a known
+    transient of its `Page.captureScreenshot`) and takes the same picture when asked again: asked once more then."""
+    from playwright.sync_api import Error
+
+    try:
+        page.screenshot(path=path, full_page=full_page)
+    except Error as exc:
+        if "Unable to capture screenshot" not in str(exc):
+            raise
+        page.wait_for_timeout(250)
+        page.screenshot(path=path, full_page=full_page)
+
+
 @contextmanager
 def shot_on_failure(page, path: Path):
     """A full-page screenshot at `path` when what runs inside fails (the failure goes on)."""
@@ -60,7 +74,7 @@ def shot_on_failure(page, path: Path):
         yield
     except Exception:
         if not page.is_closed():
-            page.screenshot(path=path, full_page=True)
+            screenshot(page, path, full_page=True)
         raise
 
 

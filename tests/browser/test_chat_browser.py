@@ -16,7 +16,7 @@ from scholarloom.settings import Settings
 from tests.conftest import REPO
 from tests.demo_cache import copy_live_data
 from tests.llm_server import text, tool_call
-from tests.browser.conftest import page_text, require_chromium, shot_on_failure, signed_in
+from tests.browser.conftest import page_text, require_chromium, screenshot, shot_on_failure, signed_in
 from tests.serve import served
 
 SHOTS = REPO / "test-artifacts" / "browser"
@@ -95,7 +95,7 @@ def test_sign_in_ask_follow_reload_resume_and_isolation(demo_app, browser, scrip
         _scenario(demo_app, browser, scripted, pages)
     except Exception:
         for n, page in enumerate(p for p in pages if not p.is_closed()):
-            page.screenshot(path=SHOTS / f"failed-{n}.png", full_page=True)
+            screenshot(page, SHOTS / f"failed-{n}.png", full_page=True)
         raise
 
 
@@ -125,7 +125,7 @@ def _scenario(base, browser, scripted, pages):
     )
     context, page = signed_in(browser, base, "carol", PASSWORD)
     pages.append(page)
-    page.screenshot(path=SHOTS / "01-signed-in.png")
+    screenshot(page, SHOTS / "01-signed-in.png")
     # The server asked its model at start, once for each thing it can do, apart from the script of this test.
     deadline = time.monotonic() + 15
     while len(scripted.probes) < 3 and time.monotonic() < deadline:
@@ -151,7 +151,7 @@ def _scenario(base, browser, scripted, pages):
     # Model output is text: the HTML it wrote shows as characters and never runs.
     assert page.evaluate("window.__pwned") is None and page.locator("img[src='x']").count() == 0
     assert "window.__pwned" in page_text(page)
-    page.screenshot(path=SHOTS / "02-cited-answer.png", full_page=True)
+    screenshot(page, SHOTS / "02-cited-answer.png", full_page=True)
 
     # The citation leads to the paper's page.
     with context.expect_page() as opened:
@@ -190,7 +190,7 @@ def _scenario(base, browser, scripted, pages):
     card.locator(".card-cited-by").click()
     page.wait_for_selector("text=Used get_cited_by", timeout=30_000)
     page.wait_for_function(CITED_BY_SHOWN, timeout=30_000)
-    page.screenshot(path=SHOTS / "03-card-action.png", full_page=True)
+    screenshot(page, SHOTS / "03-card-action.png", full_page=True)
 
     # Reload, then reopen the thread from the sidebar: the whole conversation is there. Chainlit's page sometimes
     # connects before it has read the thread id from the address (then it asks for nothing and shows a spinner):
@@ -214,7 +214,7 @@ def _scenario(base, browser, scripted, pages):
     page.wait_for_function(CITED_BY_SHOWN, timeout=30_000)
     body = page_text(page)
     assert QUESTION in body and "Sources" in body and "Hindsight Logging for Model Training" in body
-    page.screenshot(path=SHOTS / "04-resumed-thread.png", full_page=True)
+    screenshot(page, SHOTS / "04-resumed-thread.png", full_page=True)
     context.close()
 
     # Another user: the thread is not in the sidebar, and its address shows nothing of it.
@@ -238,7 +238,7 @@ def _scenario(base, browser, scripted, pages):
     assert any(thread_id in f for f in sent), "the page never asked to resume the thread"
     assert '42["resume_thread_error","Thread not found."]' in received, received
     assert "Flor replays" not in page_text(page) and "Hindsight Logging" not in page_text(page)
-    page.screenshot(path=SHOTS / "05-other-user.png", full_page=True)
+    screenshot(page, SHOTS / "05-other-user.png", full_page=True)
     other.close()
 
 
@@ -263,7 +263,7 @@ def test_a_hostile_abstract_and_an_obedient_model_reach_no_other_site(demo_app, 
             step.click()
         page.wait_for_function(f"document.body.innerText.includes('{HOSTILE_ID}')", timeout=15_000)
         page.wait_for_timeout(1000)  # anything an element would fetch has been asked for by now
-        page.screenshot(path=SHOTS / "06-hostile-abstract.png", full_page=True)
+        screenshot(page, SHOTS / "06-hostile-abstract.png", full_page=True)
         assert [url for url in asked if ATTACKER in url] == []
         links = page.eval_on_selector_all("a[href]", "anchors => anchors.map(a => a.href)")
         elsewhere = [h for h in links if ATTACKER in h or h.startswith(("javascript:", "data:"))]
@@ -271,7 +271,7 @@ def test_a_hostile_abstract_and_an_obedient_model_reach_no_other_site(demo_app, 
         assert page.locator(f"img[src*='{ATTACKER}']").count() == 0
         assert f"{ATTACKER}/bare" in page_text(page)  # shown, as text
     except Exception:
-        page.screenshot(path=SHOTS / "failed-hostile.png", full_page=True)
+        screenshot(page, SHOTS / "failed-hostile.png", full_page=True)
         raise
     finally:
         context.close()
@@ -294,7 +294,7 @@ def test_the_stop_button_stops_a_slow_answer_and_says_so(demo_app, browser, scri
         assert shown.count("Flor records checkpoints") < 4  # the rest was never written
         page.locator("#stop-button").wait_for(state="detached", timeout=10_000)  # the chat takes questions again
         assert page.locator("#chat-submit").count() == 1
-        page.screenshot(path=SHOTS / "07-stopped-turn.png", full_page=True)
+        screenshot(page, SHOTS / "07-stopped-turn.png", full_page=True)
 
 
 def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser, scripted):
@@ -317,4 +317,4 @@ def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser
         added = page.locator("a[href^='/me/library/']", has_text="LongEval").first.get_attribute("href")
         cited = page.locator(f"a[href='{added}']", has_text="1, p. 3")
         cited.first.wait_for(timeout=60_000)
-        page.screenshot(path=SHOTS / "09-upload-cited-by-page.png", full_page=True)
+        screenshot(page, SHOTS / "09-upload-cited-by-page.png", full_page=True)

@@ -4,7 +4,7 @@ question answered from its pages, and its private page."""
 
 import re
 
-from tests.browser.conftest import page_text, require_chromium, signed_in
+from tests.browser.conftest import page_text, require_chromium, screenshot, signed_in
 from tests.small_archive import new_user_on
 from ingest.demo import DEMO_DIR
 from tests.conftest import REPO
@@ -39,7 +39,7 @@ def test_a_pdf_attached_in_the_chat_is_read_and_answers_the_question(browser, sm
             timeout=60_000,
         )
         assert re.search(r"p\. \d+", page_text(page))  # the answer quotes the upload's pages
-        page.screenshot(path=SHOTS / "08-pdf-attached.png", full_page=True)
+        screenshot(page, SHOTS / "08-pdf-attached.png", full_page=True)
         page.goto(base + path)
         text = page_text(page)
         assert "Construction of the Literature Graph in Semantic Scholar" in text and "Waleed Ammar" in text
@@ -47,5 +47,5 @@ def test_a_pdf_attached_in_the_chat_is_read_and_answers_the_question(browser, sm
         context.close()
     except Exception:
         if page is not None and not page.is_closed():
-            page.screenshot(path=SHOTS / "failed-pdf-attached.png", full_page=True)
+            screenshot(page, SHOTS / "failed-pdf-attached.png", full_page=True)
         raise

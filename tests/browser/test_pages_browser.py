@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tests.browser.conftest import require_chromium
+from tests.browser.conftest import require_chromium, screenshot
 from tests.chat_server import PASSWORD
 from tests.conftest import REPO
 
@@ -47,7 +47,7 @@ def test_every_kind_of_page_passes_axe_and_is_photographed(server, browser):
             response = page.goto(server + address)
             assert response.status == (404 if name == "not-found" else 200), address
             shot = SHOTS / f"{name}-{width}.png"
-            page.screenshot(path=str(shot), full_page=True)
+            screenshot(page, str(shot), full_page=True)
             assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
             if width == "desktop":  # (the rules do not depend on the width; the screenshots do)
                 violations = axe.run(page).response["violations"]
@@ -107,7 +107,7 @@ def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(serv
     frame.get_by_text("This chat is about").wait_for(timeout=30_000)
     assert "Hindsight Logging for Model Training" in frame.locator("body").inner_text()
     assert page.url == server + PAPER
-    page.screenshot(path=str(SHOTS / "paper-dock-open-desktop.png"))
+    screenshot(page, str(SHOTS / "paper-dock-open-desktop.png"))
     context.close()
 
 

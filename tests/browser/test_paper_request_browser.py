@@ -3,7 +3,7 @@ against `scholarloom serve` on the small archive, with arXiv, OpenAlex and the P
 
 import re
 
-from tests.browser.conftest import page_text, require_chromium, signed_in
+from tests.browser.conftest import page_text, require_chromium, screenshot, signed_in
 from tests.small_archive import new_user_on
 from tests.conftest import REPO
 from tests.ingest.ondemand_fixtures import ALSO_ASKED
@@ -31,5 +31,5 @@ def test_the_404_pages_button_fetches_a_paper_and_opens_it(browser, small_server
         context.close()
     except Exception:
         if page is not None and not page.is_closed():
-            page.screenshot(path=SHOTS / "failed-on-demand.png", full_page=True)
+            screenshot(page, SHOTS / "failed-on-demand.png", full_page=True)
         raise
