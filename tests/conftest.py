@@ -195,6 +195,23 @@ def empty_instance(make_instance, tmp_path) -> Settings:
     return make_instance(tmp_path / "instance")
 
 
+def first_pages(source: Path, count: int, folder: Path) -> Path:
+    """A real PDF of `source`'s first `count` pages (its document info kept), written into `folder` under the same
+    name: for tests where a server reads an upload whose length does not matter, and the job's encoder would
+    otherwise embed every page of it."""
+    from pypdf import PdfReader, PdfWriter
+
+    reader, writer = PdfReader(source), PdfWriter()
+    for page in reader.pages[:count]:
+        writer.add_page(page)
+    if reader.metadata:
+        writer.add_metadata(dict(reader.metadata))
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / source.name).open("wb") as out:
+        writer.write(out)
+    return folder / source.name
+
+
 def _fulltext_paper(arxiv_id, title, names):
     from datetime import datetime, timezone
 

@@ -13,7 +13,7 @@ import pytest
 
 from auth.accounts import add_user, clear_sign_in_failures, create_tables
 from scholarloom.settings import Settings
-from tests.conftest import REPO
+from tests.conftest import PDFS, REPO, first_pages
 from tests.demo_cache import copy_live_data
 from tests.llm_server import text, tool_call
 from tests.browser.conftest import page_text, require_chromium, screenshot, shot_on_failure, signed_in
@@ -297,9 +297,10 @@ def test_the_stop_button_stops_a_slow_answer_and_says_so(demo_app, browser, scri
         screenshot(page, SHOTS / "07-stopped-turn.png", full_page=True)
 
 
-def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser, scripted):
+def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser, scripted, tmp_path):
     """Upload -> ask -> the model's answer cites "[1, p. 3]", linked to the upload's private page: the file chosen
-    through the attach button, read by the server's job worker, searched by the model's full-text call."""
+    through the attach button, read by the server's job worker, searched by the model's full-text call. (The
+    LongEval paper's first four pages: the guidelines are on its third.)"""
     scripted.enqueue(tool_call("search_fulltext", query="guidelines for human evaluation of faithfulness"),
                      text("Annotate fine-grained units of a summary, not the whole of it [1, p. 3]."))  # fmt: skip
     context, page = signed_in(browser, demo_app, "dave", PASSWORD)
@@ -309,7 +310,7 @@ def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser
         page.reload()
         with page.expect_file_chooser(timeout=30_000) as chooser:
             page.click("#upload-button")
-        chooser.value.set_files(str(REPO / "tests" / "fixtures" / "pdfs" / "2023.eacl-main.121.pdf"))
+        chooser.value.set_files(str(first_pages(PDFS / "2023.eacl-main.121.pdf", 4, tmp_path)))
         page.click("#chat-input")
         page.keyboard.type("How should people judge the faithfulness of long summaries?")
         page.locator("#chat-submit:not([disabled])").click(timeout=60_000)

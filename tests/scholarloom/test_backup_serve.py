@@ -16,12 +16,13 @@ from retrieval.index import PASSAGE_KINDS, Filters
 from retrieval.store import ANYONE
 from scholarloom.settings import Settings
 from tests.chat_server import ChatClient, sign_in
+from tests.conftest import first_pages
 from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _keep_asking
 from tests.serve import child_environment, served
 from tests.small_archive import new_user_on
 
 ELMO = "1802.05365"
-UPLOADED = DEMO_DIR / "pdfs" / "1805.02262.pdf"  # the smallest shipped PDF (8 pages): any upload will do
+UPLOADED = DEMO_DIR / "pdfs" / "1805.02262.pdf"  # the smallest shipped PDF: any upload will do (its first two pages)
 QUESTION = "deep contextualized word representations from a bidirectional language model"
 
 
@@ -40,9 +41,9 @@ async def _finished_thread(base: str) -> str:
     return threads[0]["id"]
 
 
-async def _upload(base: str, token: str) -> None:
+async def _upload(base: str, token: str, folder) -> None:
     async with httpx.AsyncClient(base_url=base, cookies={"access_token": token}, timeout=30) as http:
-        pdf = {"file": ("graph.pdf", UPLOADED.read_bytes(), "application/pdf")}
+        pdf = {"file": ("graph.pdf", first_pages(UPLOADED, 2, folder).read_bytes(), "application/pdf")}
         added = await http.post("/api/library", files=pdf)
         assert added.status_code == 201, added.text
 
@@ -68,7 +69,7 @@ def test_a_backup_taken_while_users_chat_and_a_job_runs_restores_to_the_same_arc
 
     async def scenario():
         thread_id = await _finished_thread(base)
-        await _upload(base, await sign_in(base, "erin"))
+        await _upload(base, await sign_in(base, "erin"), tmp_path / "upload")
         stop = asyncio.Event()
         asking = asyncio.create_task(_keep_asking(base, stop))  # alice asks again and again meanwhile
         ingest = await asyncio.create_subprocess_exec(

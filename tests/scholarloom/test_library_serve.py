@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from tests.chat_server import ChatClient, sign_in
-from tests.conftest import PDFS
+from tests.conftest import PDFS, first_pages
 
 LONGEVAL = PDFS / "2023.eacl-main.121.pdf"
 QUESTION = "What guidelines does the paper give for human evaluation of faithfulness in long-form summarization?"
@@ -73,9 +73,10 @@ def test_a_300_mb_upload_is_refused_without_the_server_growing(small_server):
     assert not list((small_server.data / "uploads").glob(".incoming-*"))  # the spooled part was removed
 
 
-async def _upload_and_wait(base: str, token: str) -> dict:
+async def _upload_and_wait(base: str, token: str, folder) -> dict:
+    """The LongEval paper's first four pages (its guidelines for human evaluation are on the third), uploaded."""
     async with httpx.AsyncClient(base_url=base, cookies={"access_token": token}, timeout=30) as http:
-        pdf = {"file": ("longeval.pdf", LONGEVAL.read_bytes(), "application/pdf")}
+        pdf = {"file": ("longeval.pdf", first_pages(LONGEVAL, 4, folder).read_bytes(), "application/pdf")}
         added = await http.post("/api/library", files=pdf)
         assert added.status_code == 201, added.text
         deadline = time.monotonic() + 120
@@ -96,11 +97,11 @@ async def _answer(base: str, user: str, question: str) -> str:
         await chat.sio.disconnect()
 
 
-def test_the_chat_answers_from_an_upload_for_its_owner_alone(small_server):
+def test_the_chat_answers_from_an_upload_for_its_owner_alone(small_server, tmp_path):
     base = small_server.base
 
     async def scenario():
-        item = await _upload_and_wait(base, await sign_in(base, "carol"))
+        item = await _upload_and_wait(base, await sign_in(base, "carol"), tmp_path)
         mine = await _answer(base, "carol", QUESTION)
         theirs = await _answer(base, "dave", QUESTION)
         return item, mine, theirs
