@@ -125,7 +125,7 @@ FOCUS_LOG = """() => {
   window.__visited = new Set();
   document.addEventListener('focusin', e => {
     const key = e.target.getAttribute && e.target.getAttribute('data-kb');
-    if (key !== null) window.__visited.add(Number(key));
+    if (key != null) window.__visited.add(Number(key));
   }, true);
 }"""
 
