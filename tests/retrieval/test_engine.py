@@ -54,4 +54,3 @@ def test_a_new_database_another_opener_holds_turns_to_wal_once_it_is_free(tmp_pa
 
     sqlite_pragmas(opener, None, Retrier(retries=2, base=0.01, cap=0.01, max_wait=0, sleep=sleep), busy_ms=50)
     assert len(waits) == 1 and opener.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-
