@@ -52,13 +52,13 @@ class EmbedderProcess:
     def count_tokens(self, texts: list[str]) -> list[int]:
         return self._call("count_tokens", list(texts)) if texts else []
 
-    def dense(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def dense(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         return self._call("dense", list(texts), batch_size)
 
     def sparse(self, texts: list[str]) -> list[SparseVector]:
         return self._call("sparse", list(texts)) if texts else []
 
-    def documents(self, texts: list[str], batch_size: int = 32) -> list[Embedded]:
+    def documents(self, texts: list[str], batch_size: int | None = None) -> list[Embedded]:
         return self._call("documents", list(texts), batch_size) if texts else []
 
     def close(self) -> None:

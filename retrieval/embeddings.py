@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -16,6 +17,13 @@ DENSE_MAX_TOKENS = 256  # the encoder reads this many word pieces, [CLS] and [SE
 SPARSE_MODEL = "Qdrant/bm25"
 BM25_AVG_LEN = 120.0  # mean abstract length in tokens after stop words, measured on the demo corpus
 _STOPWORDS = Path(__file__).parent / "data" / "stopwords_en.txt"
+
+
+def dense_batch(threads: int | None) -> int:
+    """Texts per ONNX run, measured (`bench/encoder_batch.py`, BENCHMARKS.md): on one thread one at a time is the
+    cheapest (49 ms of CPU a text against 79 in batches of 32); on two, batches of 8 (33 ms a text against 49). The
+    vectors are the same; a larger batch only moves more memory."""
+    return 1 if (threads or os.cpu_count() or 1) == 1 else 8
 
 
 @dataclass(frozen=True)
@@ -105,8 +113,9 @@ class Embedder:
             return []
         return [len(e.ids) - 2 for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
 
-    def dense(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def dense(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         dense, _ = self._load()
+        batch_size = batch_size or dense_batch(self.threads)
         if not texts:
             return np.zeros((0, DENSE_DIM), dtype=np.float32)
         # Batches of similar length pad less; the vectors come back in the callers' order.
@@ -140,7 +149,7 @@ class Embedder:
         _, sparse = self._load()
         return [SparseVector(s.indices.tolist(), s.values.tolist()) for s in sparse.embed(texts, batch_size=256)]
 
-    def documents(self, texts: list[str], batch_size: int = 32) -> list[Embedded]:
+    def documents(self, texts: list[str], batch_size: int | None = None) -> list[Embedded]:
         dense_vectors = self.dense(texts, batch_size=batch_size)
         sparse_vectors = self.sparse(texts)
         return [Embedded(d, s) for d, s in zip(dense_vectors, sparse_vectors, strict=True)]

@@ -89,7 +89,7 @@ class BookedEmbedder:
     def __getattr__(self, name: str):
         return getattr(self._inner, name)
 
-    def dense(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def dense(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         found = [self.book.get(t) for t in texts]
         missing = [i for i, vector in enumerate(found) if vector is None]
         fresh = iter(self._inner.dense([texts[i] for i in missing], batch_size=batch_size))
@@ -103,7 +103,7 @@ class BookedEmbedder:
             return np.zeros((0, DENSE_DIM), dtype=np.float32)
         return np.stack(vectors)
 
-    def documents(self, texts: list[str], batch_size: int = 32) -> list[Embedded]:
+    def documents(self, texts: list[str], batch_size: int | None = None) -> list[Embedded]:
         dense_vectors = self.dense(texts, batch_size=batch_size)
         sparse_vectors = self._inner.sparse(texts)
         return [Embedded(d, s) for d, s in zip(dense_vectors, sparse_vectors, strict=True)]

@@ -128,7 +128,7 @@ class RememberingEmbedder(Embedder):
     def _file(self, text: str) -> Path:
         return self.shared / (hashlib.sha256(f"{self.model_id()}\0{text}".encode()).hexdigest() + ".npy")
 
-    def dense(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def dense(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.known))
         if missing and self.shared is not None:
             for text in missing:
