@@ -73,12 +73,13 @@ def retrieval_benchmark(
     params: FusionParams,
     progress=None,
     windowing: Windowing = Windowing(),
+    threads: int | None = None,
 ) -> dict[str, dict[str, Scores]]:
     corpus, queries, qrels = read_beir(folder)
     missing = [s for s in splits if s not in qrels]
     if missing:
         raise ValueError(f"no qrels/{missing[0]}.tsv in {folder}; present: {', '.join(sorted(qrels))}")
-    embedder = Embedder(models_dir)
+    embedder = Embedder(models_dir, threads)  # SCHOLARLOOM_EMBED_THREADS, as every encoder the product runs
     catalog, index, _ = build_index(corpus, data_dir, embedder, progress or NullProgress(), windowing)
     try:
         results = {}

@@ -205,7 +205,9 @@ def bench_retrieval(
     work = work_dir or settings.data_dir / "bench" / beir_dir.name
     with progress() as bars:
         try:
-            results = retrieval_benchmark(beir_dir, work, settings.models_dir, split, params, bars, windowing)
+            results = retrieval_benchmark(
+                beir_dir, work, settings.models_dir, split, params, bars, windowing, settings.embed_threads
+            )
         except ValueError as exc:
             fail(str(exc))
     typer.echo(

@@ -8,7 +8,7 @@ import pytest
 from ingest.beir import read_beir, retrieval_benchmark
 from retrieval.evaluation import evaluate
 from retrieval.fusion import FusionParams
-from tests.conftest import REPO
+from tests.conftest import ENCODER_THREADS, REPO
 
 
 def test_metrics_on_a_known_ranking():
@@ -47,11 +47,12 @@ def test_harness_runs_the_three_rows_through_the_product(tmp_path):
     corpus, queries, qrels = read_beir(tmp_path / "tiny")
     assert len(corpus) == 40 and set(qrels) == {"test"}
     models = tmp_path / "models"  # built offline from the installed weights, as on a fresh machine
-    results = retrieval_benchmark(tmp_path / "tiny", tmp_path / "work", models, ["test"], FusionParams())
+    work = tmp_path / "work"
+    results = retrieval_benchmark(tmp_path / "tiny", work, models, ["test"], FusionParams(), threads=ENCODER_THREADS)
     rows = results["test"]
     assert set(rows) == {"BM25", "dense", "hybrid"}
     # A sentence taken from an abstract finds that abstract: all three rows are near perfect here.
     assert min(r.ndcg10 for r in rows.values()) > 0.85
     assert all(0 <= r.recall100 <= 1 and 0 <= r.mrr10 <= 1 for r in rows.values())
     with pytest.raises(ValueError, match="no qrels/train.tsv"):
-        retrieval_benchmark(tmp_path / "tiny", tmp_path / "work", models, ["train"], FusionParams())
+        retrieval_benchmark(tmp_path / "tiny", work, models, ["train"], FusionParams())
