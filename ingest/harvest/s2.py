@@ -15,7 +15,7 @@ from sqlmodel import select
 from ingest.http import FetchError, PoliteClient
 from ingest.parsers.common import attempt
 from ingest.indexing import batches
-from ingest.pipeline import NullProgress, load_records
+from ingest.pipeline import NullProgress, load_records, owe_finish
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
 from retrieval.models import Paper
@@ -172,5 +172,7 @@ def add_citing_papers(
             if citing_id != paper_id:
                 add_citation(session, citing_id, arxiv_id=arxiv_id, doi=None if arxiv_id else doi)
                 added += 1
+        if added:  # edges to link
+            owe_finish(session)
         session.commit()
     return added
