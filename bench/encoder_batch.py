@@ -4,7 +4,7 @@ loaded catalog needed), and whether the vectors differ from one text at a time.
     .venv/bin/python -m bench.encoder_batch [--models data/local/models] [--texts 300] [--threads 1]
 
 Prints, for each batch size, the CPU and wall milliseconds per text and the largest difference from batch size 1.
-`retrieval.embeddings.DENSE_BATCH` is the size this measured best on the machine BENCHMARKS.md names.
+`retrieval.embeddings.dense_batch` picks the sizes this measured cheapest (BENCHMARKS.md, "The encoder's batch size").
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 Record = PaperRecord | InstitutionRecord | ResearcherRecord
 COMMIT_EVERY = 200
 # The ledger's note of the cross-record work `finish_catalog` owes: "done", or a token written with the records that
-# owe it (a new one per write, so a finish marks done only the writes it saw).
+# owe it (a new one each time records are written, so a finish marks done only the writes it saw).
 FINISH = ("finish", "catalog")
 
 

@@ -6,10 +6,10 @@ from sqlmodel import select
 
 import ingest.pipeline
 from ingest.harvest.s2 import add_citing_papers
-from ingest.pipeline import finish_catalog, load_records
+from ingest.pipeline import FINISH, finish_catalog, load_records
 from ingest.report import Summary
 from retrieval.catalog import Catalog
-from retrieval.models import Citation
+from retrieval.models import Citation, LedgerEntry
 from retrieval.records import AuthorRecord, PaperRecord, ReferenceRecord
 
 CITING, CITED = "2101.00001", "2101.00002"
@@ -66,7 +66,7 @@ def test_an_archive_without_the_note_is_finished_once(catalog, refines):
     """An archive loaded before the ledger noted finishes (or a fresh one) gets one."""
     load_records(catalog, "arxiv_api", [_paper(CITING, (CITED,)), _paper(CITED)], Summary())
     with catalog.session() as session:
-        session.delete(session.get(ingest.pipeline.LedgerEntry, ingest.pipeline.FINISH))
+        session.delete(session.get(LedgerEntry, FINISH))
         session.commit()
     assert finish_catalog(catalog) == 1 and finish_catalog(catalog) == 0 and len(refines) == 1
 
