@@ -90,7 +90,10 @@ class Embedder:
             if self._dense is None:
                 from fastembed import SparseTextEmbedding, TextEmbedding
 
+                from retrieval.punctuation import use_kept_punctuation
+
                 dense_dir, bm25_dir = prepare_models(self.models_dir)
+                use_kept_punctuation(self.models_dir)
                 stopwords = set(_STOPWORDS.read_text().split())
                 self._sparse = SparseTextEmbedding(
                     SPARSE_MODEL, specific_model_path=str(bm25_dir), avg_len=BM25_AVG_LEN, stopwords=stopwords
