@@ -18,7 +18,7 @@ from auth.accounts import add_user, clear_sign_in_failures, create_tables
 from scholarloom.app import create_app, server_config
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
-from tests.serve import free_port, user_message
+from tests.serve import free_port, tls, user_message, wait_for_health
 
 PASSWORD = "correct horse battery"
 USERS = ("alice", "bob")
@@ -41,14 +41,9 @@ def server(demo, llm_server):
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # poll health instead of sleeping a fixed time
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.1)
-    else:
+    try:
+        wait_for_health(base, 30)  # poll health instead of sleeping a fixed time
+    except RuntimeError:
         pytest.fail("the app did not start")
     yield base
     uv.should_exit = True
@@ -67,7 +62,7 @@ def history(server):
 
 
 async def sign_in(server: str, user: str = "alice") -> str:
-    async with httpx.AsyncClient(base_url=server) as http:
+    async with httpx.AsyncClient(base_url=server, verify=tls()) as http:
         login = await http.post("/chat/login", data={"username": user, "password": PASSWORD})
     assert login.status_code == 200, login.text
     return login.cookies["access_token"]
@@ -136,4 +131,4 @@ class ChatClient:
         raise AssertionError(f"no {name} event within {timeout} s")
 
     def http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.server, cookies={"access_token": self.token})
+        return httpx.AsyncClient(base_url=self.server, cookies={"access_token": self.token}, verify=tls())

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -21,6 +23,14 @@ class Server(subprocess.Popen):
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+@functools.cache
+def tls() -> ssl.SSLContext:
+    """One TLS context for the run's short-lived HTTP clients (`verify=tls()`): httpx builds a new one for each client
+    otherwise, loading the whole CA bundle each time (tens of ms of CPU), though the servers tests ask speak plain
+    HTTP."""
+    return httpx.create_ssl_context()
 
 
 def free_port() -> int:
@@ -41,6 +51,23 @@ def child_environment(data_dir: Path, **env: str) -> dict[str, str]:
     return {**kept, "SCHOLARLOOM_DATA_DIR": str(data_dir), **env}
 
 
+def wait_for_health(base: str, seconds: float, process: Server | None = None) -> None:
+    """Until `base`/healthz answers 200; raises when `process` ends first or `seconds` pass. One client asks every
+    time (a new client per question would load the CA bundle each time: a second of CPU per server start)."""
+    deadline = time.monotonic() + seconds
+    with httpx.Client(timeout=1, verify=tls()) as client:
+        while True:
+            if (process is not None and process.poll() is not None) or time.monotonic() > deadline:
+                if process is not None:
+                    process.kill()
+                raise RuntimeError(f"scholarloom serve did not start: {process.output()[-2000:] if process else base}")
+            try:
+                if client.get(base + "/healthz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+
+
 @contextmanager
 def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tuple[str, Server]]:
     """The app on 127.0.0.1 over `data_dir` in demo mode, with extra environment; yields (base URL, process)
@@ -59,16 +86,7 @@ def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tupl
     process.log = log
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(f"scholarloom serve did not start: {process.output()[-2000:]}")
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
+        wait_for_health(base, 120, process)
         yield base, process
     finally:
         process.terminate()

@@ -24,7 +24,7 @@ from retrieval.jobs import JobQueue, JobState
 from retrieval.models import Institution, Paper
 from tests.chat_server import PASSWORD, ChatClient, sign_in
 from tests.postgres import PostgresServer, require_postgres
-from tests.serve import served
+from tests.serve import served, tls
 
 require_postgres()
 
@@ -61,7 +61,7 @@ def two_servers(tmp_path_factory, llm_server):
 
 
 def _page(base: str, path: str, token: str) -> httpx.Response:
-    return httpx.get(base + path, cookies={"access_token": token}, follow_redirects=False, timeout=30)
+    return httpx.get(base + path, cookies={"access_token": token}, follow_redirects=False, timeout=30, verify=tls())
 
 
 def test_a_session_made_by_one_server_works_on_the_other_and_ends_on_both(two_servers):
@@ -82,9 +82,11 @@ def test_wrong_passwords_on_one_server_slow_down_the_other(two_servers):
     throttle, address = Throttle(catalog.engine), address_key("127.0.0.1")  # what both servers write and read
     for _ in range(6):  # each round's guesses double the wait: one outlasts even a busy machine's next request
         for _ in range(8):
-            wrong = httpx.post(a + "/chat/login", data={"username": "guessed", "password": "not the password"})
+            wrong = httpx.post(a + "/chat/login", data={"username": "guessed", "password": "not the password"},
+                               verify=tls())
             assert wrong.status_code != 200
-        right = httpx.post(b + "/chat/login", data={"username": "guessed", "password": PASSWORD}, timeout=30)
+        right = httpx.post(b + "/chat/login", data={"username": "guessed", "password": PASSWORD}, timeout=30,
+                           verify=tls())
         if throttle.retry_after(address) > 0:  # A's wait still holds now, so it held when B was asked
             break
     else:

@@ -13,7 +13,7 @@ import socketio
 
 from auth.accounts import add_user, clear_sign_in_failures, create_tables, set_active
 from tests.chat_server import PASSWORD, ChatClient, sign_in
-from tests.serve import child_environment
+from tests.serve import child_environment, tls
 
 SCHOLARLOOM = str(Path(sys.executable).with_name("scholarloom"))
 
@@ -30,12 +30,12 @@ def frank(server, demo):
 
 
 def _chat_user(server: str, token: str) -> int:
-    return httpx.get(f"{server}/chat/user", cookies={"access_token": token}).status_code
+    return httpx.get(f"{server}/chat/user", cookies={"access_token": token}, verify=tls()).status_code
 
 
 def _page_user(server: str, token: str) -> bool:
     """Whether the pages see the token's user signed in (the following page opens instead of sending to sign-in)."""
-    return httpx.get(f"{server}/me/following", cookies={"access_token": token}).status_code == 200
+    return httpx.get(f"{server}/me/following", cookies={"access_token": token}, verify=tls()).status_code == 200
 
 
 def test_disabling_a_user_ends_their_chat_socket_and_page_sessions_at_the_next_request(server, frank, demo):
