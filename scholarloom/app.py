@@ -214,4 +214,7 @@ def _mount_chat(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
     from chatui.attachments import configure_chat_uploads
 
     configure_chat_uploads(settings.upload_max_mb, enabled=settings.upload_quota_mb > 0)
+    from chatui.assets import chat_assets_route
+
+    chat_assets_route(app, Path(chainlit.server.build_dir) / "assets")  # compressed once, ahead of Chainlit's route
     mount_chainlit(app, target=str(CHAT_HANDLERS), path="/chat")
