@@ -22,6 +22,7 @@ from ingest.report import Summary
 from retrieval.jobs import Job, JobQueue, JobState, worker_name
 
 log = logging.getLogger(__name__)
+ORPHANS_EVERY = 5.0  # seconds between looks for jobs left running by a worker that stopped beating (at start too)
 
 JobKind = Callable[[dict, Summary, "JobProgress"], "str | None"]  # returns an optional closing note
 
@@ -147,9 +148,12 @@ class JobRunner:
 
     def _loop(self) -> None:
         _lower_priority(self.nice)
+        looked = time.monotonic()
         while not self.stop.is_set():
             try:
-                self.queue.requeue_orphans()  # a worker that died a moment ago stops beating within seconds
+                if time.monotonic() - looked >= ORPHANS_EVERY:  # a dead worker's jobs wait 15 s for it anyway
+                    looked = time.monotonic()
+                    self.queue.requeue_orphans()
                 self._maybe_schedule()
                 job = self.queue.claim(self.name)
             except Exception:  # the database went away for a moment: try again later

@@ -169,6 +169,8 @@ class JobQueue:
         alive = select(JobWorker.name).where(JobWorker.beat_at >= _now() - within)
         with self._session() as session:
             orphaned = (Job.state == JobState.RUNNING) & ((Job.worker.is_(None)) | (Job.worker.not_in(alive)))
+            if session.exec(select(Job.id).where(orphaned).limit(1)).first() is None:
+                return 0  # the usual answer, read without taking the database's write lock
             moved = session.exec(update(Job).where(orphaned).values(state=JobState.QUEUED))
             session.commit()
             return moved.rowcount

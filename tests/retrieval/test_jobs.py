@@ -41,6 +41,23 @@ def test_claim_takes_the_oldest_and_a_dead_worker_s_jobs_are_queued_again(queue)
     assert queue.get(ids[0]).attempts == 2
 
 
+def test_looking_for_orphans_when_there_are_none_takes_no_write_lock(queue, tmp_path):
+    """Each server's job worker looks every few seconds: with nothing to move it only reads, so it never waits for
+    (or holds up) another writer, here a process holding SQLite's write lock."""
+    import sqlite3
+
+    queue.submit("pdfs", {}, "cli")
+    queue.beat("host:1", 1)
+    assert queue.claim("host:1") is not None  # a live worker's running job: no orphan
+    holder = sqlite3.connect(tmp_path / "jobs.db", timeout=0)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        assert queue.requeue_orphans() == 0
+    finally:
+        holder.rollback()
+        holder.close()
+
+
 def test_cancel_ends_a_queued_job_and_flags_a_running_one(queue):
     waiting, _ = queue.submit("pdfs", {}, "cli", key="a")
     running, _ = queue.submit("pdfs", {}, "cli", key="b")
