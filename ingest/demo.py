@@ -122,6 +122,13 @@ def vector_book_path(root: Path = DEMO_DIR) -> Path:
     return root / "vectors" / "all-MiniLM-L6-v2.npz"
 
 
+def with_shipped_vectors(embedder) -> BookedEmbedder:
+    """`embedder` behind the demo's vector book, read on first use: a server's jobs that embed text the book holds
+    (an index rebuild of the demo, a demo paper's PDF fetched or uploaded again) read its vectors instead of running
+    the encoder. Nothing is remembered beside the book, so a long-lived server does not grow."""
+    return BookedEmbedder(embedder, lambda: VectorBook.read(vector_book_path(), embedder.model_id()), remember=False)
+
+
 def load_demo(
     catalog: Catalog,
     index: Index,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,12 +76,15 @@ def write_book(path: Path, model: str, vectors: dict[bytes, np.ndarray]) -> Path
 
 
 class BookedEmbedder:
-    """An embedder that takes dense vectors from a book before it runs the encoder, and remembers every vector it
-    handed out (`used`), so the run can write the book again. Everything else is the wrapped embedder's."""
+    """An embedder that takes dense vectors from a book before it runs the encoder. With `remember`, it keeps every
+    vector it handed out (`used`), so a load can write the book again; a long-lived one (a server's jobs) does not.
+    The book may be given as a function that reads it, called on the first `dense`. Everything else is the wrapped
+    embedder's."""
 
-    def __init__(self, embedder, book: VectorBook) -> None:
+    def __init__(self, embedder, book: VectorBook | Callable[[], VectorBook], remember: bool = True) -> None:
         self._inner = embedder
-        self.book = book
+        self._book = book
+        self.remember = remember
         self.used: dict[bytes, np.ndarray] = {}
         self.from_book = 0
         self.computed = 0
@@ -89,16 +93,25 @@ class BookedEmbedder:
     def __getattr__(self, name: str):
         return getattr(self._inner, name)
 
+    @property
+    def book(self) -> VectorBook:
+        with self._lock:
+            if not isinstance(self._book, VectorBook):
+                self._book = self._book()
+            return self._book
+
     def dense(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
-        found = [self.book.get(t) for t in texts]
+        book = self.book
+        found = [book.get(t) for t in texts]
         missing = [i for i, vector in enumerate(found) if vector is None]
-        fresh = iter(self._inner.dense([texts[i] for i in missing], batch_size=batch_size))
+        fresh = iter(self._inner.dense([texts[i] for i in missing], batch_size=batch_size)) if missing else iter(())
         vectors = [vector if vector is not None else next(fresh) for vector in found]
         with self._lock:
             self.from_book += len(texts) - len(missing)
             self.computed += len(missing)
-            for text, vector in zip(texts, vectors, strict=True):
-                self.used[text_key(text)] = vector
+            if self.remember:
+                for text, vector in zip(texts, vectors, strict=True):
+                    self.used[text_key(text)] = vector
         if not vectors:
             return np.zeros((0, DENSE_DIM), dtype=np.float32)
         return np.stack(vectors)

@@ -28,6 +28,7 @@ class JobContext:
     # Makes the HTTP client a job fetches with (a context manager). `serve` hands every job one long-lived polite
     # client, so arXiv's 3 s between requests holds across jobs too; tests replay recorded answers through it.
     clients: Callable | None = None
+    close: Callable[[], None] = lambda: None  # what ends the context's own encoder and client (`serve`'s worker)
 
     @property
     def catalog(self):

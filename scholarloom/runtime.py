@@ -89,25 +89,34 @@ class Runtime:
         return self.library.catalog.engine
 
     def job_runner(self):
-        """The worker that runs every job that writes (the one writer of the embedded index), with its own encoder
-        in a process of its own (`retrieval.embedder_process`: embedding holds the GIL the request threads need);
+        """The worker that runs every job that writes (the one writer of the embedded index), with `job_context`;
         scheduled updates when SCHOLARLOOM_UPDATE_EVERY."""
         from ingest.jobs import JobRunner, Schedule
-        from retrieval.embedder_process import EmbedderProcess
         from retrieval.jobs import JobQueue
-        from scholarloom.jobs import JobContext, bound_kinds
+        from scholarloom.jobs import bound_kinds
 
         every = self.settings.update_interval()
         schedule = Schedule("update", {}, every) if every else None
-        shared = self.settings.fetcher()  # one polite client for all jobs: the pauses between requests hold across jobs
+        context = self.job_context()
+        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule, on_close=context.close)
+
+    def job_context(self):
+        """What this server's jobs run with: the index it answers from; an encoder of their own, in a process of its
+        own (`retrieval.embedder_process`: embedding holds the GIL the request threads need), behind the demo's
+        vector book; one polite HTTP client for all jobs (the pauses between requests hold across jobs)."""
+        from ingest.demo import with_shipped_vectors
+        from retrieval.embedder_process import EmbedderProcess
+        from scholarloom.jobs import JobContext
+
+        shared = self.settings.fetcher()
         encoder = EmbedderProcess(self.settings.models_dir, self.settings.embed_threads)
 
         def close() -> None:
             shared.close()
             encoder.close()
 
-        context = JobContext(self.settings, self.library.index, encoder, clients=lambda: nullcontext(shared))
-        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule, on_close=close)
+        return JobContext(self.settings, self.library.index, with_shipped_vectors(encoder),
+                          clients=lambda: nullcontext(shared), close=close)  # fmt: skip
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
         account = sign_in(self.engine, self.throttle, username, password, address)

@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from ingest.demo import DEMO_DIR, load_demo, vector_book_path
+from ingest.demo import DEMO_DIR, load_demo, vector_book_path, with_shipped_vectors
 from ingest.indexing import abstract_windows, index_text
 from retrieval.index import Filters
 from retrieval.vector_book import VectorBook
@@ -37,6 +37,29 @@ def test_demo_book_holds_what_the_encoder_gives(demo, embedder):
     assert len(texts) > 50 and all(book.get(t) is not None for t in texts)
     stored = np.stack([book.get(t) for t in texts])
     assert np.abs(stored - embedder.dense(texts)).max() < 1e-5
+
+
+def test_the_shipped_vectors_answer_first_and_nothing_is_kept_beside_them(demo, embedder):
+    """`with_shipped_vectors` (a server's jobs): a text the demo's book holds never reaches the encoder, an unseen
+    one does; the vectors are the encoder's either way, and nothing is remembered beside the book."""
+    asked: list[list[str]] = []
+
+    class Encoder:  # the run's encoder, noting what it is asked
+        def model_id(self) -> str:
+            return embedder.model_id()
+
+        def dense(self, texts, batch_size=None):
+            asked.append(list(texts))
+            return embedder.dense(texts)
+
+    booked = with_shipped_vectors(Encoder())
+    known = index_text(demo.catalog().paper_view("1802.05365").paper)
+    unseen = "A sentence that no paper of the demo holds, about vectors shipped with a corpus."
+    vectors = booked.dense([known, unseen, known])
+    assert asked == [[unseen]] and (booked.from_book, booked.computed) == (2, 1) and booked.used == {}
+    assert np.abs(vectors - embedder.dense([known, unseen, known])).max() < 1e-5
+    booked.dense([known])
+    assert asked == [[unseen]]  # all from the book: the encoder is not asked at all
 
 
 def test_demo_ships_full_text_with_pages(demo_load):

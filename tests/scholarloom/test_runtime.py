@@ -1,0 +1,22 @@
+"""`scholarloom.runtime`: what a server's jobs run with."""
+
+import numpy as np
+
+from ingest.demo import vector_book_path
+from ingest.indexing import index_text
+from retrieval.vector_book import VectorBook
+from scholarloom.runtime import Runtime
+
+
+def test_a_servers_jobs_read_the_demos_vectors_without_starting_their_encoder(demo, make_instance, tmp_path):
+    """A job of `serve` embedding a demo abstract (an index rebuild, say) takes its vector from the shipped book:
+    the jobs' encoder process is not even started."""
+    context = Runtime.build(make_instance(tmp_path / "instance")).job_context()
+    try:
+        known = index_text(demo.catalog().paper_view("1802.05365").paper)
+        vectors = context.embedder.dense([known])
+        assert context.embedder.pid is None
+        book = VectorBook.read(vector_book_path(), context.embedder.model_id())
+        assert np.array_equal(vectors[0], book.get(known))
+    finally:
+        context.close()
