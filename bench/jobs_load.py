@@ -118,7 +118,9 @@ def main() -> None:
     alone = time.perf_counter() - start
 
     served_dir = _copy(base, args.work / "served")
-    with served(served_dir) as (url, _):
+    # The job runs the encoder on every passage, as it does for PDFs that are not the demo's (whose vectors the
+    # server's jobs would otherwise read from the demo's book).
+    with served(served_dir, SCHOLARLOOM_VECTOR_BOOK="off") as (url, _):
         asyncio.run(_ask(url, 3))  # warm up: models loaded, first search done
         idle = asyncio.run(_users(url, args.users, args.turns, think=args.think))
         command = subprocess.Popen([SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs")], env=_env(served_dir),

@@ -122,11 +122,22 @@ def vector_book_path(root: Path = DEMO_DIR) -> Path:
     return root / "vectors" / "all-MiniLM-L6-v2.npz"
 
 
-def with_shipped_vectors(embedder) -> BookedEmbedder:
-    """`embedder` behind the demo's vector book, read on first use: a server's jobs that embed text the book holds
-    (an index rebuild of the demo, a demo paper's PDF fetched or uploaded again) read its vectors instead of running
-    the encoder. Nothing is remembered beside the book, so a long-lived server does not grow."""
-    return BookedEmbedder(embedder, lambda: VectorBook.read(vector_book_path(), embedder.model_id()), remember=False)
+def with_vector_book(embedder, book: str = "demo"):
+    """`embedder` behind a vector book read on first use (SCHOLARLOOM_VECTOR_BOOK): 'demo', the bundled demo's, so a
+    server's jobs that embed text it holds (an index rebuild of the demo, a demo paper's PDF fetched or uploaded
+    again) read its vectors instead of running the encoder; a path, another book; 'off', `embedder` as it is.
+    Nothing is remembered beside the book, so a long-lived server does not grow."""
+    if book == "off":
+        return embedder
+    path = vector_book_path() if book == "demo" else Path(book).expanduser()
+
+    def read() -> VectorBook:
+        found = VectorBook.read(path, embedder.model_id())
+        if found.note:
+            log.warning("vector book for jobs: %s", found.note)
+        return found
+
+    return BookedEmbedder(embedder, read, remember=False)
 
 
 def load_demo(

@@ -102,9 +102,10 @@ class Runtime:
 
     def job_context(self):
         """What this server's jobs run with: the index it answers from; an encoder of their own, in a process of its
-        own (`retrieval.embedder_process`: embedding holds the GIL the request threads need), behind the demo's
-        vector book; one polite HTTP client for all jobs (the pauses between requests hold across jobs)."""
-        from ingest.demo import with_shipped_vectors
+        own (`retrieval.embedder_process`: embedding holds the GIL the request threads need), behind a vector book
+        (SCHOLARLOOM_VECTOR_BOOK: the demo's); one polite HTTP client for all jobs (the pauses between requests hold
+        across jobs)."""
+        from ingest.demo import with_vector_book
         from retrieval.embedder_process import EmbedderProcess
         from scholarloom.jobs import JobContext
 
@@ -115,7 +116,7 @@ class Runtime:
             shared.close()
             encoder.close()
 
-        return JobContext(self.settings, self.library.index, with_shipped_vectors(encoder),
+        return JobContext(self.settings, self.library.index, with_vector_book(encoder, self.settings.vector_book),
                           clients=lambda: nullcontext(shared), close=close)  # fmt: skip
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:

@@ -46,6 +46,8 @@ class Settings(BaseSettings):
         "several processes embed on one machine (a test run's workers, several servers): they would contend.")
     index_batch: int = Field(64, ge=1, le=4096, description="Papers an ingest embeds and writes per step; each step "
                              "is marked done, so a killed ingest embeds at most one step again when rerun.")
+    vector_book: str = Field("demo", description="Dense vectors `serve`'s jobs read before running their encoder: "
+                             "'demo' (the bundled demo's texts), the path of a book (`make demo-vectors`), or 'off'.")
     qdrant_url: str | None = Field(
         None, description="URL of a Qdrant server or cluster; unset means the embedded store in the data directory."
     )
@@ -84,12 +86,9 @@ class Settings(BaseSettings):
                                           "demo mode.")
     session_hours: float = Field(168.0, gt=0, le=24 * 90, description="How long a sign-in lasts (hours) before the "
                                  "user must sign in again; the session cookie and its signed token both expire then.")
-    oauth_signup: bool = Field(
-        True,
-        description="Whether someone signing in for the first time through an OAuth provider (switched on by "
-        "Chainlit's OAUTH_<PROVIDER>_CLIENT_ID/SECRET variables) gets an account; false admits only identities "
-        "already linked.",
-    )
+    oauth_signup: bool = Field(True, description="Whether someone signing in for the first time through an OAuth "
+                               "provider (switched on by Chainlit's OAUTH_<PROVIDER>_CLIENT_ID/SECRET variables) gets "
+                               "an account; false admits only identities already linked.")
     demo: bool = Field(False, description="Demo mode: allows a generated auth secret; never use it for a public "
                        "instance.")
     host: str = Field("127.0.0.1", description="Address the web server listens on.")

@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from ingest.demo import DEMO_DIR, load_demo, vector_book_path, with_shipped_vectors
+from ingest.demo import DEMO_DIR, load_demo, vector_book_path, with_vector_book
 from ingest.indexing import abstract_windows, index_text
 from retrieval.index import Filters
 from retrieval.vector_book import VectorBook
@@ -40,8 +40,9 @@ def test_demo_book_holds_what_the_encoder_gives(demo, embedder):
 
 
 def test_the_shipped_vectors_answer_first_and_nothing_is_kept_beside_them(demo, embedder):
-    """`with_shipped_vectors` (a server's jobs): a text the demo's book holds never reaches the encoder, an unseen
-    one does; the vectors are the encoder's either way, and nothing is remembered beside the book."""
+    """`with_vector_book` (a server's jobs, SCHOLARLOOM_VECTOR_BOOK=demo by default): a text the demo's book holds
+    never reaches the encoder, an unseen one does; the vectors are the encoder's either way, and nothing is
+    remembered beside the book; 'off' leaves the encoder as it is."""
     asked: list[list[str]] = []
 
     class Encoder:  # the run's encoder, noting what it is asked
@@ -52,7 +53,8 @@ def test_the_shipped_vectors_answer_first_and_nothing_is_kept_beside_them(demo, 
             asked.append(list(texts))
             return embedder.dense(texts)
 
-    booked = with_shipped_vectors(Encoder())
+    booked = with_vector_book(Encoder())
+    assert with_vector_book(embedder, "off") is embedder
     known = index_text(demo.catalog().paper_view("1802.05365").paper)
     unseen = "A sentence that no paper of the demo holds, about vectors shipped with a corpus."
     vectors = booked.dense([known, unseen, known])
