@@ -1,12 +1,13 @@
 """The punctuation fastembed's BM25 strips from text, kept in the models directory instead of recomputed.
 
 fastembed's `Bm25.__init__` calls `get_all_punctuation()`, which asks `unicodedata` for the category of each of the
-1.1 million code points: 0.7 s of CPU in every process that loads the sparse model (each server on its first
-question, each job's encoder process, each command that indexes). The set depends only on the Unicode tables of
-this Python, so it is computed once per Unicode version, written beside the models, and handed to fastembed by
-`use_kept_punctuation`. That replaces one name, `fastembed.sparse.bm25.get_all_punctuation`, and is our only
-change to fastembed's internals: `tests/retrieval/test_punctuation.py` fails when the lock moves fastembed off
-`FASTEMBED_VERSION` (read `Bm25.__init__` again before moving it).
+1.1 million code points: about 0.15 s of CPU (a quarter of loading both models) in every process that loads the
+sparse model (each server on its first question, each job's encoder process, each command that indexes). The set
+depends only on the Unicode tables of this Python, so it is computed once per Unicode version, written beside the
+models, and handed to fastembed by `use_kept_punctuation`. That replaces one name,
+`fastembed.sparse.bm25.get_all_punctuation`, and is our only change to fastembed's internals:
+`tests/retrieval/test_punctuation.py` fails when the lock moves fastembed off `FASTEMBED_VERSION` (read
+`Bm25.__init__` again before moving it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def all_punctuation() -> frozenset[str]:
 def kept_punctuation(models_dir: Path) -> frozenset[str]:
     """`all_punctuation()`, read from `models_dir` when this Unicode version's set is there; otherwise computed and
     written there (whole, then renamed: a reader never sees half of it). A file that does not read back as a list
-    of code points is computed again; a directory that cannot be written only costs the 0.7 s next time too."""
+    of code points is computed again; a directory that cannot be written only costs the computation next time too."""
     path = models_dir / f"punctuation-unicode-{unicodedata.unidata_version}.json"
     try:
         points = json.loads(path.read_text(encoding="ascii"))

@@ -29,7 +29,7 @@ def test_the_kept_set_is_fastembeds_and_a_damaged_file_is_computed_again(tmp_pat
     assert kept.name == f"punctuation-unicode-{unicodedata.unidata_version}.json"
     assert frozenset(map(chr, json.loads(kept.read_text()))) == expected
     assert kept_punctuation(tmp_path) == expected  # read back
-    # A damaged file is computed again (here by a stand-in for the 0.7 s computation) and written whole.
+    # A damaged file is computed again (here by a stand-in for the computation) and written whole.
     monkeypatch.setattr(retrieval.punctuation, "all_punctuation", lambda: frozenset("!?"))
     for damaged in ("[33, 34", '{"!": 1}', "[]", '["!"]', "[-1]"):
         kept.write_text(damaged)
