@@ -65,7 +65,8 @@ def wait_for_health(base: str, seconds: float, process: Server | None = None) ->
                 if client.get(base + "/healthz").status_code == 200:
                     return
             except httpx.TransportError:
-                time.sleep(0.2)
+                pass
+            time.sleep(0.2)
 
 
 @contextmanager
