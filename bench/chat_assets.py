@@ -22,15 +22,10 @@ from pathlib import Path
 
 import httpx
 
+from bench.load import cpu_seconds
 from tests.serve import free_port, wait_for_health
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _cpu(pid: int) -> float:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -51,12 +46,12 @@ def main() -> None:
         with httpx.Client(headers={"Accept-Encoding": "gzip"}, timeout=60) as client:
             client.get(f"{base}/chat/assets/{name}")
             time.sleep(1)
-            cpu, start = _cpu(server.pid), time.perf_counter()
+            cpu, start = cpu_seconds(server.pid), time.perf_counter()
             for _ in range(args.requests):
                 response = client.get(f"{base}/chat/assets/{name}")
             wall = (time.perf_counter() - start) / args.requests
             time.sleep(0.5)
-            cpu = (_cpu(server.pid) - cpu) / args.requests
+            cpu = (cpu_seconds(server.pid) - cpu) / args.requests
         print(f"{args.tree}: server CPU {cpu:.3f} s and wall {wall:.3f} s per request; "
               f"{response.headers.get('content-encoding')}, {len(response.content)} bytes, "
               f"cache-control {response.headers.get('cache-control')}")  # fmt: skip
