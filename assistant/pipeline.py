@@ -26,7 +26,7 @@ from common.retry import Retrier
 from retrieval.search import clean_query
 
 MAX_QUERIES = 2
-_LABEL = re.compile(r"^\s*(?:(?:[-*•]|\d+[.)]|query\s*\d*\s*:)\s*)+", re.I)  # "1. ", "- Query 2: "
+_LABEL = re.compile(r"^\s*(?:(?:[-*•]|\d+[.)]|query\s*(?:\d+\s*)?:)\s*)+", re.I)  # "1. ", "- Query 2: "
 RESULT_CHARS = 6_000  # what one search's results may add to the writing prompt
 
 REWRITE = """You turn a user's latest question about research papers into search queries.

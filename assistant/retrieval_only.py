@@ -13,6 +13,7 @@ from pages.addresses import institution_path, researcher_path
 from pages.base import md_escape
 from pages.compare import ComparePage
 from pages.people import ResearcherPage
+from retrieval.records import NEW_ID, OLD_ID
 from retrieval.search import clean_query
 from retrieval.upsert import normalise_name
 
@@ -26,7 +27,8 @@ SEARCH_UNAVAILABLE = (
     "**Search is unavailable right now**: the catalog or the search index did not answer. Nothing is lost; "
     "please ask again in a minute."
 )
-_NAME = re.compile(r"\b([A-Z][\w'.-]+(?:\s+(?:[A-Z][\w'.-]+|de|van|von|da|di|del|la|le|of|for|and)){1,5})")
+# A word of a name is at most 40 characters: unbounded, each of the many starts in "A.A.A.A..." ran to the end.
+_NAME = re.compile(r"\b([A-Z][\w'.-]{1,40}(?:\s+(?:[A-Z][\w'.-]{1,40}|de|van|von|da|di|del|la|le|of|for|and)){1,5})")
 _ACRONYM = re.compile(r"\b([A-Z][A-Z&]{1,9})\b")
 # Words of a question that asks about a person or a place as such ("What does X work on?", "Who at X has
 # papers here?"); any other word means the question is about a topic, which a paper search answers better.
@@ -42,7 +44,7 @@ def _only_about(query: str, span: str) -> bool:
     return all(word in _PROFILE_WORDS for word in rest)
 
 
-_ARXIV_ID = re.compile(r"\b(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7})\b")
+_ARXIV_ID = re.compile(rf"\b({NEW_ID}(?:v\d+)?|{OLD_ID})\b")
 
 
 async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: str = NOTICE) -> TurnOutcome:

@@ -9,7 +9,7 @@ import re
 
 from assistant.llm import ToolCall
 
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+_FENCE = re.compile(r"^```(?:json)?\s*|(?<!\s)\s*```$")  # a run of spaces is entered once, at its start
 
 
 def read_arguments(raw: str) -> dict | None:

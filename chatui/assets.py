@@ -35,8 +35,12 @@ class ChatAssets:
         self.compressed = 0  # how many times a file was compressed (once each)
 
     def _file(self, name: str) -> Path:
-        path = (self.folder / name).resolve()
-        if not path.is_relative_to(self.folder) or not path.is_file():
+        try:  # a NUL byte or an overlong name is no file of ours either (not a 500)
+            path = (self.folder / name).resolve()
+            found = path.is_relative_to(self.folder) and path.is_file()
+        except (ValueError, OSError):
+            found = False
+        if not found:
             raise HTTPException(status_code=404, detail="File not found")
         return path
 
@@ -51,7 +55,7 @@ class ChatAssets:
         path = self._file(name)
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         if (
-            "gzip" in accept_encoding.lower()
+            accepts_gzip(accept_encoding)
             and path.suffix in COMPRESSIBLE
             and 500 <= path.stat().st_size <= KEPT_UP_TO
         ):
@@ -59,6 +63,19 @@ class ChatAssets:
             headers = {**IMMUTABLE, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
             return Response(body, media_type=media_type, headers=headers)
         return FileResponse(path, media_type=media_type, headers={**IMMUTABLE, "Vary": "Accept-Encoding"})
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header takes gzip: named (or `*`) with a weight above 0 ("gzip;q=0" refuses it)."""
+    for part in accept_encoding.lower().split(","):
+        name, _, params = part.partition(";")
+        if name.strip() in ("gzip", "*"):
+            weight = params.strip().removeprefix("q=")
+            try:
+                return not weight or float(weight) > 0
+            except ValueError:
+                return False
+    return False
 
 
 def chat_assets_route(app, folder: Path, prefix: str = "/chat/assets") -> ChatAssets:

@@ -69,11 +69,12 @@ def _prompt(paper: Paper) -> list[dict]:
 
 def parse_analysis(text: str) -> Analysis:
     """The JSON object in an answer (a fenced block is accepted), validated; ValueError says what is wrong."""
-    match = re.search(r"\{.*\}", text or "", flags=re.DOTALL)
-    if not match:
+    text = text or ""
+    first, last = text.find("{"), text.rfind("}")  # what `\{.*\}` meant, without its quadratic scan of "{{{{"
+    if first < 0 or last < first:
         raise ValueError("the answer holds no JSON object")
     try:
-        payload = json.loads(match.group(0))
+        payload = json.loads(text[first : last + 1])
     except json.JSONDecodeError as exc:
         raise ValueError(f"the JSON is malformed: {exc}") from None
     except RecursionError:

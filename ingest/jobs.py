@@ -82,7 +82,7 @@ class Schedule:
 
 def interval(text: str) -> timedelta:
     """`24h`, `90m`, `45s`, `2d` or a number of seconds; at least a minute."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text.lower())
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhd]?)", text.strip().lower())
     if not match:
         raise ValueError(f"an interval is a number with s, m, h or d (e.g. 24h), not {text!r}")
     seconds = float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[2]]

@@ -68,9 +68,13 @@ _MODIFIERS = {
 }  # fmt: skip
 
 
+_ACCENT = re.compile("([" + "".join(_MODIFIERS) + "]) ?([A-Za-z])")
+_NAME_BREAK = re.compile(rf",|;|\band\b|&|\s{{3,}}|{MARK}")  # what separates the names in a byline
+
+
 def _accents(text: str) -> str:
     """TeX's accents come out of a PDF as a spacing mark before the letter ("Gaˇsi´c"): put them on it ("Gašić")."""
-    text = re.sub("([" + "".join(_MODIFIERS) + "]) ?([A-Za-z])", lambda m: m[2] + _MODIFIERS[m[1]], text)
+    text = _ACCENT.sub(lambda m: m[2] + _MODIFIERS[m[1]], text)
     return unicodedata.normalize("NFC", text)
 
 
@@ -174,7 +178,7 @@ def _names(text: str, capitals: bool = True) -> list[str]:
     `capitals` False (a document info field) a name may be written in lower case."""
     text = re.sub(r"[*†‡§¶♠♣♥♦]|\^\w|\(\s*\)", " ", text)
     found = []
-    for part in re.split(rf",|;|\band\b|&|\s{{3,}}|{MARK}", text):
+    for part in _NAME_BREAK.split(text):
         part = re.sub(r"\s+", " ", part).strip(" .")
         if re.fullmatch(r"[A-Z][a-z]+[A-Z][a-z]+", part):  # one word cannot be a name: "QiZhu" lost its space
             part = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", part)
@@ -194,11 +198,11 @@ _PARTICLES = {"van", "von", "de", "der", "da", "del", "la", "le", "di", "du"}
 
 def _abstract(first_page: str) -> str:
     """The paragraph after the "Abstract" heading on the first page, up to the first section heading."""
-    start = re.search(r"(?im)^\s*abstract\b[\s.:—-]*", first_page)
+    start = re.search(r"(?im)^[^\S\n]*abstract\b[\s.:—-]*", first_page)  # (`^\s*` re-scans blank lines)
     if not start:
         return ""
     rest = first_page[start.end() :]
-    end = re.search(r"(?im)^\s*(1\.?\s*|I\.\s+)?(introduction|keywords|index terms|ccs concepts)\b", rest)
+    end = re.search(r"(?im)^[^\S\n]*(1\.?\s*|I\.\s+)?(introduction|keywords|index terms|ccs concepts)\b", rest)
     text = rest[: end.start()] if end else rest[:3000]
     text = re.sub(r"(\w)-\n(?=[a-z])", r"\1", text)  # a word broken at the line's end
     return re.sub(r"\s+", " ", text).strip()

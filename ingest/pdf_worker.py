@@ -14,8 +14,10 @@ import select
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from ingest.pdf_meta import FileMetadata
 
 
 class PdfError(RuntimeError):
@@ -36,6 +38,10 @@ class ParsedPdf:
     pages: list[str]
     info: dict[str, str]  # title, author, subject, keywords of the document info, when present
     lines: list[tuple[str, float, float]]  # the first page: text, type size, height (`ingest.pdf_meta`)
+    # Read from the text in the child too, under the same time limit (a reference list of 10,000 commas once held
+    # the job worker for hours): what the file says it is, and the arXiv ids and DOIs its reference list cites.
+    meta: FileMetadata = FileMetadata()
+    cited: list[tuple[str, str]] = field(default_factory=list)
 
 
 def read_frame_within(stream, seconds: float, max_size: int) -> bytes:
@@ -88,10 +94,12 @@ def _texts(reader, max_chars: int) -> list[str]:
     return texts
 
 
-def _about(reader) -> dict:
-    """The document info's text fields and the first page's lines with their type sizes (`ingest.pdf_meta`);
-    empty when the file's info or layout cannot be read (the text alone still makes passages)."""
-    from ingest.pdf_meta import first_page_lines
+def _about(reader, pages: list[str]) -> dict:
+    """The document info's text fields and the first page's lines with their type sizes (`ingest.pdf_meta`), empty
+    when the file's info or layout cannot be read (the text alone still makes passages); what the file says it is
+    (`guess_metadata`) and what its reference list cites."""
+    from ingest.fulltext import cited_identifiers, reference_text
+    from ingest.pdf_meta import first_page_lines, guess_metadata
 
     try:
         info = {str(k).lstrip("/").lower(): str(v)[:2000] for k, v in (reader.metadata or {}).items()}
@@ -102,7 +110,8 @@ def _about(reader) -> dict:
         lines = first_page_lines(reader)
     except Exception:  # a first page pypdf can read as text but not lay out
         lines = []
-    return {"info": info, "lines": lines}
+    meta = guess_metadata(info, lines, pages[0] if pages else "")
+    return {"info": info, "lines": lines, "meta": asdict(meta), "cited": cited_identifiers(reference_text(pages))}
 
 
 def serve(memory_mb: int, max_pages: int, max_chars: int) -> None:  # the child: `python -m ingest.pdf_worker`
@@ -123,7 +132,8 @@ def serve(memory_mb: int, max_pages: int, max_chars: int) -> None:  # the child:
             count = len(reader.pages)
             if count > max_pages:
                 raise PdfError(f"the PDF has {count} pages, more than the limit of {max_pages}")
-            answer = {"ok": _texts(reader, max_chars), **_about(reader)}
+            pages = _texts(reader, max_chars)
+            answer = {"ok": pages, **_about(reader, pages)}
         except MemoryError:
             answer = {"error": f"the PDF needed more than {memory_mb} MB to parse"}
         except Exception as exc:  # pypdf raises many types on broken files; all of them mean "unreadable"
@@ -201,7 +211,8 @@ class PdfWorker:
         if "error" in answer:
             raise PdfError(answer["error"])
         lines = [(str(t), float(size), float(y)) for t, size, y in answer.get("lines", [])]
-        return ParsedPdf(answer["ok"], answer.get("info", {}), lines)
+        cited = [(str(kind), str(value)) for kind, value in answer.get("cited", [])]
+        return ParsedPdf(answer["ok"], answer.get("info", {}), lines, FileMetadata(**answer["meta"]), cited)
 
     def close(self) -> None:
         self._stop()

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from sqlmodel import select
 
-from ingest.fulltext import cited_identifiers, reference_text
 from ingest.http import FetchError, FetchRefused, PoliteClient
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.indexing import index_fulltext
@@ -65,13 +64,13 @@ def store_fulltext(
         summary.add("unchanged")
         return True
     try:
-        pages = worker.extract(data)
+        parsed = worker.read(data)
     except PdfError as exc:
         summary.fail(Failure(STAGE, origin, str(exc)))
         catalog.mark_all(FAILED, {paper.id: str(exc)[:200]})
         return False
-    count = index_fulltext(catalog, index, embedder, paper, pages, people)
-    cited = cited_identifiers(reference_text(pages))
+    count = index_fulltext(catalog, index, embedder, paper, parsed.pages, people)
+    cited = parsed.cited  # read in the worker, under its time limit
     with catalog.session() as session, session.no_autoflush:  # one short write at the commit
         edges = edges_of(session, paper.id)
         for kind, value in cited:

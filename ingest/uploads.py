@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ingest.fulltext import passages
-from ingest.pdf_meta import guess_metadata
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.report import Failure, Summary
 from retrieval.catalog import Catalog
@@ -44,7 +43,7 @@ def index_upload(
         uploads.update(upload_id, state="failed", error=str(exc)[:500])
         summary.fail(Failure(KIND, upload.filename, str(exc)))
         raise UploadFailed(str(exc)) from exc
-    meta = guess_metadata(parsed.info, parsed.lines, parsed.pages[0] if parsed.pages else "")
+    meta = parsed.meta
     if upload.edited:  # the user's corrections stand
         meta = replace(meta, title=upload.title or meta.title, authors=upload.authors, abstract=upload.abstract)
     title = meta.title or upload.filename.removesuffix(".pdf")

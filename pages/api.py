@@ -157,8 +157,12 @@ def make_api(deps) -> APIRouter:
     return api
 
 
+LIMITED = {429: {"description": "Too many searches from this address: wait (Retry-After)"},
+           503: {"description": "Busy with other anonymous searches: try again (Retry-After)"}}  # `pages.guards`
+
+
 def _search_api(api: APIRouter, deps) -> None:
-    @api.get("/search", response_model=SearchOut)
+    @api.get("/search", response_model=SearchOut, responses=LIMITED)
     def search_papers(
         request: Request,
         q: str = Query(max_length=2000, description="What to look for"),
@@ -187,7 +191,7 @@ def _search_api(api: APIRouter, deps) -> None:
         ]
         return SearchOut(query=result.query, note=result.note, researchers=named, hits=hits)
 
-    @api.get("/passages", response_model=PassagesOut, responses={404: {"description": "Unknown paper"}})
+    @api.get("/passages", response_model=PassagesOut, responses={404: {"description": "Unknown paper"}, **LIMITED})
     def search_passages(
         request: Request,
         q: str = Query(max_length=2000, description="What to look for in the papers' full text"),

@@ -82,11 +82,30 @@ def _fields(paper: Paper, authors: list[str]) -> list[tuple[str, str]]:
 def _encoder():
     """Unicode to LaTeX as bibtexparser's middleware does it (math kept as written, `&`, `%`, `#`, `_`, braces and
     accents escaped), minus its URL wrapping, and keeping what LaTeX has no name for (CJK names) without a warning."""
-    from pylatexenc.latexencode import RULE_REGEX, UnicodeToLatexConversionRule, UnicodeToLatexEncoder
+    from pylatexenc.latexencode import RULE_CALLABLE, UnicodeToLatexConversionRule, UnicodeToLatexEncoder
 
-    math = UnicodeToLatexConversionRule(rule_type=RULE_REGEX, rule=[(re.compile(r"(?<!\\)(\$.*[^\\]\$)"), r"\1")])
+    math = UnicodeToLatexConversionRule(RULE_CALLABLE, math_as_written, replacement_latex_protection="none")
     return UnicodeToLatexEncoder(conversion_rules=[math, "defaults"], unknown_char_policy="keep",
                                  unknown_char_warning=False)  # fmt: skip
+
+
+def math_as_written(text: str, start: int) -> tuple[int, str] | None:
+    """`$...$` from `start`, kept as written (it is LaTeX already) when its braces balance; otherwise None, and its
+    `$` and braces are escaped like any text. A field ends where its braces balance, so math with a lone `}` could
+    close the title and write fields of its own (`$x}, url = {https://evil.example/p}, note = {$`)."""
+    if text[start] != "$" or (start and text[start - 1] == "\\"):
+        return None
+    end = start + 1
+    while (end := text.find("$", end)) != -1 and text[end - 1] == "\\":
+        end += 1
+    if end == -1 or end == start + 1:
+        return None
+    span, depth = text[start : end + 1], 0
+    for ch in span:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return None
+    return (len(span), span) if depth == 0 else None
 
 
 def ris(cited: list[tuple[Paper, list[str]]]) -> str:

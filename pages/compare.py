@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -105,7 +106,7 @@ class ComparePage:
     def to_csv(self) -> str:
         """One row per paper: its id and title, then each aspect's sentence and where it was found."""
         out = io.StringIO()
-        writer = csv.writer(out)
+        writer = csv.writer(out, quoting=csv.QUOTE_ALL)  # every field one cell, whatever separator a sheet expects
         header = ["paper", "title", *(f"{a}{part}" for a in self.aspects for part in ("", " (where)"))]
         writer.writerow([spreadsheet_safe(value) for value in header])
         for row in self.rows:
@@ -114,9 +115,15 @@ class ComparePage:
         return out.getvalue()
 
 
+_FORMULA_AFTER_SEPARATOR = re.compile(r"([,;\t|\r\n] *)([=+\-@])")
+
+
 def spreadsheet_safe(value: str) -> str:
     """A CSV value a spreadsheet shows as text: one starting like a formula (=, +, -, @, a tab or a carriage return)
-    gets a leading apostrophe, as OWASP advises, so a paper's text can never run as a formula in Excel or Calc."""
+    gets a leading apostrophe, as OWASP advises, and so does a formula after any separator a spreadsheet might split
+    on (`x;=2+3;y` from the URL's aspects), so a paper's text or a link's words never run as a formula in Excel or
+    Calc (the writer also quotes every field)."""
+    value = _FORMULA_AFTER_SEPARATOR.sub(r"\1'\2", value)
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 

@@ -37,6 +37,17 @@ class PagesDeps:
     metrics_token: str | None = None  # a scraper's bearer token for `/metrics` (SCHOLARLOOM_METRICS_TOKEN)
     uploads: Any = None  # retrieval.uploads.Uploads, when users may add their own PDFs
     upload_limits: UploadLimits = UploadLimits()
+    sign: Callable[[str], str] | None = None  # a value's HMAC with the server's secret (`signer`): links for one user
+
+
+def signer(secret: str) -> Callable[[str], str]:
+    """An HMAC-SHA256 of a value under a key derived from the server's secret, for a link only the user it was made
+    for may follow (the page checks it again for the viewer)."""
+    import hashlib
+    import hmac
+
+    key = hmac.new(secret.encode(), b"scholarloom page links", hashlib.sha256).digest()
+    return lambda value: hmac.new(key, value.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def wants_markdown(request: Request) -> bool:

@@ -168,7 +168,10 @@ def library_routes(router: APIRouter, deps: PagesDeps) -> None:
         owner = owner_of(request)
         if _cross_site(request):
             raise HTTPException(403, "Refused: the request did not come from this site.")
-        found = deps.uploads.correct(owner, upload_id, deps.jobs, fields.title, fields.authors, fields.abstract)
+        try:
+            found = deps.uploads.correct(owner, upload_id, deps.jobs, fields.title, fields.authors, fields.abstract)
+        except Refused as refused:
+            return JSONResponse({"detail": str(refused)}, status_code=refused.status)
         if found is None:
             raise HTTPException(404, "no such item in your library")
         return _private(JSONResponse(UploadOut.of(found).model_dump(mode="json")))
@@ -252,7 +255,10 @@ def _library_pages(router: APIRouter, deps: PagesDeps) -> None:
         if not same_origin(request) or not owner or deps.uploads is None or deps.jobs is None:
             return Response("Refused: the form did not come from this site.", status_code=403)
         names = [n.strip()[:200] for n in authors.splitlines() if n.strip()][:100]
-        found = deps.uploads.correct(owner, upload_id, deps.jobs, title.strip() or None, names, abstract.strip())
+        try:
+            found = deps.uploads.correct(owner, upload_id, deps.jobs, title.strip() or None, names, abstract.strip())
+        except Refused as refused:
+            return Response(str(refused), status_code=refused.status, media_type="text/plain")
         if found is None:
             return not_found(request, deps, "No such item in your library.")
         return RedirectResponse(found.path, status_code=303)

@@ -19,7 +19,7 @@ from pages.http import PagesDeps, respond, same_origin
 from pages.library import (
     MISSING, MULTIPART_FILE, SIGNED_IN, Refused, _capped, _cross_site, _private, library_owner,
 )  # fmt: skip
-from retrieval.reading_lists import ImportReport, import_entries, read_reading_list
+from retrieval.reading_lists import ImportReport, ReadingListBusy, import_entries, read_reading_list_bounded
 
 MAX_LIST_BYTES = 2 * 1024 * 1024
 
@@ -90,12 +90,14 @@ def import_routes(router: APIRouter, deps: PagesDeps) -> None:
         owner = owner_of(request)
         if _cross_site(request):
             raise HTTPException(403, "Refused: the import did not come from this site.")
-        try:
-            name, entries = read_reading_list(await _read_list(request))
+        try:  # parsed in a child process with a time limit: never in this event loop, never unbounded
+            name, entries = await run_in_threadpool(read_reading_list_bounded, await _read_list(request))
         except Refused as refused:
             return JSONResponse({"detail": str(refused)}, status_code=refused.status)
         except ValueError as exc:
             return JSONResponse({"detail": str(exc)}, status_code=400)
+        except ReadingListBusy as exc:
+            return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "30"})
         imported = await run_in_threadpool(  # database writes: never in the event loop (see `receive_pdf`)
             functools.partial(import_entries, deps.library, deps.uploads, deps.jobs, owner, name, entries,
                               on_demand=deps.on_demand, daily=deps.on_demand_daily)

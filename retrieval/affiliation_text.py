@@ -104,6 +104,16 @@ def words(text: str) -> list[str]:
     return out
 
 
+def without_note(name: str) -> str:
+    """'Google (United States)' -> 'Google': a closing parenthesis ends the name (what `\\s*\\([^)]*\\)\\s*$` removed,
+    found with two searches instead of a scan that is quadratic in a run of spaces or of '(')."""
+    text = name.rstrip()
+    if not text.endswith(")"):
+        return name
+    start = text.find("(", text.rfind(")", 0, len(text) - 1) + 1)
+    return text[:start].rstrip() if start >= 0 else name
+
+
 def pieces(text: str) -> list[str]:
     """An affiliation string cut where people separate its parts."""
     text = unglue(html.unescape(text))

@@ -39,6 +39,7 @@ from retrieval.affiliation_text import (
     deletions_of,
     pieces,
     trigrams_of,
+    without_note,
     words,
 )
 from retrieval.affiliation_types import InstitutionNames, Match, MatchedBy
@@ -62,7 +63,7 @@ class AffiliationResolver:
         for number, inst in enumerate(self.institutions):
             seen_here: set[str] = set()
             for label in (inst.name, *inst.aliases):
-                variants = {label, re.sub(r"\s*\([^)]*\)\s*$", "", label)}  # "Google (United States)" -> "Google"
+                variants = {label, without_note(label)}
                 for variant in variants:
                     sequence = tuple(words(variant))
                     if not sequence:
@@ -100,7 +101,7 @@ class AffiliationResolver:
         self._cities = {as_phrase(i.city) for i in self.institutions if i.city}
         self._by_id = {i.id: i for i in self.institutions}
         self._initials = [
-            "".join(w[0] for w in words(re.sub(r"\s*\([^)]*\)\s*$", "", i.name))).upper() for i in self.institutions
+            "".join(w[0] for w in words(without_note(i.name))).upper() for i in self.institutions
         ]
 
     @classmethod

@@ -156,7 +156,10 @@ def write_backup(destination: Path, sources: Sources, progress=None) -> dict:
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
         partial = Path(scratch) / "archive.tar"
-        with tarfile.open(partial, "w") as archive:
+        # Readable by its owner alone (it holds password hashes, chat history, feed keys and every private upload);
+        # made so before a byte is written, whatever the process's umask.
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as private, \
+                tarfile.open(fileobj=private, mode="w") as archive:  # fmt: skip
             for member in [MANIFEST, *members]:
                 archive.add(staging / member, arcname=member, recursive=False)
         os.replace(partial, destination)

@@ -14,7 +14,7 @@ from sqlalchemy import event, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from retrieval.engine import make_engine
+from retrieval.engine import make_engine, private_database
 from retrieval.schema import migrate
 from retrieval.uploads import upload_papers
 from retrieval.models import (
@@ -65,7 +65,7 @@ class Catalog:
 
     def __init__(self, url: str) -> None:
         if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+            private_database(Path(url.removeprefix("sqlite:///")))
         self.url = url
         self.engine = make_engine(url)
         migrate(self.engine)

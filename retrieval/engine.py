@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import event
+import os
+from pathlib import Path
+
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, create_engine
 
@@ -39,6 +42,29 @@ def hold_write_lock(session: Session) -> None:
     connection = session.connection()
     if connection.dialect.name == "sqlite" and not connection.connection.dbapi_connection.in_transaction:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def hold_lock(session: Session, key: str) -> None:
+    """Serialise the transactions that name `key` (a user's quota: check what is used, then add): on SQLite the
+    database's write lock (`hold_write_lock`; SQLite has no finer one), on PostgreSQL an advisory lock on the key
+    until the transaction ends. Without it two requests both read the same free room and both take it."""
+    connection = session.connection()
+    if connection.dialect.name == "sqlite":
+        hold_write_lock(session)
+    elif connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})
+
+
+def private_database(path: Path) -> None:
+    """A new SQLite database readable by its owner alone: its folder made 0700 and the file 0600 before SQLite opens
+    it (SQLite gives its -wal and -shm files the database's mode). It holds password hashes, chat history, feed keys
+    and what users uploaded; under a umask of 022 it was 0644 in a 0755 folder. An existing file is left as it is
+    (`scholarloom doctor` says when it is readable by others)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
 
 
 def with_driver(url: str) -> str:

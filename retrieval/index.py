@@ -116,6 +116,7 @@ class Index:
     def __init__(self, store: VectorStore, params: FusionParams | None = None) -> None:
         self.store = store
         self.params = params or FusionParams()
+        self.writes = 0  # writes through this object: what a search answered before may have changed since
 
     @classmethod
     def open(
@@ -133,6 +134,7 @@ class Index:
     def swap(self, store: VectorStore) -> VectorStore:
         """Serve from `store` from now on (a rebuilt index); returns the store it replaces, still open."""
         old, self.store = self.store, store
+        self.writes += 1
         return old
 
     def count(self, filters: Filters | None = None) -> int:
@@ -154,11 +156,13 @@ class Index:
     def load(self, points: list[StoredPoint]) -> None:
         """Write points as they were stored (a restore): ids, vectors and payloads unchanged."""
         self.store.upsert(points)
+        self.writes += 1
 
     def replace(self, paper_ids: list[str], points: list[IndexPoint], kinds: tuple[str, ...]) -> None:
         """Write these papers' points of these kinds, dropping any they had before (a shorter text leaves none)."""
         self.store.delete_papers(paper_ids, kinds)
         self.store.upsert([p.stored() for p in points])
+        self.writes += 1
 
     def set_paper_fields(
         self, paper_id: str, categories: list[str], published, researcher_ids: list[int], institution_ids: list[int]
@@ -171,9 +175,11 @@ class Index:
             "institution_ids": institution_ids,
         }
         self.store.set_paper_payload(paper_id, payload)
+        self.writes += 1
 
     def upsert(self, points: list[IndexPoint]) -> None:
         self.store.upsert([p.stored() for p in points])
+        self.writes += 1
 
     def abstract_vector(self, paper_id: str) -> np.ndarray | None:
         """The dense vector the paper's title and abstract were indexed with (None when it is not indexed)."""

@@ -18,9 +18,11 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, Session, SQLModel, func, select
 
+from retrieval.engine import hold_lock
 from retrieval.models import empty_dict, empty_list
 
 MAX_FAILURES_KEPT = 200
+USER_LIVE_JOBS = 20  # a user's jobs queued or running at once (files being read, papers being fetched)
 
 
 def _now() -> datetime:
@@ -76,34 +78,69 @@ class JobWorker(SQLModel, table=True):
     model: str | None = Field(default=None, max_length=1000)
 
 
+class JobRefused(Exception):
+    """The user has their share of the queue already; the message says which share and what to do."""
+
+
 def worker_name() -> str:
     """This process's name among the servers on one database: host and process id."""
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class JobQueue:
-    """Submitting, claiming, reporting and ending jobs: short transactions any process may run."""
+    """Submitting, claiming, reporting and ending jobs: short transactions any process may run.
 
-    def __init__(self, engine: Engine) -> None:
+    One user cannot take the queue from the others: a job asked for a user (`for_user`) is refused when the user
+    already has `user_live` jobs queued or running (or, with `daily`, that many of its kind in the last day), checked
+    and added under the user's lock; and the worker takes users in turn (`claim`)."""
+
+    def __init__(self, engine: Engine, user_live: int = USER_LIVE_JOBS) -> None:
         self.engine = engine
+        self.user_live = user_live
 
     def _session(self) -> Session:
         return Session(self.engine, expire_on_commit=False)
 
-    def submit(self, kind: str, arguments: dict, asked_by: str, key: str | None = None) -> tuple[Job, bool]:
-        """Queue a job; with a `key`, a job of the same key already queued or running is returned instead (False)."""
+    def submit(self, kind: str, arguments: dict, asked_by: str, key: str | None = None, *, for_user: bool = False,
+               daily: int | None = None) -> tuple[Job, bool]:  # fmt: skip
+        """Queue a job; with a `key`, a job of the same key already queued or running is returned instead (False).
+        `for_user`: within the user's share (see the class), else JobRefused."""
         with self._session() as session:
-            job = Job(kind=kind, arguments=arguments, asked_by=asked_by, key=key, live_key=key)
-            session.add(job)
             try:
+                job, created = self.add(session, kind, arguments, asked_by, key, for_user=for_user, daily=daily)
                 session.commit()
-                return job, True
-            except IntegrityError:
+                return job, created
+            except IntegrityError:  # another user's request of the same key came first
                 session.rollback()
         live = self.live(key)
         if live is None:  # it ended between our insert and this read: try once more
-            return self.submit(kind, arguments, asked_by, key)
+            return self.submit(kind, arguments, asked_by, key, for_user=for_user, daily=daily)
         return live, False
+
+    def add(self, session: Session, kind: str, arguments: dict, asked_by: str, key: str | None = None, *,
+            for_user: bool = False, daily: int | None = None) -> tuple[Job, bool]:  # fmt: skip
+        """`submit` in the caller's transaction, which commits it (the job is flushed: it has its id)."""
+        if for_user:
+            hold_lock(session, f"user:{asked_by}")
+        if key is not None and (live := session.exec(select(Job).where(Job.live_key == key)).first()) is not None:
+            return live, False  # someone already asked: share their job (it takes nothing of anyone's share)
+        if for_user:
+            self._check_share(session, kind, asked_by, daily)
+        job = Job(kind=kind, arguments=arguments, asked_by=asked_by, key=key, live_key=key)
+        session.add(job)
+        session.flush()
+        return job, True
+
+    def _check_share(self, session: Session, kind: str, asked_by: str, daily: int | None) -> None:
+        mine = select(func.count()).select_from(Job).where(Job.asked_by == asked_by)
+        live = session.exec(mine.where(Job.state.in_([JobState.QUEUED, JobState.RUNNING]))).one()
+        if live >= self.user_live:
+            raise JobRefused(f"You have {live} files or papers waiting to be read or fetched, the most one person may "
+                             "have at once; try again when some are done.")  # fmt: skip
+        if daily is not None:
+            since = _now() - timedelta(days=1)
+            if session.exec(mine.where(Job.kind == kind, Job.created_at >= since)).one() >= daily:
+                raise JobRefused(f"You have asked for {daily} papers in the last day; try again later.")
 
     def live(self, key: str) -> Job | None:
         with self._session() as session:
@@ -135,11 +172,6 @@ class JobQueue:
                 query = query.where(Job.asked_by == asked_by)
             return list(session.exec(query).all())
 
-    def asked_since(self, asked_by: str, kind: str, since: datetime) -> int:
-        with self._session() as session:
-            query = select(func.count()).select_from(Job).where(Job.asked_by == asked_by, Job.kind == kind)
-            return session.exec(query.where(Job.created_at >= since)).one()
-
     def last_of(self, kind: str, asked_by: str | None = None) -> Job | None:
         with self._session() as session:
             query = select(Job).where(Job.kind == kind)
@@ -148,20 +180,36 @@ class JobQueue:
             return session.exec(query.order_by(Job.id.desc()).limit(1)).first()
 
     def claim(self, worker: str = "serve") -> Job | None:
-        """The oldest queued job, now running on `worker`; None when there is none."""
+        """The next queued job, now running on `worker`; None when there is none. Users take turns: the oldest job
+        of whoever was served longest ago (or never), so one user's hundred jobs do not make another's one wait."""
         with self._session() as session:
-            for job in session.exec(select(Job).where(Job.state == JobState.QUEUED).order_by(Job.id).limit(5)):
+            for job_id in self._turns(session)[:5]:
                 now = _now()
                 taken = session.exec(
                     update(Job)
-                    .where(Job.id == job.id, Job.state == JobState.QUEUED)
+                    .where(Job.id == job_id, Job.state == JobState.QUEUED)
                     .values(state=JobState.RUNNING, started_at=now, heartbeat_at=now, attempts=Job.attempts + 1,
                             worker=worker)
                 )
                 session.commit()
                 if taken.rowcount == 1:
-                    return session.get(Job, job.id, populate_existing=True)
+                    return session.get(Job, job_id, populate_existing=True)
         return None
+
+    @staticmethod
+    def _turns(session: Session) -> list[int]:
+        """Each waiting user's oldest queued job, the user served longest ago (or never) first."""
+        heads = session.exec(select(Job.asked_by, func.min(Job.id)).where(Job.state == JobState.QUEUED)
+                             .group_by(Job.asked_by)).all()  # fmt: skip
+        if not heads:
+            return []
+        served = dict(session.exec(
+            select(Job.asked_by, func.max(Job.started_at))
+            .where(Job.asked_by.in_([who for who, _ in heads]), Job.started_at.is_not(None))
+            .group_by(Job.asked_by)
+        ).all())  # fmt: skip
+        last = lambda who: served[who].timestamp() if served.get(who) else float("-inf")  # noqa: E731
+        return [job_id for who, job_id in sorted(heads, key=lambda head: (last(head[0]), head[1]))]
 
     def requeue_orphans(self, within: timedelta = timedelta(seconds=15)) -> int:
         """Jobs left running by a worker that stopped beating (its process died): queued again. Safe with several

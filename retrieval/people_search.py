@@ -36,7 +36,8 @@ ASKING = frozenset(
 NEVER_AT_EDGE = ASKING | {"et", "al"}
 # Initials then a capitalised surname ("J. M. Hellerstein", "JM Hellerstein"), or the surname first ("Hellerstein,
 # J. M."); the surname may carry accents, hyphens and apostrophes.
-_SURNAME = r"[^\W\d_a-z][^\W\d_]+(?:['\u2019-][^\W\d_]+)*"
+# (bounded: unbounded, every capital of "Aa-Aa-Aa-..." began a scan to the end of the run, quadratic in its length)
+_SURNAME = r"[^\W\d_a-z][^\W\d_]{1,40}(?:['\u2019-][^\W\d_]{1,40}){0,4}"
 _INITIALS_FIRST = re.compile(rf"\b((?:[A-Z](?:\.\s*|\s+|-)){{1,3}}|[A-Z]{{2,3}}\s+)({_SURNAME})")
 _FIRST_AND_LAST = re.compile(rf"(?=\b({_SURNAME})\s+({_SURNAME})\b)")  # overlapping pairs of capitalised words
 _SURNAME_FIRST = re.compile(rf"\b({_SURNAME}),?\s+((?:[A-Z]\.?\s*){{1,3}})(?![\w.])")

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
+from common.bounded import Overrun, run_bounded
 from retrieval.records import arxiv_id_of, arxiv_ids_in
 
 MAX_ENTRIES = 2_000
+MAX_FIELD_CHARS = 2_000  # of a field scanned for an id: a url, journal or note longer than this is not a reference
+MAX_LABEL_CHARS = 200
+READ_SECONDS, READ_MEMORY_MB = 15.0, 512  # a real 2 MB BibTeX export (7,000 entries) is read in about 0.6 s
 _DOI = re.compile(r"\b(10\.\d{4,9}/\S+)", re.I)
 
 
@@ -43,12 +47,14 @@ def _doi(text: str | None) -> str | None:
 
 
 def _entry(label: str, title: str | None, doi_text: str | None, *arxiv_texts: str | None) -> Entry:
-    doi = _doi(doi_text)
+    doi = _doi((doi_text or "")[:MAX_FIELD_CHARS])
     arxiv_id = arxiv_id_of(doi) if doi else None
     for text in arxiv_texts:
         if arxiv_id is None and text:
+            text = text[:MAX_FIELD_CHARS]
             arxiv_id = arxiv_id_of(text) or next(iter(arxiv_ids_in(text, 1)), None)
-    title = re.sub(r"\s+", " ", re.sub(r"[{}]", "", title or "")).strip() or None
+    title = re.sub(r"\s+", " ", re.sub(r"[{}]", "", (title or "")[:MAX_FIELD_CHARS])).strip() or None
+    label = label[:MAX_LABEL_CHARS]
     if not (arxiv_id or doi or title):
         return Entry(label, problem="no arXiv id, DOI or title")
     return Entry(label, arxiv_id, None if arxiv_id else doi, title)
@@ -149,11 +155,35 @@ def read_reading_list(text: str) -> tuple[str, list[Entry]]:
         name, reader = "identifiers", read_identifiers
     try:
         entries = reader(text)
+    except RecursionError:  # JSON nested deeper than Python's stack ("[[[[...")
+        raise ValueError(f"This {name} file cannot be read: it is nested too deeply.") from None
     except (ValueError, KeyError, TypeError, AttributeError, IOError) as exc:
         raise ValueError(f"This {name} file cannot be read: {str(exc)[:200]}") from exc
     if len(entries) > MAX_ENTRIES:
         raise ValueError(f"A reading list may hold at most {MAX_ENTRIES} entries; this one has {len(entries)}.")
     return name, entries
+
+
+class ReadingListBusy(RuntimeError):
+    """Other files are being read: the list was not read; try again."""
+
+
+def _read_as_json(text: str) -> dict:  # what the child process runs (`read_reading_list_bounded`)
+    name, entries = read_reading_list(text)
+    return {"format": name, "entries": [asdict(e) for e in entries]}
+
+
+def read_reading_list_bounded(text: str, seconds: float | None = None) -> tuple[str, list[Entry]]:
+    """`read_reading_list` in a child process with a time and a memory limit (`common.bounded`), so no list, however
+    made, holds the caller: ValueError when it cannot be read in time, ReadingListBusy when no reader is free."""
+    try:
+        answer = run_bounded("retrieval.reading_lists:_read_as_json", text, seconds=seconds or READ_SECONDS,
+                             memory_mb=READ_MEMORY_MB)  # fmt: skip
+    except Overrun as exc:
+        if exc.busy:
+            raise ReadingListBusy(str(exc)) from None
+        raise ValueError(f"This file cannot be read: {exc}.") from None
+    return answer["format"], [Entry(**e) for e in answer["entries"]]
 
 
 def import_entries(library, uploads, queue, owner: str, name: str, entries: list[Entry], *, on_demand: bool,

@@ -13,8 +13,14 @@ MAX_ABSTRACT_CHARS = 50_000
 MAX_TITLE_CHARS = 1_000
 MAX_AUTHORS = 2_000
 
-_NEW_ID = re.compile(r"^\d{4}\.\d{4,5}$")
-_OLD_ID = re.compile(r"^[a-z][a-z\-]*(\.[A-Z]{2})?/\d{7}$")
+# The two shapes of an arXiv id, as parts of larger patterns. An old id's archive ("hep-th", "cond-mat", "math.AG")
+# is at most 16 letters and starts a run of letters: unbounded, or free to start inside a run, `[a-z][a-z-]+` is
+# tried again from every letter of a long word, and a scan costs time quadratic in the text's length.
+NEW_ID = r"\d{4}\.\d{4,5}"
+OLD_ID = r"(?<![a-z\-])[a-z][a-z\-]{0,15}(?:\.[A-Z]{2})?/\d{7}"
+ARXIV_ID = rf"(?:{NEW_ID}|{OLD_ID})"
+_NEW_ID = re.compile(rf"^{NEW_ID}$")
+_OLD_ID = re.compile(rf"^{OLD_ID}$")
 _VERSION = re.compile(r"v(\d+)$")
 
 
@@ -37,7 +43,7 @@ def is_arxiv_id(text: str) -> bool:
 
 _MENTION = re.compile(
     r"(?:https?://(?:export\.)?arxiv\.org/(?:abs|pdf)/|(?:https?://(?:dx\.)?doi\.org/)?10\.48550/arxiv\.|arxiv:)?"
-    r"(\d{4}\.\d{4,5}|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?(?![\d.])",
+    rf"({ARXIV_ID})(?:v\d+)?(?![\d.])",
     re.I,
 )
 

@@ -1,16 +1,15 @@
 """Asking for a paper that is not here: the rules shared by the web pages and the chat.
 
 A request names an arXiv id (any form a person pastes); the paper is fetched by a `paper` job that the server's
-worker runs. Requests for the same paper share one job; each user may start `daily` requests a day; an admin
-switch turns the feature off.
+worker runs. Requests for the same paper share one job; each user may start `daily` requests a day (and has at most
+the queue's share of jobs waiting at once); an admin switch turns the feature off.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 
-from retrieval.jobs import Job, JobQueue
+from retrieval.jobs import Job, JobQueue, JobRefused
 from retrieval.library import Library
 from retrieval.records import arxiv_id_of, arxiv_ids_in
 
@@ -42,12 +41,10 @@ def request_paper(
     if not user:
         return PaperRequest(arxiv_id, refusal="Sign in to fetch papers from arXiv.")
     asked = PaperRequest(arxiv_id)
-    if live := queue.live(asked.key):
-        return PaperRequest(arxiv_id, job=live)  # someone already asked: share their job
-    since = datetime.now(timezone.utc) - timedelta(days=1)
-    if queue.asked_since(user, KIND, since) >= daily:
-        return PaperRequest(arxiv_id, refusal=f"You have asked for {daily} papers in the last day; try again later.")
-    job, _ = queue.submit(KIND, {"arxiv_id": arxiv_id}, user, key=asked.key)
+    try:  # someone else's request of the same paper is shared; a new one counts against the user's share
+        job, _ = queue.submit(KIND, {"arxiv_id": arxiv_id}, user, key=asked.key, for_user=True, daily=daily)
+    except JobRefused as refused:
+        return PaperRequest(arxiv_id, refusal=str(refused))
     return PaperRequest(arxiv_id, job=job)
 
 

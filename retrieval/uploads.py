@@ -19,7 +19,9 @@ from sqlalchemy import Column, UniqueConstraint
 from sqlalchemy.engine import Engine
 from sqlmodel import JSON, Field, Session, SQLModel, func, select
 
+from retrieval.engine import hold_lock
 from retrieval.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index
+from retrieval.jobs import JobRefused
 from retrieval.models import Paper, empty_list
 
 PREFIX = "upload:"
@@ -127,13 +129,26 @@ class Uploads:
     def file(self, upload: Upload) -> Path:
         return self.folder / f"{int(upload.id)}.pdf"
 
-    def add(self, owner: str, filename: str, spooled: Path, size: int, sha256: str) -> Upload:
-        """The row, then the spooled file moved to its name (in the same folder: a rename, never a copy)."""
-        with Session(self.engine) as session:
+    def add(self, owner: str, filename: str, spooled: Path, size: int, sha256: str, queue=None,
+            quota_bytes: int | None = None) -> Upload:  # fmt: skip
+        """The row (with its `upload` job when a queue is given), then the spooled file moved to its name (in the same
+        folder: a rename, never a copy). The room left of `quota_bytes` is read and taken in one transaction under
+        the owner's lock: twenty uploads at once cannot each see the same free room. Raises UploadRefused."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            hold_lock(session, f"user:{owner}")
+            if quota_bytes is not None and size > quota_bytes - self._used(session, owner):
+                raise UploadRefused(413, f"Your library is full ({quota_bytes // MB} MB); delete items to make room.")
             upload = Upload(owner=owner, filename=filename[:300] or "upload.pdf", sha256=sha256, size=size)
             session.add(upload)
+            session.flush()
+            if queue is not None:
+                try:
+                    key = f"{JOB_KIND}:{upload.id}"
+                    job, _ = queue.add(session, JOB_KIND, {"upload_id": upload.id}, owner, key, for_user=True)
+                except JobRefused as refused:
+                    raise UploadRefused(429, str(refused)) from None
+                upload.job_id = job.id
             session.commit()
-            session.refresh(upload)
         os.replace(spooled, self.file(upload))
         return upload
 
@@ -165,11 +180,10 @@ class Uploads:
                 digest.update(head)
                 while chunk := handle.read(1 << 20):
                     digest.update(chunk)
-            upload = self.add(owner, Path(filename or "upload.pdf").name, spooled, size, digest.hexdigest())
+            upload = self.add(owner, Path(filename or "upload.pdf").name, spooled, size, digest.hexdigest(), queue,
+                              limits.quota_mb * MB)  # fmt: skip
         finally:
             spooled.unlink(missing_ok=True)
-        job, _ = queue.submit(JOB_KIND, {"upload_id": upload.id}, owner, key=f"{JOB_KIND}:{upload.id}")
-        self.update(upload.id, job_id=job.id)
         return self.get(owner, upload.id)
 
     def correct(self, owner: str, upload_id: int, queue, title: str | None = None, authors: list[str] | None = None,
@@ -181,7 +195,10 @@ class Uploads:
         fields = {"title": title, "authors": authors, "abstract": abstract}
         changed = {k: v for k, v in fields.items() if v is not None}
         arguments = {"upload_id": upload_id, "fields_only": True}  # a queued full indexing takes them too
-        job, _ = queue.submit(JOB_KIND, arguments, owner, key=f"{JOB_KIND}:{upload_id}")
+        try:
+            job, _ = queue.submit(JOB_KIND, arguments, owner, key=f"{JOB_KIND}:{upload_id}", for_user=True)
+        except JobRefused as refused:
+            raise UploadRefused(429, str(refused)) from None
         self.update(upload_id, **changed, edited=True, state="queued", job_id=job.id)
         return self.get(owner, upload_id)
 
@@ -196,7 +213,11 @@ class Uploads:
 
     def used_bytes(self, owner: str) -> int:
         with Session(self.engine) as session:
-            return int(session.exec(select(func.coalesce(func.sum(Upload.size), 0)).where(Upload.owner == owner)).one())
+            return self._used(session, owner)
+
+    @staticmethod
+    def _used(session: Session, owner: str) -> int:
+        return int(session.exec(select(func.coalesce(func.sum(Upload.size), 0)).where(Upload.owner == owner)).one())
 
     def update(self, upload_id: int, **fields) -> None:
         with Session(self.engine) as session:

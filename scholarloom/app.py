@@ -26,10 +26,10 @@ from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from pages.api import make_api
 from pages.cite import BIBTEX, bibtex, cited_papers
-from pages.http import PagesDeps, not_found
+from pages.guards import ExpensivePages, PrivatePages, PublicLimits
+from pages.http import PagesDeps, not_found, signer
 from pages.render import STATIC, Renderer
 from pages.web import make_router
-from retrieval.jobs import JobQueue
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
 
@@ -38,17 +38,18 @@ CHAT_HANDLERS = Path(__file__).resolve().parent / "chat.py"
 
 def _viewer(settings: Settings, runtime: Runtime):
     """Who is signed in, for plain pages: the chat's session cookie, verified with our secret, naming an active
-    account whose sessions have not been ended since. Without a usable secret nobody is."""
+    account whose sessions have not been ended since; and the signer of links for one user. Without a usable secret
+    nobody is signed in, and nothing is signed."""
     try:
         secret = settings.require_secret()
     except RuntimeError:
-        return lambda _request: None
+        return lambda _request: None, None
 
     def viewer(request: Request) -> str | None:
         found = signed_in_session(request.cookies, secret)
         return found[0] if found and session_is_live(runtime.engine, *found) else None
 
-    return viewer
+    return viewer, signer(secret)
 
 
 def server_config(settings: Settings, application, **overrides):
@@ -75,13 +76,13 @@ def server_config(settings: Settings, application, **overrides):
 def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bool = True) -> FastAPI:
     runtime = runtime or Runtime.build(settings)
     create_history_tables(runtime.engine)
-    viewer = _viewer(settings, runtime)
+    viewer, sign = _viewer(settings, runtime)
     deps = PagesDeps(
         runtime.library,
         Renderer(settings.base_url),
         viewer=viewer,
         follows=Follows(runtime.engine),
-        jobs=JobQueue(runtime.engine),
+        jobs=runtime.jobs,
         is_admin=lambda user: is_admin(runtime.engine, user),
         end_sessions=functools.partial(end_sessions, runtime.engine),
         on_demand=settings.on_demand == "signed-in",
@@ -94,6 +95,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         metrics_token=settings.metrics_token.get_secret_value() if settings.metrics_token else None,
         uploads=runtime.uploads,
         upload_limits=runtime.upload_limits,
+        sign=sign,
     )
     app = FastAPI(
         title="ScholarLoom",
@@ -105,6 +107,9 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.add_middleware(SameOriginSignIn)
     app.add_middleware(ClosedRoutes)
     app.add_middleware(ChatPaperIntent)
+    app.add_middleware(ExpensivePages, limits=PublicLimits(per_minute=settings.public_rate),
+                       generation=lambda: runtime.library.index.writes)  # fmt: skip
+    app.add_middleware(PrivatePages)  # (outside the memory of anonymous answers: each replay is marked too)
     app.add_middleware(CountRequests, metrics=runtime.metrics)
     app.add_middleware(RequestIds)  # the outermost: every log line of a request carries its id
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -38,11 +38,28 @@ def settings_checks(settings) -> list[Check]:
             found.append(Check("settings", OK, "SCHOLARLOOM_AUTH_SECRET is set"))
     except RuntimeError as exc:
         found.append(Check("settings", FAIL, str(exc)))
+    found += _private_files(settings)
+    if settings.forwarded_allow_ips.strip() == "*":
+        found.append(Check("settings", WARN, "SCHOLARLOOM_FORWARDED_ALLOW_IPS is '*': any client can name its own "
+                                             "address and guess passwords under as many as it likes; name your "
+                                             "proxy's address"))  # fmt: skip
     if settings.public_url:
         found.append(Check("settings", OK, f"public URL {settings.public_url}"))
     else:
         found.append(Check("settings", WARN, f"SCHOLARLOOM_PUBLIC_URL is unset: feeds, exports and sign-in links say "
                                              f"{settings.base_url}"))  # fmt: skip
+    return found
+
+
+def _private_files(settings) -> list[Check]:
+    """The data directory and the SQLite database hold password hashes, chat history, feed keys and private uploads:
+    nobody but their owner may read them."""
+    found = []
+    database = settings.data_dir / "scholarloom.db"
+    for path, mode in ((settings.data_dir, 0o700), (database, 0o600)):
+        if path.exists() and (now := path.stat().st_mode & 0o777) & 0o077:
+            said = f"{path} can be read by other users of this machine (mode {now:o}): chmod {mode:o} {path}"
+            found.append(Check("settings", WARN, said))
     return found
 
 

@@ -81,7 +81,7 @@ class Runtime:
         """The job queue in the catalog's database (papers on request, ingest runs, updates)."""
         from retrieval.jobs import JobQueue
 
-        return JobQueue(self.engine)
+        return JobQueue(self.engine, self.settings.user_jobs)
 
     @property
     def engine(self):

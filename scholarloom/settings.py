@@ -112,6 +112,11 @@ class Settings(BaseSettings):
                                "read).")
     upload_max_pages: int = Field(400, ge=1, le=10_000, description="Most pages an uploaded PDF may have.")
     upload_quota_mb: int = Field(500, ge=0, le=1_000_000, description="Storage each user's uploads may take in all.")
+    public_rate: int = Field(60, ge=0, le=100_000, description="Searches and comparisons one address may ask for a "
+                             "minute, in bursts of as many (0: no limit); anonymous ones are also computed two at a "
+                             "time, and their answers kept a minute.")
+    user_jobs: int = Field(20, ge=1, le=10_000, description="Jobs one user may have waiting or running at once "
+                           "(uploads being read, papers being fetched); more are refused until some are done.")
     update_every: str | None = Field(
         None,
         description="How often `serve` runs the steps of `ingest update` itself, e.g. 24h, 90m or 3600 (seconds); "

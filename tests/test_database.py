@@ -139,6 +139,20 @@ def test_users_and_follows_on_postgresql(postgres):
     engine.dispose()
 
 
+def test_a_users_shares_hold_when_raced_on_postgresql(postgres, tmp_path):
+    """The storage quota and the daily share, raced by twenty and thirty requests at once: an advisory lock per user
+    does on PostgreSQL what SQLite's write lock does."""
+    from retrieval.jobs import JobQueue
+    from retrieval.uploads import Uploads
+    from tests.retrieval.test_jobs import daily_share_holds_when_raced
+    from tests.retrieval.test_uploads import quota_holds_when_raced
+
+    catalog = Catalog(postgres.new_database())
+    quota_holds_when_raced(Uploads(catalog.engine, tmp_path), JobQueue(catalog.engine))
+    daily_share_holds_when_raced(catalog.engine)
+    catalog.close()
+
+
 async def test_chat_history_on_postgresql(server, postgres, tmp_path):
     """Chainlit's data layer with our schema on PostgreSQL (psycopg 3, async): write, read, list, refuse another
     owner, delete; no statement fails."""

@@ -90,3 +90,22 @@ def test_systemd_accepts_the_unit(tmp_path):
                          timeout=60)  # fmt: skip
     said = run.stdout + run.stderr
     assert run.returncode == 0 and "scholarloom.service:" not in said, said  # no error, no warning about a line
+
+
+def test_the_deployments_trust_only_their_proxy_and_write_private_files():
+    """The compose file trusts X-Forwarded-For from its network's gateway alone (where a proxy on the host comes
+    from), never from anyone ("*": eight guesses under spoofed addresses were all checked, then the right password
+    signed in); a client elsewhere that names an address is still throttled under its own. The systemd unit writes
+    files for its user alone (the database, uploads and backups hold password hashes and chat history)."""
+    import ipaddress
+
+    from tests.scholarloom.test_app import address_seen
+
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    trusted = compose["services"]["app"]["environment"]["SCHOLARLOOM_FORWARDED_ALLOW_IPS"]
+    default = re.fullmatch(r"\$\{SCHOLARLOOM_FORWARDED_ALLOW_IPS:-([^}]+)\}", trusted).group(1)
+    (network,) = compose["networks"]["default"]["ipam"]["config"]
+    assert "*" not in default and default == network["gateway"]
+    assert ipaddress.ip_address(default) in ipaddress.ip_network(network["subnet"])
+    assert address_seen(default, spoofed="203.0.113.77") == "127.0.0.1"  # a client not the proxy: its own address
+    assert "UMask=0077" in (DEPLOY / "scholarloom.service").read_text().splitlines()

@@ -103,7 +103,7 @@ def _arg_docs(doc: str) -> dict[str, str]:
         return {}
     docs, current = {}, None
     for line in match.group(1).splitlines():
-        item = re.match(r"\s+(\w+)(?: \([^)]*\))?:\s*(.*)", line)
+        item = re.match(r"^\s+(\w+)(?: \([^)]*\))?:\s*(.*)", line)
         if item:
             current = item.group(1)
             docs[current] = item.group(2).strip()

@@ -124,18 +124,38 @@ def _names_from_parsed(parsed: list) -> list[str]:
     return names
 
 
-_ET_AL = re.compile(r"^et\.? al\.?$|\s+et\.? al\.?$", re.IGNORECASE)
+_ET_AL = re.compile(r"^et\.? al\.?$|(?<!\s)\s+et\.? al\.?$", re.IGNORECASE)  # a run of spaces entered once
 
 
 def names_from_string(authors: str) -> list[str]:
     """The names in arXiv's author line ("A, B, and C"; "Collaboration: A"): affiliations in parentheses (nested
     ones too, as in "A (1), B (2) ((1) CREST, (2) The University of Tokyo)") and "et al" are not names."""
-    text = re.sub(r"\s+", " ", authors)
-    while re.search(r"\([^()]*\)", text):
-        text = re.sub(r"\([^()]*\)", "", text)
-    text = re.sub(r"\(.*$", "", text).replace(")", "")  # what an unclosed parenthesis leaves
-    parts = (_ET_AL.sub("", p.strip()).strip() for p in re.split(r",\s*(?:(?:and|&)\s+)?|:\s+|\s+(?:and|&)\s+", text))
+    text = without_parentheses(re.sub(r"\s+", " ", authors))
+    parts = (_ET_AL.sub("", p.strip()).strip() for p in _AUTHOR_BREAK.split(text))
     return [p for p in parts if p]
+
+
+_AUTHOR_BREAK = re.compile(r",\s*(?:(?:and|&)\s+)?|:\s+|(?<!\s)\s+(?:and|&)\s+")
+
+
+def without_parentheses(text: str) -> str:
+    """The text without what is in parentheses, nested ones too; an unclosed one cuts the rest, a stray ")" goes.
+    One pass (removing the innermost pairs again and again took time quadratic in how deep they nest)."""
+    opened: list[int] = []
+    cut = [0] * (len(text) + 1)  # +1 where a removed stretch starts, -1 after it ends
+    for i, ch in enumerate(text):
+        if ch == "(":
+            opened.append(i)
+        elif ch == ")" and opened:
+            cut[opened.pop()] += 1
+            cut[i + 1] -= 1
+    end = opened[0] if opened else len(text)  # the first parenthesis never closed
+    kept, depth = [], 0
+    for i in range(end):
+        depth += cut[i]
+        if depth == 0 and text[i] != ")":
+            kept.append(text[i])
+    return "".join(kept)
 
 
 def version_dates(versions: list) -> tuple[datetime | None, datetime | None, int | None]:

@@ -49,6 +49,8 @@ def progress():
 def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log more.")) -> None:
     # litellm otherwise fetches a model cost map from the internet when it is first imported.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # What any command writes (the database, the index, uploads, backups, chat files) is its user's alone.
+    os.umask(0o077)
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )

@@ -24,7 +24,7 @@ def test_the_404_pages_button_fetches_a_paper_and_opens_it(browser, small_server
         page.goto(f"{base}/papers/{ALSO_ASKED}")
         assert "No paper with the address" in page_text(page)
         page.click(f"text=Fetch {ALSO_ASKED} from arXiv")
-        page.wait_for_url(re.compile(r"/papers/requests/\d+$"), timeout=15_000)
+        page.wait_for_url(re.compile(r"/papers/requests/\d+\?for=\w+$"), timeout=15_000)
         page.wait_for_url(re.compile(rf"/papers/{re.escape(ALSO_ASKED)}[^/]*$"), timeout=90_000)
         assert page.locator("h1").first.inner_text().strip()  # the new paper's page, with its title
         assert "Not found" not in page_text(page)

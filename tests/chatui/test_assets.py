@@ -27,9 +27,12 @@ async def test_each_file_is_compressed_once_and_reads_back_whole(tmp_path):
     assert assets.compressed == 1
     plain = await assets.response("index-abc.js", "")  # a client that takes no gzip gets the file as it is
     assert "content-encoding" not in plain.headers and plain.path == (tmp_path / "assets" / "index-abc.js").resolve()
+    for refusing in ("gzip;q=0", "deflate, gzip; q=0.0", "br"):  # a client that says no to gzip is heard
+        assert "content-encoding" not in (await assets.response("index-abc.js", refusing)).headers, refusing
+    assert (await assets.response("index-abc.js", "br, *;q=0.5")).headers["content-encoding"] == "gzip"
     image = await assets.response("logo.png", "gzip")  # already compressed: sent as it is
     assert "content-encoding" not in image.headers and assets.compressed == 1
-    for outside in ("../secret.txt", "..%2Fsecret.txt", "/etc/passwd", "missing.js", ""):
+    for outside in ("../secret.txt", "..%2Fsecret.txt", "/etc/passwd", "missing.js", "", "a\x00b.js", "x" * 5000):
         with pytest.raises(HTTPException) as refused:
             await assets.response(outside, "gzip")
         assert refused.value.status_code == 404, outside
@@ -49,3 +52,4 @@ def test_the_served_chat_loads_its_bundle_compressed(server):
     assert "immutable" in response.headers["cache-control"]
     assert "content-security-policy" in response.headers  # the chat's policy covers it like any /chat response
     assert httpx.get(f"{server}/chat/assets/..%2F..%2Fserver.py").status_code == 404
+    assert httpx.get(f"{server}/chat/assets/a%00b.js").status_code == 404  # was a 500 (an embedded null byte)

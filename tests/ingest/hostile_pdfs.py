@@ -60,3 +60,26 @@ def truncated() -> bytes:
     """A real paper cut off after its first third: no cross-reference table, no trailer."""
     real = (PDFS / "2023.eacl-main.121.pdf").read_bytes()
     return real[: len(real) // 3]
+
+
+def text_pdf(lines: list[str]) -> bytes:
+    """One page that shows these lines of text, top to bottom (Helvetica, ASCII)."""
+    shown = b"".join(b"0 -14 Td (" + line.encode("ascii").replace(b"\\", b"\\\\").replace(b"(", b"\\(")
+                     .replace(b")", b"\\)") + b") Tj " for line in lines)  # fmt: skip
+    content = b"BT /F1 12 Tf 72 760 Td " + shown + b"ET"
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            _stream(content),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        ]
+    )
+
+
+def backtracking_references(commas: int = 20_000) -> bytes:
+    """A reference list made to make a careless pattern backtrack: "arXiv" and a run of commas (three unbounded
+    `[\\s,:]*` in a row cost cubic time: 1,500 commas held the job worker for 51 s), then one real reference."""
+    return text_pdf(["A paper", "References", "[1] arXiv" + "," * commas, "[2] A. Author. A title. arXiv:2004.07180"])

@@ -8,7 +8,7 @@ from ingest.pdfs import FAILED, STAGE, store_fulltext
 from ingest.pipeline import load_records
 from ingest.report import Summary
 from tests.conftest import LONGEVAL, PDFS, _fulltext_paper
-from tests.ingest.hostile_pdfs import decompression_bomb, reference_loop, truncated
+from tests.ingest.hostile_pdfs import backtracking_references, decompression_bomb, reference_loop, truncated
 
 
 def _rss_mb() -> float:
@@ -75,3 +75,20 @@ def test_the_parent_refuses_an_oversized_or_stalled_answer():
         with pytest.raises(PdfError, match="did not answer within 0.5 s"):
             read_frame_within(stream, 0.5, 1_000_000)
     os.close(writing)
+
+
+def test_a_reference_list_made_to_backtrack_is_read_in_the_worker(monkeypatch):
+    """The reference list and what the file says it is are read in the worker, under its limits: the parent never
+    runs a pattern over the file's text, and the commas cost linear time there."""
+    import ingest.fulltext
+    import ingest.pdf_meta
+
+    def not_here(*_):
+        raise AssertionError("the file's text was analysed in the ingesting process")
+
+    monkeypatch.setattr(ingest.fulltext, "cited_identifiers", not_here)
+    monkeypatch.setattr(ingest.pdf_meta, "guess_metadata", not_here)
+    with PdfWorker(PdfLimits(seconds=30)) as worker:
+        parsed = worker.read(backtracking_references())
+    assert parsed.cited == [("arxiv", "2004.07180")]
+    assert parsed.meta.title == "" or "," not in parsed.meta.title

@@ -190,3 +190,26 @@ async def test_an_answers_sources_export_in_one_file(client):
                                                                                      "2004.07180"]  # fmt: skip
     assert (await client.get("/cite.bib?ids=9999.99999")).status_code == 404
     assert (await client.get("/cite.exe?ids=2006.07357")).status_code == 404
+
+
+def test_a_title_or_a_name_cannot_write_fields_of_its_own():
+    """Math in a title is kept as LaTeX only when its braces balance: `$x}, url = {...}, note = {$` once closed the
+    title and wrote a `url` of the attacker's into every export (/papers/<id>.bib, /cite.bib, a thread's .bib)."""
+    from retrieval.models import Paper
+
+    hostile = "Math $x}, url = {https://evil.example/p}, note = {$ end"
+    name = "Eve $}, url = {https://evil.example/a}, x = {$ Doe"
+    paper = Paper(id="2001.00001", arxiv_id="2001.00001", title=hostile, abstract="")
+    written = bibtex([(paper, [name, "Ana Lima"])])
+    entry = _read_bibtex(written)
+    assert entry.fields_dict.keys() == {"title", "author", "eprint", "archivePrefix", "url", "doi"}
+    assert entry["url"] == "https://arxiv.org/abs/2001.00001" and "evil" not in written.split("url = ")[-1]
+    assert entry["title"] == hostile and entry["author"].split(" and ") == [name, "Ana Lima"]
+    for line in written.splitlines()[1:-1]:  # each field's braces balance, counted as BibTeX counts them
+        depth = 0
+        for ch in line:
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            assert depth >= 0, line
+        assert depth == 0, line
+    fine = Paper(id="2001.00002", arxiv_id="2001.00002", title="Bounds $\\frac{1}{2}$ and $x^{2}$", abstract="")
+    assert "$\\frac{1}{2}$ and $x^{2}$" in bibtex([(fine, [])])  # balanced math stays LaTeX

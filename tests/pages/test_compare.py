@@ -65,7 +65,11 @@ def test_a_cell_that_looks_like_a_formula_stays_text_in_a_spreadsheet():
     page = ComparePage(["2004.07180"], ["-cmd"], [row], [])
     header, line = list(csv.reader(io.StringIO(page.to_csv())))
     assert header[2] == "'-cmd" and line[1:3] == ["'@SUM(1+1)", "'" + hostile]
-    assert spreadsheet_safe("Plain text, = inside") == "Plain text, = inside"
+    assert spreadsheet_safe("Plain text, = inside") == "Plain text, '= inside"
+    aspects = ComparePage(["2004.07180"], ["x;=2+3;y", "a|@b"], [row], [])
+    raw_header = aspects.to_csv().splitlines()[0]
+    assert raw_header.startswith('"paper","title","x;\'=2+3;y"')  # quoted, and no formula after the separator
+    assert next(csv.reader(io.StringIO(raw_header)))[4] == "a|'@b"
 
 
 async def test_unknown_ids_hostile_aspects_and_the_empty_page(client):
@@ -77,8 +81,9 @@ async def test_unknown_ids_hostile_aspects_and_the_empty_page(client):
     assert "| Paper | a\\|b |" in markdown  # a pipe in an aspect cannot split the table
     empty = await client.get("/compare")
     assert empty.status_code == 200 and "Give two or more paper ids" in empty.text
-    assert (await client.get("/compare.csv")).text.strip() == "paper,title,task,task (where),data set,data set " \
-        "(where),method,method (where),main result,main result (where)"
+    assert next(csv.reader(io.StringIO((await client.get("/compare.csv")).text))) == [
+        "paper", "title", "task", "task (where)", "data set", "data set (where)", "method", "method (where)",
+        "main result", "main result (where)"]  # fmt: skip
 
 
 async def test_a_signed_out_readers_table_is_smaller(demo):

@@ -191,3 +191,58 @@ def _arrives(instance, arxiv_id: str) -> None:
     from tests.retrieval.test_reading_lists import _record
 
     load_records(instance.catalog(), "test", [_record(arxiv_id, "Asked For")], Summary())
+
+
+class LoopWatch:
+    """The event loop's longest stall while it runs: a task that wakes every 5 ms and notes how late it woke."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+
+    async def __aenter__(self):
+        import asyncio
+
+        async def watch():
+            loop = asyncio.get_running_loop()
+            while True:
+                before = loop.time()
+                await asyncio.sleep(0.005)
+                self.worst = max(self.worst, loop.time() - before - 0.005)
+
+        self._task = asyncio.ensure_future(watch())
+        await asyncio.sleep(0)
+        return self
+
+    async def __aexit__(self, *exc):
+        self._task.cancel()
+
+
+async def test_an_import_made_to_be_slow_never_stalls_the_server(archive):
+    """Entries whose fields are long runs of letters (an unbounded id pattern once cost seconds per field, in the
+    event loop: every other request waited) are read in a child process, with patterns of linear cost; the loop
+    goes on answering (its longest stall is a small part of the import's time); nothing of it is joined."""
+    import time
+
+    long_field = "a" * 15_000
+    crafted = "".join(f"@misc{{k{i}, url = {{{long_field}}}, journal = {{{long_field}}}, note = {{{long_field}}}}}\n"
+                      for i in range(2))  # fmt: skip
+    jo = client_for(_app(archive), "jo")
+    async with LoopWatch() as watch:
+        started = time.monotonic()
+        answer = await jo.post("/api/library/import", files={"file": ("crafted.bib", crafted.encode(), "text/plain")})
+        took = time.monotonic() - started
+    assert answer.status_code == 200
+    assert answer.json()["counts"] == {"joined": 0, "requested": 0, "not_found": 0, "rejected": 2}
+    assert watch.worst < took / 4, f"the loop stalled {watch.worst:.2f} s of the import's {took:.2f} s"
+
+
+async def test_a_list_too_deep_or_too_slow_to_read_is_refused_with_its_reason(archive, monkeypatch):
+    jo = client_for(_app(archive), "jo")
+    deep = await jo.post("/api/library/import", files={"file": ("x.json", b"[" * 200_000, "application/json")})
+    assert deep.status_code == 400 and "nested too deeply" in deep.json()["detail"]
+    import retrieval.reading_lists
+
+    monkeypatch.setattr(retrieval.reading_lists, "READ_SECONDS", 0.05)  # no real list takes this little
+    many = "".join(f"@misc{{k{i}, title = {{Title {i}}}, eprint = {{2004.{i:05d}}}}}\n" for i in range(1500))
+    slow = await jo.post("/api/library/import", files={"file": ("many.bib", many.encode(), "text/plain")})
+    assert slow.status_code == 400 and "took longer than 0.05 s" in slow.json()["detail"]

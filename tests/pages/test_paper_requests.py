@@ -66,10 +66,20 @@ async def test_the_404_button_fetches_the_paper_and_lands_on_its_page(instance):
     asked = await jo.post("/papers/request", data={"id": f"https://arxiv.org/abs/{ASKED}v1"}, headers=ORIGIN)
     assert asked.status_code == 303 and asked.headers["location"].startswith("/papers/requests/")
     again = await kim.post("/papers/request", data={"id": f"10.48550/arXiv.{ASKED}"}, headers=ORIGIN)
-    assert again.headers["location"] == asked.headers["location"]  # one job for the same paper
+    job_path = asked.headers["location"].split("?")[0]
+    assert again.headers["location"].split("?")[0] == job_path  # one job for the same paper
     following = await jo.get(asked.headers["location"])
     assert following.status_code == 200 and '<meta http-equiv="refresh" content="2">' in following.text
-    assert f"Fetching {ASKED} from arXiv" in following.text
+    assert f"Fetching {ASKED} from arXiv" in following.text and "no-store" in following.headers["cache-control"]
+    assert (await kim.get(again.headers["location"])).status_code == 200  # she joined it: she follows it too
+    # Nobody else reads what others asked for by counting job numbers: not signed out, not another user, not with
+    # the address made for someone else (once anyone could list every request, its state and its raw error).
+    eve = client_for(app, "eve")
+    for who, path in ((client_for(app), asked.headers["location"]), (eve, job_path), (eve, asked.headers["location"]),
+                      (kim, asked.headers["location"])):  # fmt: skip
+        refused = await who.get(path)
+        assert refused.status_code == 404 and ASKED not in refused.text, path
+    assert (await jo.get(job_path)).status_code == 200  # the one who asked needs no signature
 
     _run_jobs(instance, recorded_routes(Replay()))
     done = await jo.get(asked.headers["location"])

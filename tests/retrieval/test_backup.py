@@ -71,7 +71,14 @@ def _targets(root: Path) -> tuple[Targets, list]:
 
 def test_a_round_trip_keeps_every_row_point_and_file(source, tmp_path):
     sources, points = source
-    manifest = write_backup(tmp_path / "backup.tar", sources)
+    import os
+
+    old = os.umask(0o022)  # a usual umask: the archive is private all the same
+    try:
+        manifest = write_backup(tmp_path / "backup.tar", sources)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "backup.tar").stat().st_mode & 0o777 == 0o600  # password hashes, chat history, uploads
     assert manifest["index"] == {"points": 2500, "kinds": {"passage": 2500}}
     assert manifest["database"]["counts"]["papers"] == 2 and manifest["files"] == {"chat-files": 1, "uploads": 1}
     with tarfile.open(tmp_path / "backup.tar") as archive:

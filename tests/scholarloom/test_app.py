@@ -177,9 +177,9 @@ def test_a_trusted_proxy_names_the_client(server, demo):
         clear_sign_in_failures(demo.catalog().engine)
 
 
-def test_an_untrusted_client_cannot_choose_its_address():
-    """From an address not named in forwarded_allow_ips, X-Forwarded-For is ignored (uvicorn, as configured by
-    `scholarloom.app.server_config`, the way `scholarloom serve` runs)."""
+def address_seen(trusted: str, spoofed: str = "203.0.113.77") -> str:
+    """The client address the app sees for a request from 127.0.0.1 that names `spoofed` in X-Forwarded-For, served
+    by uvicorn as `scholarloom serve` configures it (`scholarloom.app.server_config`) with `trusted` proxies."""
     import threading
     import time
 
@@ -195,25 +195,28 @@ def test_an_untrusted_client_cannot_choose_its_address():
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "http.response.body", "body": scope["client"][0].encode()})
 
-    def address_seen(trusted: str) -> str:
-        settings = Settings(port=free_port(), forwarded_allow_ips=trusted)
-        server = uvicorn.Server(server_config(settings, echo))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        try:
-            for _ in range(100):
-                try:
-                    url = f"http://127.0.0.1:{settings.port}/"
-                    return httpx.get(url, headers={"X-Forwarded-For": "203.0.113.77"}, timeout=2).text
-                except httpx.TransportError:
-                    time.sleep(0.05)
-            raise AssertionError("the server did not start")
-        finally:
-            server.should_exit = True
-            thread.join(timeout=5)
+    settings = Settings(port=free_port(), forwarded_allow_ips=trusted)
+    server = uvicorn.Server(server_config(settings, echo))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        for _ in range(100):
+            try:
+                url = f"http://127.0.0.1:{settings.port}/"
+                return httpx.get(url, headers={"X-Forwarded-For": spoofed}, timeout=2).text
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise AssertionError("the server did not start")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
 
+
+def test_an_untrusted_client_cannot_choose_its_address():
+    """From an address not named in forwarded_allow_ips, X-Forwarded-For is ignored."""
     assert address_seen("192.0.2.1") == "127.0.0.1"  # not from the trusted proxy: the header is ignored
     assert address_seen("127.0.0.1") == "203.0.113.77"
+    assert address_seen("*") == "203.0.113.77"  # what the compose file trusted: anyone names their own address
 
 
 async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(server, scripted, history, llm_server):

@@ -91,3 +91,31 @@ def test_an_index_held_by_the_running_server_is_no_error(small_server, monkeypat
     lines = _lines(result)
     assert any(line.startswith("ok   index") and "held by the running server" in line for line in lines), lines
     assert any(line.startswith("ok   llm") and "retrieval-only mode" in line for line in lines)
+
+
+def test_a_new_data_directory_is_private_and_doctor_says_when_one_is_not(tmp_path, monkeypatch):
+    """A new data directory is 0700 and its database 0600 (they hold password hashes, chat history, feed keys and
+    private uploads; under a umask of 022 they were 0755 and 0644); the commands run under a umask of 077; an older
+    directory that others can read, and a proxy setting that trusts anyone, are named by doctor with the fix."""
+    import os
+    import stat
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("SCHOLARLOOM_DATA_DIR", str(data))
+    monkeypatch.setenv("SCHOLARLOOM_DEMO", "1")
+    old = os.umask(0o022)
+    try:
+        result = runner.invoke(app, ["doctor"])
+        assert os.umask(0o022) == 0o077  # the command set it
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert stat.S_IMODE((data / "scholarloom.db").stat().st_mode) == 0o600
+    assert not any("other users" in line for line in _lines(result)), result.output
+    data.chmod(0o755)
+    (data / "scholarloom.db").chmod(0o644)
+    monkeypatch.setenv("SCHOLARLOOM_FORWARDED_ALLOW_IPS", "*")
+    lines = _lines(runner.invoke(app, ["doctor"]))
+    assert any(line.startswith("warn settings") and f"chmod 700 {data}" in line for line in lines), lines
+    assert any(line.startswith("warn settings") and "chmod 600" in line for line in lines), lines
+    assert any(line.startswith("warn settings") and "FORWARDED_ALLOW_IPS is '*'" in line for line in lines), lines
