@@ -45,6 +45,7 @@ class HealthWatch(threading.Thread):
         super().__init__(daemon=True)
         self.base, self.every = base, every
         self.samples: list[tuple[float, float]] = []
+        self.errors: list[str] = []
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -54,12 +55,16 @@ class HealthWatch(threading.Thread):
                 try:
                     client.get(self.base + "/healthz")
                     self.samples.append((asked, time.monotonic() - asked))
-                except httpx.HTTPError:
-                    self.samples.append((asked, float("inf")))
+                except httpx.HTTPError as exc:  # (counted with the time it took to fail)
+                    self.samples.append((asked, time.monotonic() - asked))
+                    self.errors.append(f"after {time.monotonic() - asked:.1f} s: {type(exc).__name__}: {exc}"[:200])
                 self.stop.wait(self.every)
 
     def between(self, start: float, end: float) -> dict:
-        """The answers asked in [start, end], and one still waiting at `start` (its latency spans the window)."""
+        """The answers asked in [start, end], and one still waiting at `start` (its latency spans the window); once
+        a question asked after `end` has its answer (one held up by the phase may arrive after it ended)."""
+        while not any(asked > end for asked, _ in self.samples) and time.monotonic() < end + 600:
+            time.sleep(0.05)
         taken = [s for asked, s in self.samples if start <= asked <= end or asked < start < asked + s]
         return {"health_answers": len(taken), "health_p50_s": round(statistics.median(taken), 3) if taken else None,
                 "health_max_s": round(max(taken), 3) if taken else None}  # fmt: skip
@@ -112,7 +117,10 @@ def main() -> None:
         handed = subprocess.run([*cli, "ingest", "pdfs", str(pdf)], cwd=tree, env=env, capture_output=True, text=True)
         end = time.monotonic()
         results["pdf"] = {"exit": handed.returncode, "seconds": round(end - start, 2), **watch.between(start, end)}
+        if handed.returncode:
+            results["pdf"]["said"] = (handed.stdout + handed.stderr)[-600:]
         watch.stop.set()
+        results["health_errors"] = watch.errors[:3]
         print(json.dumps(results))
     finally:
         server.terminate()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 from pages.base import PageMeta, md_escape
+from pages.guards import RateLimiter
 from pages.render import PAGE_CSP, Renderer
 from retrieval.library import Library
 from retrieval.uploads import UploadLimits
@@ -38,6 +39,8 @@ class PagesDeps:
     uploads: Any = None  # retrieval.uploads.Uploads, when users may add their own PDFs
     upload_limits: UploadLimits = UploadLimits()
     sign: Callable[[str], str] | None = None  # a value's HMAC with the server's secret (`signer`): links for one user
+    # Each user's writes to their library (uploads, imports, corrections, removals, papers asked for) a minute.
+    writes: RateLimiter = field(default_factory=lambda: RateLimiter(per_minute=30))
 
 
 def signer(secret: str) -> Callable[[str], str]:

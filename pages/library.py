@@ -131,6 +131,21 @@ def _private(response: Response) -> Response:
     return response
 
 
+def within_write_rate(deps: PagesDeps, user: str) -> None:
+    """A user's writes to their library, at most `deps.writes` a minute: 429 with Retry-After past it (each write can
+    start a job, take disk or fetch from arXiv; the queue's share caps what waits, this what arrives)."""
+    if wait := deps.writes.take(user):
+        raise HTTPException(429, "Too many changes to your library in a minute; wait a moment.",
+                            headers={"Retry-After": str(max(1, round(wait)))})  # fmt: skip
+
+
+def library_writer(deps: PagesDeps, request: Request) -> str:
+    """`library_owner`, within the user's rate of writes."""
+    owner = library_owner(deps, request)
+    within_write_rate(deps, owner)
+    return owner
+
+
 def library_owner(deps: PagesDeps, request: Request) -> str:
     """The signed-in user whose library a JSON route reads or writes: 401 for nobody, 503 for a server without."""
     owner = deps.viewer(request)
@@ -165,7 +180,7 @@ def library_routes(router: APIRouter, deps: PagesDeps) -> None:
                   responses={**SIGNED_IN, **MISSING})
     def correct(request: Request, fields: Correction, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
         """Correct the title, authors or abstract read from the file; the item is indexed again with them."""
-        owner = owner_of(request)
+        owner = library_writer(deps, request)
         if _cross_site(request):
             raise HTTPException(403, "Refused: the request did not come from this site.")
         try:
@@ -179,7 +194,7 @@ def library_routes(router: APIRouter, deps: PagesDeps) -> None:
     @router.delete("/api/library/{upload_id}", status_code=204, tags=["library"], responses={**SIGNED_IN, **MISSING})
     def delete(request: Request, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
         """Remove the file, its row and its index points."""
-        owner = owner_of(request)
+        owner = library_writer(deps, request)
         if _cross_site(request):
             raise HTTPException(403, "Refused: the request did not come from this site.")
         found = deps.uploads.get(owner, upload_id)
@@ -199,7 +214,7 @@ def _upload_route(router: APIRouter, deps: PagesDeps, owner_of) -> None:
                             "the library is full"}, 415: {"description": "Not a PDF"}})  # fmt: skip
     async def add(request: Request) -> Response:
         """Add a PDF to your library (signed in: the same cookie as the pages); it is indexed by a job."""
-        owner = owner_of(request)
+        owner = library_writer(deps, request)
         if _cross_site(request):
             raise HTTPException(403, "Refused: the upload did not come from this site.")
         html = "text/html" in request.headers.get("accept", "")
@@ -254,6 +269,7 @@ def _library_pages(router: APIRouter, deps: PagesDeps) -> None:
         owner = deps.viewer(request)
         if not same_origin(request) or not owner or deps.uploads is None or deps.jobs is None:
             return Response("Refused: the form did not come from this site.", status_code=403)
+        within_write_rate(deps, owner)
         names = [n.strip()[:200] for n in authors.splitlines() if n.strip()][:100]
         try:
             found = deps.uploads.correct(owner, upload_id, deps.jobs, title.strip() or None, names, abstract.strip())
@@ -270,5 +286,6 @@ def _library_pages(router: APIRouter, deps: PagesDeps) -> None:
         found = deps.uploads.get(deps.viewer(request), upload_id) if deps.uploads is not None else None
         if found is None:
             return not_found(request, deps, "No such item in your library.")
+        within_write_rate(deps, found.owner)
         deps.uploads.delete(found, deps.library.index)
         return RedirectResponse("/me/library", status_code=303)

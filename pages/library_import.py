@@ -17,7 +17,8 @@ from starlette.datastructures import UploadFile
 from pages.base import PageMeta, md_escape
 from pages.http import PagesDeps, respond, same_origin
 from pages.library import (
-    MISSING, MULTIPART_FILE, SIGNED_IN, Refused, _capped, _cross_site, _private, library_owner,
+    MISSING, MULTIPART_FILE, SIGNED_IN, Refused, _capped, _cross_site, _private, library_owner, library_writer,
+    within_write_rate,
 )  # fmt: skip
 from retrieval.reading_lists import ImportReport, ReadingListBusy, import_entries, read_reading_list_bounded
 
@@ -87,7 +88,7 @@ def import_routes(router: APIRouter, deps: PagesDeps) -> None:
                  responses={**SIGNED_IN, 400: {"description": "Not a reading list"}, 413: {"description": "Over 2 MB"}})
     async def import_list(request: Request) -> Response:
         """Import a reading list (BibTeX, RIS, CSL-JSON, or arXiv ids and DOIs one per line) into your library."""
-        owner = owner_of(request)
+        owner = library_writer(deps, request)
         if _cross_site(request):
             raise HTTPException(403, "Refused: the import did not come from this site.")
         try:  # parsed in a child process with a time limit: never in this event loop, never unbounded
@@ -119,7 +120,7 @@ def import_routes(router: APIRouter, deps: PagesDeps) -> None:
     @router.delete("/api/library/papers/{paper_id:path}", status_code=204, tags=["library"],
                    responses={**SIGNED_IN, **MISSING})
     def leave(request: Request, paper_id: str) -> Response:
-        owner = owner_of(request)
+        owner = library_writer(deps, request)
         if _cross_site(request):
             raise HTTPException(403, "Refused: the request did not come from this site.")
         if not deps.uploads.leave(owner, paper_id[:200]):
@@ -131,5 +132,6 @@ def import_routes(router: APIRouter, deps: PagesDeps) -> None:
         owner = deps.viewer(request)
         if not same_origin(request) or not owner or deps.uploads is None:
             return Response("Refused: the form did not come from this site.", status_code=403)
+        within_write_rate(deps, owner)
         deps.uploads.leave(owner, paper_id[:200])
         return RedirectResponse("/me/library", status_code=303)

@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from pages.addresses import paper_path
 from pages.base import PageMeta, md_escape
 from pages.http import PagesDeps, not_found, page_headers, respond, same_origin
+from pages.library import within_write_rate
 from retrieval.jobs import Job, JobState
 from retrieval.requests import KIND, request_paper
 
@@ -82,6 +83,8 @@ def request_routes(router: APIRouter, deps: PagesDeps) -> None:
             return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
         if deps.jobs is None:
             return not_found(request, deps, "This server fetches no papers.")
+        if viewer := deps.viewer(request):
+            within_write_rate(deps, viewer)
         asked = request_paper(deps.library, deps.jobs, deps.viewer(request), id, enabled=deps.on_demand,
                               daily=deps.on_demand_daily)  # fmt: skip
         if asked.paper_id:

@@ -246,3 +246,18 @@ async def test_a_list_too_deep_or_too_slow_to_read_is_refused_with_its_reason(ar
     many = "".join(f"@misc{{k{i}, title = {{Title {i}}}, eprint = {{2004.{i:05d}}}}}\n" for i in range(1500))
     slow = await jo.post("/api/library/import", files={"file": ("many.bib", many.encode(), "text/plain")})
     assert slow.status_code == 400 and "took longer than 0.05 s" in slow.json()["detail"]
+
+
+async def test_a_users_writes_to_the_library_have_a_rate(archive):
+    """Thirty writes a minute (uploads, imports, corrections, removals, papers asked for); the next is a 429 with
+    Retry-After, and another user is not held back by it."""
+    app = _app(archive)
+    jo, kim = client_for(app, "jo"), client_for(app, "kim")
+    for n in range(30):
+        assert (await jo.delete(f"/api/library/papers/2004.{n:05d}")).status_code == 404
+    held = await jo.post("/api/library/import", files={"file": ("ids.txt", b"2004.07180\n", "text/plain")})
+    assert held.status_code == 429 and int(held.headers["retry-after"]) >= 1
+    asked = await jo.post("/papers/request", data={"id": "2512.00001"}, headers=SAME_SITE)
+    assert asked.status_code == 429
+    assert (await kim.post("/api/library/import", files={"file": ("ids.txt", b"2004.07180\n", "text/plain")})).json()[
+        "counts"]["joined"] == 1  # fmt: skip
