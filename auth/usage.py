@@ -3,6 +3,10 @@ daily token budget (SCHOLARLOOM_LLM_DAILY_TOKENS) each user's turns are held to.
 
 from __future__ import annotations
 
+import logging
+import queue
+import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -11,6 +15,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from auth.models import LLMUsage
+
+log = logging.getLogger(__name__)
 
 
 def today(now: datetime | None = None) -> str:
@@ -27,6 +33,88 @@ def record_usage(
         session.commit()
 
 
+class UsageBook:
+    """Each turn's usage, written by a thread of its own, in batches, never by the turn.
+
+    A turn's row was an INSERT and a commit the turn waited for before its answer was delivered: under load the
+    write waited for SQLite's write lock (the chat history's writers hold it), in one of the event loop's six
+    worker threads, and the turns behind it waited for a thread. Now `record` only queues the row; the writer
+    commits what is queued at most every `every` seconds, in one transaction, and keeps trying when the database is
+    busy or away. What is queued still counts for the daily budget (`tokens_today`)."""
+
+    def __init__(self, engine: Engine, every: float = 0.5) -> None:
+        self.engine, self.every = engine, every
+        self._queue: queue.Queue[LLMUsage | None] = queue.Queue()
+        self._pending: dict[tuple[str, str], int] = {}  # (user, day) -> tokens queued, not yet committed
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self.written = 0  # rows committed (for tests)
+
+    def record(self, username: str, model: str, mode: str, prompt_tokens: int, completion_tokens: int,
+               estimated: bool = False, cost_usd: float | None = None) -> None:  # fmt: skip
+        row = LLMUsage(username=username, day=today(), model=model, mode=mode, prompt_tokens=prompt_tokens,
+                       completion_tokens=completion_tokens, estimated=estimated, cost_usd=cost_usd)  # fmt: skip
+        with self._lock:
+            key = (username, row.day)
+            self._pending[key] = self._pending.get(key, 0) + prompt_tokens + completion_tokens
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._write, name="scholarloom-usage", daemon=True)
+                self._thread.start()
+        self._queue.put(row)
+
+    def tokens_today(self, username: str) -> int:
+        """What the user spent today: what is written and what is queued."""
+        with self._lock:
+            queued = self._pending.get((username, today()), 0)
+        return tokens_today(self.engine, username) + queued
+
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Wait until every row queued so far is written; False when `timeout` passed first."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Write what is queued, then stop the writer."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout)
+
+    def _write(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            time.sleep(self.every)  # what arrives meanwhile joins this transaction
+            while True:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            rows = [r.model_dump(exclude={"id"}) for r in batch if r is not None]
+            while rows:
+                try:
+                    with Session(self.engine) as session:
+                        session.add_all(LLMUsage(**row) for row in rows)
+                        session.commit()
+                    break
+                except Exception:  # the database is busy or away: the rows wait, nothing is lost while we run
+                    log.warning("%d usage rows could not be written yet; trying again", len(rows), exc_info=True)
+                    time.sleep(1.0)
+            with self._lock:
+                for row in rows:
+                    key = (row["username"], row["day"])
+                    self._pending[key] -= row["prompt_tokens"] + row["completion_tokens"]
+                    if self._pending[key] <= 0:
+                        del self._pending[key]
+                self.written += len(rows)
+            for _ in batch:
+                self._queue.task_done()
+            if len(rows) < len(batch):  # the stop sign was in it
+                return
+
+
 def tokens_today(engine: Engine, username: str, now: datetime | None = None) -> int:
     with Session(engine) as session:
         total = session.exec(
@@ -37,11 +125,10 @@ def tokens_today(engine: Engine, username: str, now: datetime | None = None) -> 
     return int(total or 0)
 
 
-def budget_notice(engine: Engine, username: str, budget: int | None, now: datetime | None = None) -> str | None:
+def budget_notice(spent: int, budget: int | None) -> str | None:
     """What the user reads when today's budget is spent (the turn is then answered by search alone), else None."""
     if not budget:
         return None
-    spent = tokens_today(engine, username, now)
     if spent < budget:
         return None
     return (f"**Today's language-model budget is spent** ({spent:,} of {budget:,} tokens; it starts again at "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
 import shutil
@@ -24,6 +25,7 @@ import statistics
 import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -53,8 +55,9 @@ def responder(body: dict) -> dict:
 
 
 class Session:
-    def __init__(self, base: str, user: str) -> None:
+    def __init__(self, base: str, user: str, seed: int = 0) -> None:
         self.base, self.user = base, user
+        self.rng = random.Random(f"{seed}:{user}")  # its start, topics and pauses: the same in every run
         self.token = uuid.uuid4().hex[:12]
         self.sio = socketio.AsyncClient(reconnection=False)
         self.done = asyncio.Event()
@@ -88,7 +91,7 @@ class Session:
 
     async def turn(self, number: int, timeout: float) -> float:
         self.done.clear()
-        question = f"[{self.token}] {random.choice(TOPICS)} (turn {number})"
+        question = f"[{self.token}] {self.rng.choice(TOPICS)} (turn {number})"
         start = time.perf_counter()
         await self.sio.emit("client_message", user_message(self.user, question))
         await asyncio.wait_for(self.done.wait(), timeout=timeout)
@@ -102,13 +105,14 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def run_level(
-    base: str, users: list[str], turns: int, ramp: float, think: float, timeout: float, server_pid: int
+    base: str, users: list[str], turns: int, ramp: float, think: float, timeout: float, server_pid: int, seed: int = 0
 ) -> dict:
     latencies: list[float] = []
+    timeline: list[tuple[float, float, str]] = []  # (when the turn began, since the level began; latency; user)
     errors: list[str] = []
     crosstalk = 0
 
-    sessions = [Session(base, u) for u in users]
+    sessions = [Session(base, u, seed) for u in users]
     # Sign-in first (argon2id costs ~0.1 s of CPU a time; a login storm is not what this measures): every
     # session is signed in and connected before the first question.
     connected = await asyncio.gather(*(s.connect() for s in sessions), return_exceptions=True)
@@ -119,13 +123,15 @@ async def run_level(
     async def one(session: Session) -> None:
         nonlocal crosstalk
         user = session.user
-        await asyncio.sleep(random.uniform(0, ramp))
+        await asyncio.sleep(session.rng.uniform(0, ramp))
         try:
             if not session.sio.connected:
                 return
             for number in range(turns):
+                began = time.perf_counter() - started
                 latencies.append(await session.turn(number, timeout))
-                await asyncio.sleep(random.uniform(0.5, 1.5) * think)
+                timeline.append((round(began, 2), round(latencies[-1], 3), user))
+                await asyncio.sleep(session.rng.uniform(0.5, 1.5) * think)
         except Exception as exc:  # noqa: BLE001 - every failure is counted and named
             errors.append(f"{user}: {type(exc).__name__}: {str(exc)[:120]}")
         finally:
@@ -154,7 +160,70 @@ async def run_level(
         "server_cpu_ms_per_turn": round(1000 * server_cpu / max(1, len(latencies))),
         "bench_cpu_ms_per_turn": round(1000 * own_cpu / max(1, len(latencies))),
         "first_errors": errors[:3],
+        "slowest": sorted(timeline, key=lambda t: -t[1])[:8],  # (began at, seconds, user): when the tail happened
     }
+
+
+def _serve_stand_in(latency: float, answer) -> None:  # in a process of its own (`stand_in`)
+    llm = ScriptedLLM(responder=responder, latency=latency).start()
+    answer.put(llm.api_base)
+    llm.thread.join()
+
+
+@contextmanager
+def stand_in(latency: float):
+    """The scripted model in a process of its own, as a provider is: in this one it would share the GIL with the
+    hundred socket.io clients, and a burst of their events would hold its answers up."""
+    context = multiprocessing.get_context("spawn")
+    answer = context.Queue()
+    process = context.Process(target=_serve_stand_in, args=(latency, answer), daemon=True)
+    process.start()
+    try:
+        yield answer.get(timeout=60)
+    finally:
+        process.terminate()
+        process.join(10)
+
+
+def add_users(data: Path, users: list[str], tree: Path | None = None) -> None:
+    """The load's users in a copied data directory, written by the served tree's own code (its accounts table)."""
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom auth.accounts import add_user, clear_sign_in_failures, create_tables\n"
+              "from scholarloom.settings import Settings\n"
+              "engine = Settings(data_dir=sys.argv[1]).catalog().engine\ncreate_tables(engine)\n"
+              "clear_sign_in_failures(engine)\nfor user in sys.argv[3:]:\n    add_user(engine, user, sys.argv[2], "
+              "replace=True)\n")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARLOOM_")}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    subprocess.run([sys.executable, "-c", script, str(data), PASSWORD, *users], env=env, cwd=tree, check=True)
+
+
+def measure(
+    data_dir: Path, levels: list[int], *, turns: int = 2, llm_latency: float = 1.0, ramp: float = 5.0,
+    think: float = 2.0, timeout: float = 120.0, port: int = 8799, tools: str = "on", tree: Path | None = None,
+    keep_log: Path | None = None, log_level: str = "warning",
+) -> list[dict]:  # fmt: skip
+    """Each level's figures (`run_level`) against `scholarloom serve` from `tree` (this checkout by default) on a copy
+    of `data_dir`, after one warm-up turn."""
+    with stand_in(llm_latency) as api_base, tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        shutil.copytree(data_dir, data, ignore=shutil.ignore_patterns("chat-files"))
+        users = [f"load-{n:03d}" for n in range(max(levels))]
+        add_users(data, users, tree)
+        env = dict(SCHOLARLOOM_LLM="openai/scripted", SCHOLARLOOM_LLM_API_BASE=api_base, SCHOLARLOOM_LLM_TOOLS=tools,
+                   SCHOLARLOOM_LLM_API_KEY="load-test", SCHOLARLOOM_LOG_LEVEL=log_level)  # fmt: skip
+        try:
+            with served(data, port, tree=tree, **env) as (base, server):
+                # Warm-up (not reported): the server loads its embedding models on the first search.
+                asyncio.run(run_level(base, users[:1], 1, 0.0, 0.0, timeout, server.pid))
+                return [asyncio.run(run_level(base, users[:level], turns, ramp, think, timeout, server.pid))
+                        for level in levels]  # fmt: skip
+        finally:
+            if keep_log is not None:
+                shutil.copy(data.parent / f"serve-{port}.log", keep_log)
 
 
 def main() -> None:
@@ -169,40 +238,16 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8799)
     parser.add_argument("--tools", choices=["on", "off"], default="on",
                         help="off: the pipeline answers (SCHOLARLOOM_LLM_TOOLS=off) instead of the agent")  # fmt: skip
+    parser.add_argument("--tree", type=Path, default=None, help="serve another checkout's code (a git worktree)")
+    parser.add_argument("--keep-log", type=Path, default=None, help="copy the server's log here")
+    parser.add_argument("--log-level", default="warning", help="the server's (info: every model call and tool)")
     args = parser.parse_args()
-
-    from auth.accounts import add_user, clear_sign_in_failures, create_tables
-    from scholarloom.settings import Settings
-
-    llm = ScriptedLLM(responder=responder, latency=args.llm_latency).start()
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "data"
-        shutil.copytree(args.data_dir, data, ignore=shutil.ignore_patterns("chat-files"))
-        engine = Settings(data_dir=data).catalog().engine
-        create_tables(engine)
-        clear_sign_in_failures(engine)
-        users = [f"load-{n:03d}" for n in range(max(args.sessions))]
-        for user in users:
-            add_user(engine, user, PASSWORD, replace=True)
-        engine.dispose()
-        with served(
-            data,
-            args.port,
-            SCHOLARLOOM_LLM="openai/scripted",
-            SCHOLARLOOM_LLM_API_BASE=llm.api_base,
-            SCHOLARLOOM_LLM_API_KEY="load-test",
-            SCHOLARLOOM_LLM_TOOLS=args.tools,
-        ) as (base, server):
-            # Warm-up (not reported): the server loads its embedding models on the first search.
-            asyncio.run(run_level(base, users[:1], 1, 0.0, 0.0, args.timeout, server.pid))
-            print(json.dumps({"llm_latency_s": args.llm_latency, "turns_per_session": args.turns, "ramp_s": args.ramp,
-                              "think_s": args.think, "tools": args.tools}))  # fmt: skip
-            for level in args.sessions:
-                result = asyncio.run(
-                    run_level(base, users[:level], args.turns, args.ramp, args.think, args.timeout, server.pid)
-                )
-                print(json.dumps(result), flush=True)
-        llm.stop()
+    print(json.dumps({"llm_latency_s": args.llm_latency, "turns_per_session": args.turns, "ramp_s": args.ramp,
+                      "think_s": args.think, "tools": args.tools, "tree": str(args.tree or ".")}))  # fmt: skip
+    for result in measure(args.data_dir, args.sessions, turns=args.turns, llm_latency=args.llm_latency, ramp=args.ramp,
+                          think=args.think, timeout=args.timeout, port=args.port, tools=args.tools, tree=args.tree,
+                          keep_log=args.keep_log, log_level=args.log_level):
+        print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":

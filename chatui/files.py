@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -41,19 +42,30 @@ class LocalFiles:
         path = self.path_of(key)
         if path is None:
             raise ValueError(f"refusing to store a file under {object_key[:80]!r}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data.encode() if isinstance(data, str) else data)
+        await asyncio.to_thread(_write, path, data.encode() if isinstance(data, str) else data)  # not in the loop
         return {"object_key": key, "url": self.URL_PREFIX + key}
 
     async def delete_file(self, object_key: str) -> bool:
         path = self.path_of(object_key)
-        if path is None or not path.exists():
+        if path is None:
             return False
-        path.unlink()
-        return True
+        return await asyncio.to_thread(_unlink, path)
 
     async def get_read_url(self, object_key: str) -> str:
         return self.URL_PREFIX + object_key
 
     async def close(self) -> None:
         return None
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _unlink(path: Path) -> bool:
+    try:
+        path.unlink()
+        return True
+    except FileNotFoundError:
+        return False

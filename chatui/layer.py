@@ -2,24 +2,29 @@
 Chainlit leaves to the data layer (`auth.threads`).
 
 Chainlit swallows SQL errors into a log line; here every failed statement is counted and logged as an error
-(tests assert the count stays zero, `/healthz` shows it). Values Chainlit hands over as lists or dicts are
+(tests assert the count stays zero, `/healthz` shows it). Every statement runs with its commit in one of the
+layer's own threads, on a plain (synchronous) engine: Chainlit's async engine sent the statement and the commit as
+two trips through the event loop, and on SQLite the write lock was held between them for as long as the busy loop
+took to come back, while every other writer waited (100 chat sessions held chat turns up by seconds). Values Chainlit hands over as lists or dicts are
 stored as JSON text, thread ids must be UUIDs, a thread never changes owner, and feedback goes only on one's
 own answers. Import this module only once Chainlit's root is prepared: Chainlit reads its config on import.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from auth.sessions import request_user
 from auth.threads import is_uuid, may_set_owner
 from chatui.files import LocalFiles
 from chatui.tables import async_url
-from retrieval.engine import sqlite_pragmas
+from retrieval.engine import make_engine
 
 log = logging.getLogger(__name__)
 # The chat handler keeps the conversation under this one session key and rebuilds it from a thread's steps on
@@ -61,10 +66,11 @@ def _session_thread_id() -> str | None:
 
 
 class HistoryLayer(SQLAlchemyDataLayer):
-    def __init__(self, database_url: str, files: LocalFiles) -> None:
+    def __init__(self, database_url: str, files: LocalFiles, threads: int = 4) -> None:
+        # (Chainlit's own async engine is made, and never connects: every statement goes through `execute_sql`.)
         super().__init__(conninfo=async_url(database_url), storage_provider=files, show_logger=False)
-        if database_url.startswith("sqlite"):
-            event.listen(self.engine.sync_engine, "connect", sqlite_pragmas)
+        self.sync_engine = make_engine(database_url)  # SQLite's settings, or psycopg for PostgreSQL
+        self._threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="chat-history")
         self.failures: list[str] = []  # every statement that failed, for tests and /healthz
 
     def _failed(self, summary: str) -> None:
@@ -76,17 +82,24 @@ class HistoryLayer(SQLAlchemyDataLayer):
         parameters = {
             k: json.dumps(v, default=str) if isinstance(v, (list, dict)) else v for k, v in parameters.items()
         }
-        async with self.async_session() as session:
-            try:
-                result = await session.execute(text(query), parameters)
-                await session.commit()
-            except Exception as exc:  # noqa: BLE001 - counted and logged as an error, never silently lost
-                await session.rollback()
-                self._failed(f"statement failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
-                return None
-            if result.returns_rows:
-                return self.clean_result([dict(row._mapping) for row in result.fetchall()])
-            return result.rowcount
+        return await asyncio.get_running_loop().run_in_executor(self._threads, self._execute, query, parameters)
+
+    def _execute(self, query: str, parameters: dict):
+        """One statement and its commit, back to back in this thread: a write lock is held for the statement alone."""
+        try:
+            with self.sync_engine.begin() as connection:
+                result = connection.execute(text(query), parameters)
+                rows = [dict(row._mapping) for row in result.fetchall()] if result.returns_rows else None
+                count = result.rowcount
+        except Exception as exc:  # noqa: BLE001 - counted and logged as an error, never silently lost
+            self._failed(f"statement failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
+            return None
+        return self.clean_result(rows) if rows is not None else count
+
+    async def close(self) -> None:
+        self._threads.shutdown(wait=True)
+        self.sync_engine.dispose()
+        await super().close()
 
     async def update_thread(self, thread_id: str, name=None, user_id=None, metadata=None, tags=None):
         if not is_uuid(thread_id):

@@ -23,6 +23,7 @@ from retrieval.jobs import Job, JobQueue, JobState, worker_name
 
 log = logging.getLogger(__name__)
 ORPHANS_EVERY = 5.0  # seconds between looks for jobs left running by a worker that stopped beating (at start too)
+JOB_SWITCH_INTERVAL = 0.0005  # seconds a thread holds the GIL before another may have it, while a job runs
 
 JobKind = Callable[[dict, Summary, "JobProgress"], "str | None"]  # returns an optional closing note
 
@@ -120,9 +121,6 @@ class JobRunner:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        # The worker's Python work (BM25, passages, catalog writes) holds the GIL between the encoder's calls; the
-        # server's threads get it back every 0.5 ms instead of every 5 (BENCHMARKS.md: jobs beside chat turns).
-        sys.setswitchinterval(0.0005)
         self.queue.beat(self.name, os.getpid())
         self.queue.requeue_orphans()  # left running by a process that died
         self._thread = threading.Thread(target=self._loop, name="scholarloom-jobs", daemon=True)
@@ -180,6 +178,11 @@ class JobRunner:
             return
         summary, progress = Summary(), JobProgress(self.queue, job.id, self.stop)
         state, error, note = JobState.DONE, None, None
+        # While a job runs, its Python work (BM25, passages, catalog writes) holds the GIL between the encoder's
+        # calls: the server's threads get it back every 0.5 ms instead of every 5 (BENCHMARKS.md: jobs beside chat
+        # turns). Only then: with no job, the shorter interval cost the chat under load (BENCHMARKS.md, issue 43).
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, JOB_SWITCH_INTERVAL))
         try:
             note = kind(job.arguments, summary, progress)
         except Stopping:
@@ -191,6 +194,8 @@ class JobRunner:
         except Exception as exc:  # the job failed; the worker goes on with the next one
             log.warning("job %s (%s) failed", job.id, job.kind, exc_info=True)
             state, error = JobState.FAILED, str(exc) or type(exc).__name__
+        finally:
+            sys.setswitchinterval(interval)
         progress.flush()
         failures = [f.__dict__ for f in summary.failures]
         self.queue.finish(job.id, state, dict(summary.counts), failures, error, note)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from retrieval.jobs import Job, JobQueue, JobRefused
 from retrieval.library import Library
-from retrieval.records import arxiv_id_of, arxiv_ids_in
+from retrieval.records import arxiv_id_of
 
 KIND = "paper"
 
@@ -48,6 +48,6 @@ def request_paper(
     return PaperRequest(arxiv_id, job=job)
 
 
-def missing_papers(library: Library, text: str) -> list[str]:
-    """The arXiv ids a message mentions that this archive does not hold (what the chat offers to fetch)."""
-    return [arxiv_id for arxiv_id in arxiv_ids_in(text) if library.resolve_paper_id(arxiv_id) is None]
+def missing_papers(library: Library, named: list[str]) -> list[str]:
+    """The arXiv ids a message named (`arxiv_ids_in`) that this archive does not hold (what the chat offers)."""
+    return [arxiv_id for arxiv_id in named if library.resolve_paper_id(arxiv_id) is None]

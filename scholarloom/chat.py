@@ -27,6 +27,7 @@ from chatui.layer import HistoryLayer
 from chatui.sessions import still_signed_in
 from chatui.turn_ui import ChainlitTurnUI
 from pages.base import md_escape
+from retrieval.records import arxiv_ids_in
 from retrieval.requests import missing_papers, request_paper
 from scholarloom.runtime import Runtime
 
@@ -158,7 +159,7 @@ async def on_message(message: cl.Message) -> None:
     recent = recent_history(conversation.history, runtime().settings.agent.history_messages)
     user, outcome, stopped = _username(), None, False
     REQUEST_ID.set(f"turn-{new_request_id()}")  # this turn's log lines, its tools' and its model calls' too
-    held = await asyncio.to_thread(runtime().budget_notice, user)
+    held = await asyncio.to_thread(runtime().budget_notice, user) if runtime().settings.llm_daily_tokens else None
     usage = TurnUsage()  # what the model cost, kept even when the user stops the turn
     try:
         outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui, held, usage)
@@ -167,11 +168,11 @@ async def on_message(message: cl.Message) -> None:
         stopped = True
         raise
     finally:  # even a turn that broke leaves what it showed in the thread
-        await asyncio.to_thread(runtime().after_turn, user, outcome, ui.tool_times, stopped, usage)
+        runtime().after_turn(user, outcome, ui.tool_times, stopped, usage)  # (queues its record: no I/O here)
         conversation.after_turn(recent, ui.cards)
         await ui.deliver(conversation.answer_metadata(message.content, (outcome.usage if outcome else usage).to_dict()))
-    if runtime().settings.on_demand == "signed-in":
-        missing = await asyncio.to_thread(missing_papers, runtime().library, message.content)
+    if runtime().settings.on_demand == "signed-in" and (named := arxiv_ids_in(message.content)):
+        missing = await asyncio.to_thread(missing_papers, runtime().library, named)  # (the catalog, off the loop)
         if missing:
             await offer_fetch(missing)
 

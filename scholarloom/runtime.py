@@ -13,7 +13,7 @@ from assistant.turn import TurnOutcome, TurnUsage
 from auth.accounts import create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
-from auth.usage import budget_notice, record_usage
+from auth.usage import UsageBook, budget_notice
 from common.metrics import Metrics
 from retrieval.library import Library
 from scholarloom.settings import Settings
@@ -27,9 +27,11 @@ class Runtime:
     throttle: Throttle = field(init=False)  # sign-in failures, counted in the catalog's database
     llm_watch: object = None  # assistant.probe.ProbeWatch when a model is configured (`serve` starts it)
     metrics: Metrics = field(default_factory=Metrics)  # this server's counters (`/metrics`)
+    usage: UsageBook = field(init=False)  # what each turn cost, written off the turn's path
 
     def __post_init__(self) -> None:
         self.throttle = Throttle(self.library.catalog.engine)
+        self.usage = UsageBook(self.library.catalog.engine)
         tally = lambda: self.jobs.tally()  # noqa: E731 - read at each scrape
         self.metrics.read_when_scraped("scholarloom_jobs", "Jobs by kind and state.", ["kind", "state"],
                                        lambda: [((k, s), n) for k, s, n, _ in tally()])  # fmt: skip
@@ -127,9 +129,10 @@ class Runtime:
 
     def budget_notice(self, username: str) -> str | None:
         """Why `username`'s next turn may not use the model (today's token budget spent), or None."""
-        if self.agent.llm is None:
+        budget = self.settings.llm_daily_tokens
+        if self.agent.llm is None or not budget:
             return None
-        return budget_notice(self.engine, username, self.settings.llm_daily_tokens)
+        return budget_notice(self.usage.tokens_today(username), budget)
 
     def after_turn(
         self, username: str, outcome: TurnOutcome | None, tool_times: list[tuple[str, float]], stopped: bool = False,
@@ -142,8 +145,8 @@ class Runtime:
         if outcome is None:
             self.metrics.turns.labels("unknown", "stopped" if stopped else "failed").inc()
             if self.agent.llm is not None and usage is not None and usage.tokens:
-                record_usage(self.engine, username, self.agent.llm.model, "stopped" if stopped else "failed",
-                             usage.prompt_tokens, usage.completion_tokens, usage.estimated, usage.cost_usd)  # fmt: skip
+                self.usage.record(username, self.agent.llm.model, "stopped" if stopped else "failed",
+                                  usage.prompt_tokens, usage.completion_tokens, usage.estimated, usage.cost_usd)  # fmt: skip
             return
         self.metrics.turns.labels(outcome.mode, "failed" if outcome.error else "answered").inc()
         for seconds in outcome.usage.seconds:
@@ -152,8 +155,8 @@ class Runtime:
             self.metrics.llm_errors.labels(outcome.error_kind).inc()
         used = outcome.usage
         if self.agent.llm is not None and used.tokens:
-            record_usage(self.engine, username, self.agent.llm.model, outcome.mode, used.prompt_tokens,
-                         used.completion_tokens, used.estimated, used.cost_usd)  # fmt: skip
+            self.usage.record(username, self.agent.llm.model, outcome.mode, used.prompt_tokens,
+                              used.completion_tokens, used.estimated, used.cost_usd)  # fmt: skip
 
     def tool_deps(
         self, user: str, sources: SourceBook, scope_paper_id: str | None = None, library: bool = False

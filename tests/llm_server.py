@@ -33,6 +33,10 @@ def raw_tool_call(tool: str, arguments: str) -> dict:
     return {"tool_calls": [{"name": tool, "arguments": arguments}]}
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # (5 by default: a load test's bursts of connections would wait for SYN retries)
+
+
 class ScriptedLLM:
     """`responder` (optional) answers each request from its body instead of the queue of scripted replies, and
     `latency` seconds pass before every answer: a provider's think time, for load tests."""
@@ -46,7 +50,7 @@ class ScriptedLLM:
         self.answer_probes = False  # on while a served instance (which probes its model at start) uses this one
         self.arrivals: list[float] = []  # when each request came in (monotonic seconds)
         self.hung_up: list[float] = []  # when a client closed a streamed answer before its end
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property

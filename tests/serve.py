@@ -70,20 +70,25 @@ def wait_for_health(base: str, seconds: float, process: Server | None = None) ->
 
 
 @contextmanager
-def served(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tuple[str, Server]]:
+def served(
+    data_dir: Path, port: int | None = None, tree: Path | None = None, **env: str
+) -> Iterator[tuple[str, Server]]:
     """The app on 127.0.0.1 over `data_dir` in demo mode, with extra environment; yields (base URL, process)
-    once /healthz answers, and stops it afterwards. What it prints goes to `serve-<port>.log` beside `data_dir`."""
+    once /healthz answers, and stops it afterwards. What it prints goes to `serve-<port>.log` beside `data_dir`.
+    `tree`: the code of another checkout (a `git worktree` of another commit, with this virtualenv's packages)."""
     port = port or free_port()
     environment = {
         **child_environment(data_dir),
         "SCHOLARLOOM_DEMO": "1",
         "SCHOLARLOOM_PORT": str(port),
+        **({"PYTHONPATH": str(tree)} if tree else {}),
         **env,
     }
-    command = [str(Path(sys.executable).with_name("scholarloom")), "serve"]
+    command = [sys.executable, "-m", "scholarloom.cli", "serve"] if tree else [
+        str(Path(sys.executable).with_name("scholarloom")), "serve"]  # fmt: skip
     log = data_dir.parent / f"serve-{port}.log"
     with log.open("ab") as sink:
-        process = Server(command, env=environment, stdout=sink, stderr=subprocess.STDOUT)
+        process = Server(command, env=environment, stdout=sink, stderr=subprocess.STDOUT, cwd=tree)
     process.log = log
     base = f"http://127.0.0.1:{port}"
     try:

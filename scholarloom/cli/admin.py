@@ -51,6 +51,7 @@ def serve(
             uvicorn.Server(server_config(settings, application)).run()
         finally:
             runner.close()
+            runtime.usage.close()  # what the last turns cost, written before the process ends
             if runtime.llm_watch is not None:
                 runtime.llm_watch.close()
 

@@ -230,6 +230,7 @@ async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(serve
     registry = runtime.metrics.registry
     counted = lambda: registry.get_sample_value("scholarloom_chat_turns_total",  # noqa: E731
                                                 {"mode": "unknown", "outcome": "stopped"}) or 0  # fmt: skip
+    assert runtime.usage.flush()  # what earlier turns cost, written
     before, spent = counted(), tokens_today(runtime.engine, "alice")
     slow = "Flor records checkpoints during training and replays them later to run new log statements " * 3
     scripted.enqueue(text(slow, pause=0.3), text("It costs little [1]."))
@@ -255,6 +256,7 @@ async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(serve
     # token, from what was sent and what it wrote), so stopping every answer does not get around the daily budget.
     prompt = sum(len(str(m.get("content") or "")) for m in scripted.requests[-1]["messages"]) // 4
     written = len(stopped.removesuffix(STOPPED).rstrip()) // 4  # (a space the stream ended on is not shown)
+    assert runtime.usage.flush()  # (written by the usage writer, off the turn's path)
     assert tokens_today(runtime.engine, "alice") - spent - prompt in (written, written + 1) and written >= 6
 
     await chat.ask("Is it expensive?")
@@ -266,6 +268,38 @@ async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(serve
     assert said[1][1].startswith("Flor records checkpoints") and said[1][1].endswith(STOPPED)
 
 
+async def test_a_turn_never_waits_for_the_databases_write_lock(server, scripted, history, demo):
+    """What a turn cost is written off its path (`auth.usage.UsageBook`), and the chat history's statements hold
+    SQLite's write lock for the statement alone: with another connection holding the write lock through the whole
+    turn, the answer arrives, and the record is written once the lock is free. (The record was an INSERT the turn
+    waited for before its answer: under 100 sessions it waited for the history's writers, whose statement and commit
+    were two trips through the busy event loop, and the turns behind it waited for a worker thread.)"""
+    import sqlite3
+
+    import chainlit.server
+
+    runtime = chainlit.server.app.state.runtime
+    assert runtime.usage.flush()
+    written = runtime.usage.written
+    scripted.enqueue(text("Flor replays log statements [1]."))
+    chat = ChatClient(server, "bob")
+    await chat.connect()  # (signing in writes: before the lock is taken)
+    holder = sqlite3.connect(demo.data_dir / "scholarloom.db", timeout=0, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        chat.turn_done.clear()
+        await chat.sio.emit("client_message", user_message("bob", "How does Flor replay log statements?"))
+        # Well within the 10 s a writer waits for SQLite's lock: the turn does not wait for it at all.
+        await asyncio.wait_for(chat.turn_done.wait(), timeout=8)
+        assert chat.messages("assistant_message")[-1]["output"].startswith("Flor replays log statements")
+        assert runtime.usage.written == written  # still queued: the database is locked
+    finally:
+        holder.rollback()
+        holder.close()
+    assert runtime.usage.flush() and runtime.usage.written == written + 1
+    await chat.sio.disconnect()
+
+
 async def test_each_turn_records_its_tokens_and_a_spent_budget_answers_by_search(server, scripted, history,
                                                                                  monkeypatch):  # fmt: skip
     import chainlit.server
@@ -274,6 +308,7 @@ async def test_each_turn_records_its_tokens_and_a_spent_budget_answers_by_search
     from tests.llm_server import usage_of
 
     runtime = chainlit.server.app.state.runtime
+    assert runtime.usage.flush()
     before = tokens_today(runtime.engine, "bob")
     replies = [tool_call("search_papers", query="replay log statements"), text("Flor replays log statements [1].")]
     scripted.enqueue(*replies)
@@ -281,7 +316,9 @@ async def test_each_turn_records_its_tokens_and_a_spent_budget_answers_by_search
     await chat.connect()
     await chat.ask("How do I add logging after training?")
     reported = sum(sum(usage_of(body, reply)) for body, reply in zip(scripted.requests[-2:], replies))
-    assert tokens_today(runtime.engine, "bob") - before == reported > 0  # as the provider reported them
+    assert runtime.usage.tokens_today("bob") - before == reported > 0  # queued or written, it counts at once
+    assert runtime.usage.flush()
+    assert tokens_today(runtime.engine, "bob") - before == reported  # as the provider reported them
     kept = chat.messages("assistant_message")[-1]["metadata"]["usage"]  # and with the turn's own step
     assert kept["prompt_tokens"] + kept["completion_tokens"] == reported and kept["requests"] == 2
 
