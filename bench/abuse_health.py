@@ -20,54 +20,21 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import httpx
 
+from bench.load import HealthWatch
 from tests.ingest.hostile_pdfs import backtracking_references
 from tests.serve import free_port, wait_for_health
 
 REPO = Path(__file__).resolve().parent.parent
 PAPER = "2004.07180"  # SPECTER: in the demo, its own PDF is not
 PASSWORD = "abuse bench password"
-
-
-class HealthWatch(threading.Thread):
-    """Asks /healthz every `every` seconds; keeps (when asked, seconds to answer)."""
-
-    def __init__(self, base: str, every: float = 0.1) -> None:
-        super().__init__(daemon=True)
-        self.base, self.every = base, every
-        self.samples: list[tuple[float, float]] = []
-        self.errors: list[str] = []
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        with httpx.Client(timeout=600) as client:
-            while not self.stop.is_set():
-                asked = time.monotonic()
-                try:
-                    client.get(self.base + "/healthz")
-                    self.samples.append((asked, time.monotonic() - asked))
-                except httpx.HTTPError as exc:  # (counted with the time it took to fail)
-                    self.samples.append((asked, time.monotonic() - asked))
-                    self.errors.append(f"after {time.monotonic() - asked:.1f} s: {type(exc).__name__}: {exc}"[:200])
-                self.stop.wait(self.every)
-
-    def between(self, start: float, end: float) -> dict:
-        """The answers asked in [start, end], and one still waiting at `start` (its latency spans the window); once
-        a question asked after `end` has its answer (one held up by the phase may arrive after it ended)."""
-        while not any(asked > end for asked, _ in self.samples) and time.monotonic() < end + 600:
-            time.sleep(0.05)
-        taken = [s for asked, s in self.samples if start <= asked <= end or asked < start < asked + s]
-        return {"health_answers": len(taken), "health_p50_s": round(statistics.median(taken), 3) if taken else None,
-                "health_max_s": round(max(taken), 3) if taken else None}  # fmt: skip
 
 
 def crafted_list(entries: int, letters: int) -> str:

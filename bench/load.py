@@ -22,6 +22,7 @@ import os
 import random
 import shutil
 import statistics
+import threading
 import tempfile
 import time
 import uuid
@@ -98,6 +99,43 @@ class Session:
         return time.perf_counter() - start
 
 
+class HealthWatch(threading.Thread):
+    """Asks /healthz every `every` seconds; keeps (when asked, seconds to answer)."""
+
+    def __init__(self, base: str, every: float = 0.1) -> None:
+        super().__init__(daemon=True)
+        self.base, self.every = base, every
+        self.samples: list[tuple[float, float]] = []
+        self.errors: list[str] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        with httpx.Client(timeout=600) as client:
+            while not self.stop.is_set():
+                asked = time.monotonic()
+                try:
+                    client.get(self.base + "/healthz")
+                    self.samples.append((asked, time.monotonic() - asked))
+                except httpx.HTTPError as exc:  # (counted with the time it took to fail)
+                    self.samples.append((asked, time.monotonic() - asked))
+                    self.errors.append(f"after {time.monotonic() - asked:.1f} s: {type(exc).__name__}: {exc}"[:200])
+                self.stop.wait(self.every)
+
+    def between(self, start: float, end: float) -> dict:
+        """The answers asked in [start, end], and one still waiting at `start` (its latency spans the window); once
+        a question asked after `end` has its answer (one held up by the phase may arrive after it ended)."""
+        while not any(asked > end for asked, _ in self.samples) and time.monotonic() < end + 600:
+            time.sleep(0.05)
+        taken = [s for asked, s in self.samples if start <= asked <= end or asked < start < asked + s]
+        return {"health_answers": len(taken), "health_p50_s": round(statistics.median(taken), 3) if taken else None,
+                "health_max_s": round(max(taken), 3) if taken else None}  # fmt: skip
+
+    def summary(self, start: float, end: float) -> dict:
+        taken = sorted(s for asked, s in self.samples if start <= asked <= end)
+        pick = lambda q: round(taken[min(len(taken) - 1, int(q * len(taken)))], 3) if taken else None  # noqa: E731
+        return {"health_p50_s": pick(0.5), "health_p95_s": pick(0.95), "health_max_s": pick(1.0)}
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time a process has used so far (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -143,7 +181,11 @@ async def run_level(
             errors.append(f"{user}: {len(session.answers)} answers for {turns} questions")
 
     started, cpu_before, own_before = time.perf_counter(), cpu_seconds(server_pid), cpu_seconds(os.getpid())
+    watch = HealthWatch(base)  # /healthz every 0.1 s: how long any request waits for the server's event loop
+    watch.start()
     await asyncio.gather(*(one(s) for s in sessions))
+    watch.stop.set()
+    health = watch.summary(time.monotonic() - (time.perf_counter() - started), time.monotonic())
     server_cpu = cpu_seconds(server_pid) - cpu_before
     own_cpu = cpu_seconds(os.getpid()) - own_before  # the clients and the stand-in LLM share the 2 cores
     latencies.sort()
@@ -159,6 +201,7 @@ async def run_level(
         "wall_s": round(time.perf_counter() - started, 1),
         "server_cpu_ms_per_turn": round(1000 * server_cpu / max(1, len(latencies))),
         "bench_cpu_ms_per_turn": round(1000 * own_cpu / max(1, len(latencies))),
+        **health,
         "first_errors": errors[:3],
         "slowest": sorted(timeline, key=lambda t: -t[1])[:8],  # (began at, seconds, user): when the tail happened
     }
