@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
+from assistant.llm import Completion, LLMConfig, LLMError, Streamer, stream_completion
 from common.retry import Retrier
 from assistant.prompts import system_prompt
 from assistant.retrieval_only import answer_without_llm
@@ -42,6 +42,7 @@ class Agent:
         self.llm = llm
         self.max_tool_rounds = max_tool_rounds
         self.retrier = retrier  # None: the LLM client's own policy
+        self.stream: Streamer = stream_completion  # how a request is made (`serve`: in the model's own process)
         self.tools = tools  # "auto" (the agent unless the probe found no tool calling), "on", or "off" (pipeline)
         self.probed_tools: Callable[[], bool | None] = lambda: None  # the probe's finding, once there is one
         self.schemas = [tool_schema(t) for t in TOOLS]
@@ -91,11 +92,13 @@ class Agent:
         calls = [0]
         try:
             if why := self.pipeline_reason():
-                return await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why, usage)
+                return await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why, usage,
+                                                  self.stream)
             outcome = await self._agent(deps, history, question, ui, calls, usage)
             if outcome is None:  # the model's tool calls could not be read, twice: search first, then write
                 why = f"{self.llm.model}'s tool calls could not be read"
-                outcome = await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why, usage)
+                outcome = await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why, usage,
+                                                     self.stream)
                 outcome.tool_calls += calls[0]
             return outcome
         except LLMError as exc:  # said plainly, and the question still gets what search finds
@@ -166,7 +169,7 @@ class Agent:
         completion = Completion()
         guard, thinking = StreamGuard(), ThinkingFilter()
         pending, hold = "", None  # hold: decided at the first visible character (JSON-like text may be a call)
-        async for item in stream_completion(self.llm, messages, tools, self.retrier):
+        async for item in self.stream(self.llm, messages, tools, self.retrier):
             if isinstance(item, Completion):
                 completion = item
             elif shown := guard.feed(thinking.feed(item)):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from assistant.failures import LLMError, describe
 from common.retry import GaveUp, Retrier
 
-__all__ = ["LLMError", "LLMConfig", "Completion", "ToolCall", "stream_completion", "complete", "llm_retrier"]
+__all__ = ["LLMError", "LLMConfig", "Completion", "ToolCall", "Streamer", "stream_completion", "complete",
+           "llm_retrier"]
 
 
 def llm_retrier(**clock) -> Retrier:
@@ -51,6 +52,10 @@ class Completion:
     finish_reason: str | None = None
     prompt_tokens: int | None = None  # as the provider reported them (None: it did not)
     completion_tokens: int | None = None
+
+
+# How a chat request is made: `stream_completion` here, or `assistant.llm_process.LLMProcess.stream` in a child.
+Streamer = Callable[..., AsyncIterator[str | Completion]]
 
 
 def _litellm():

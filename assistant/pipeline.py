@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import time
 
-from assistant.llm import Completion, LLMConfig, stream_completion
+from assistant.llm import Completion, LLMConfig, Streamer, stream_completion
 from assistant.prompts import system_prompt
 from assistant.retrieval_only import named_profile
 from assistant.safe_markdown import StreamGuard
@@ -62,14 +62,15 @@ def search_queries(written: str, question: str) -> list[str]:
 
 
 async def _written(
-    config: LLMConfig, messages: list[dict], retrier: Retrier | None, ui: TurnUI | None, usage: TurnUsage
-) -> str:
+    config: LLMConfig, messages: list[dict], retrier: Retrier | None, ui: TurnUI | None, usage: TurnUsage,
+    stream: Streamer = stream_completion,
+) -> str:  # fmt: skip
     """One answer without tools; streamed to `ui` when given (the reasoning and unsafe links held back)."""
     completion = Completion()
     guard, thinking = StreamGuard(), ThinkingFilter()
     started = time.perf_counter()
     usage.started(config.model, messages)
-    async for item in stream_completion(config, messages, [], retrier):
+    async for item in stream(config, messages, [], retrier):
         if isinstance(item, Completion):
             completion = item
         elif ui is not None and (shown := guard.feed(thinking.feed(item))):
@@ -80,13 +81,14 @@ async def _written(
 
 async def answer_with_pipeline(
     config: LLMConfig, retrier: Retrier | None, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI,
-    why: str, usage: TurnUsage | None = None,
+    why: str, usage: TurnUsage | None = None, stream: Streamer = stream_completion,
 ) -> TurnOutcome:  # fmt: skip
-    """Search first, then write (see the module's text). LLM failures propagate (the agent falls back)."""
+    """Search first, then write (see the module's text). LLM failures propagate (the agent falls back). `stream`
+    makes the model's requests (`Agent.stream`: in the server, the model's own process)."""
     usage = usage if usage is not None else TurnUsage()
     earlier = plain_history(history)
     asked = [{"role": "system", "content": REWRITE}, *earlier[-6:], {"role": "user", "content": question}]
-    queries = search_queries(await _written(config, asked, retrier, None, usage), question)
+    queries = search_queries(await _written(config, asked, retrier, None, usage, stream), question)
     found, cards, calls = [], [], 0
     plan = [("search_papers", {"query": q, "limit": 5}) for q in queries]
     plan.append(("search_fulltext", {"query": queries[0], "limit": 4}))
@@ -101,7 +103,7 @@ async def answer_with_pipeline(
     results = "\n\n".join(found) or "(the searches found nothing)"
     messages = [{"role": "system", "content": system_prompt(deps) + WRITE}, *earlier,
                 {"role": "user", "content": f"{question}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
-    text = await _written(config, messages, retrier, ui, usage)
+    text = await _written(config, messages, retrier, ui, usage, stream)
     answer, shown, cited = await finish_cited(ui, deps, text, cards)
     return TurnOutcome(answer, shown, cited, calls, mode="pipeline", why=why, usage=usage)
 

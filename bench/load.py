@@ -136,10 +136,17 @@ class HealthWatch(threading.Thread):
         return {"health_p50_s": pick(0.5), "health_p95_s": pick(0.95), "health_max_s": pick(1.0)}
 
 
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time a process has used so far (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_seconds(pid: int, leave_out: int | None = None) -> float:
+    """User plus system CPU time a process and its live child processes (the server's model process, the
+    bench's stand-in) have used so far (Linux); `leave_out`: a child not counted, with its own children."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+                    for c in (task / "children").read_text().split()]  # fmt: skip
+    except OSError:  # it ended meanwhile
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(c, leave_out) for c in children if c != leave_out)
 
 
 async def run_level(
@@ -180,14 +187,15 @@ async def run_level(
         if len(session.answers) < turns and not errors:
             errors.append(f"{user}: {len(session.answers)} answers for {turns} questions")
 
-    started, cpu_before, own_before = time.perf_counter(), cpu_seconds(server_pid), cpu_seconds(os.getpid())
+    started, cpu_before = time.perf_counter(), cpu_seconds(server_pid)
+    own_before = cpu_seconds(os.getpid(), leave_out=server_pid)
     watch = HealthWatch(base)  # /healthz every 0.1 s: how long any request waits for the server's event loop
     watch.start()
     await asyncio.gather(*(one(s) for s in sessions))
     watch.stop.set()
     health = watch.summary(time.monotonic() - (time.perf_counter() - started), time.monotonic())
     server_cpu = cpu_seconds(server_pid) - cpu_before
-    own_cpu = cpu_seconds(os.getpid()) - own_before  # the clients and the stand-in LLM share the 2 cores
+    own_cpu = cpu_seconds(os.getpid(), leave_out=server_pid) - own_before  # clients and stand-in: on the same 2 cores
     latencies.sort()
     pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else float("nan")  # noqa: E731
     return {
@@ -204,6 +212,7 @@ async def run_level(
         **health,
         "first_errors": errors[:3],
         "slowest": sorted(timeline, key=lambda t: -t[1])[:8],  # (began at, seconds, user): when the tail happened
+        "timeline": sorted(timeline),  # every turn (`--timeline` writes them out; not printed)
     }
 
 
@@ -284,12 +293,17 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, default=None, help="serve another checkout's code (a git worktree)")
     parser.add_argument("--keep-log", type=Path, default=None, help="copy the server's log here")
     parser.add_argument("--log-level", default="warning", help="the server's (info: every model call and tool)")
+    parser.add_argument("--timeline", type=Path, default=None, help="write every turn (began at, seconds, user) here")
     args = parser.parse_args()
     print(json.dumps({"llm_latency_s": args.llm_latency, "turns_per_session": args.turns, "ramp_s": args.ramp,
                       "think_s": args.think, "tools": args.tools, "tree": str(args.tree or ".")}))  # fmt: skip
     for result in measure(args.data_dir, args.sessions, turns=args.turns, llm_latency=args.llm_latency, ramp=args.ramp,
                           think=args.think, timeout=args.timeout, port=args.port, tools=args.tools, tree=args.tree,
                           keep_log=args.keep_log, log_level=args.log_level):
+        timeline = result.pop("timeline")
+        if args.timeline is not None:
+            with args.timeline.open("a") as out:
+                out.write(json.dumps({"sessions": result["sessions"], "turns": timeline}) + "\n")
         print(json.dumps(result), flush=True)
 
 

@@ -76,6 +76,7 @@ def main() -> None:
                     levels = measure(data, args.sessions, llm_latency=args.llm_latency, tree=tree, **PACES[pace])
                     results.setdefault((name, pace), []).append(levels)
                     for level in levels:
+                        level.pop("timeline")
                         print(json.dumps({"tree": name, "pace": pace, "run": run + 1, **level}), flush=True)
         print(f"\n| tree | pace | runs | {args.sessions[0]} session p95 | {args.sessions[-1]} sessions p50 / p95 "
               f"| ratio (p95) | server CPU per turn |")  # fmt: skip

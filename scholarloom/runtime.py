@@ -8,6 +8,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from assistant.agent import Agent
+from assistant.llm_process import LLMProcess
 from assistant.tools import SourceBook, ToolDeps
 from assistant.turn import TurnOutcome, TurnUsage
 from auth.accounts import create_tables, sign_in
@@ -53,6 +54,16 @@ class Runtime:
                 return found.calls_tools if found is not None and found.answers else None
 
             self.agent.probed_tools = probed_tools
+
+    def start_llm_process(self, log_setup: tuple):
+        """The chat's model requests in a child process from now on (`assistant.llm_process`); None without a
+        model, or when the agent was given a retry policy of its own (which cannot cross to the child)."""
+        if self.agent.llm is None or self.agent.retrier is not None:
+            return None
+        process = LLMProcess(log_setup)
+        process.start()
+        self.agent.stream = process.stream
+        return process
 
     def llm_status(self) -> str:
         """What admins read about the model: the last probe's line, or that there is none."""

@@ -70,6 +70,10 @@ class Settings(BaseSettings):
         description="How the model answers: with tools (the agent), or 'off' for a fixed search-then-write pipeline "
         "(models that cannot call tools); 'auto' uses the pipeline when the probe at start saw no tool call.",
     )
+    llm_process: bool = Field(
+        True, description="`serve` makes the chat's model requests in a process of its own, so litellm's per-request "
+        "work does not hold up the server's other turns; off: in the server's process.",
+    )
     llm_daily_tokens: int | None = Field(
         None, ge=1, description="Most language-model tokens one user's chat turns may use a day (UTC); then the chat "
         "answers by search alone, saying so. Unset: no limit.",

@@ -31,8 +31,9 @@ def serve(
             settings.port = port
         try:
             secret = settings.require_secret()
-            configure_logs(settings.log_format == "json", [*settings.secret_values(), secret],
-                           getattr(logging, settings.log_level.upper()))  # fmt: skip
+            log_setup = (settings.log_format == "json", [*settings.secret_values(), secret],
+                         getattr(logging, settings.log_level.upper()))  # fmt: skip
+            configure_logs(*log_setup)
             application = create_app(settings)
         except RuntimeError as exc:
             fail(str(exc))
@@ -47,6 +48,7 @@ def serve(
         runner.start()
         if runtime.llm_watch is not None:
             runtime.llm_watch.start()  # asks the model what it can do, in the background (admins see it)
+        llm_process = runtime.start_llm_process(log_setup) if settings.llm_process else None
         try:
             uvicorn.Server(server_config(settings, application)).run()
         finally:
@@ -54,6 +56,8 @@ def serve(
             runtime.usage.close()  # what the last turns cost, written before the process ends
             if runtime.llm_watch is not None:
                 runtime.llm_watch.close()
+            if llm_process is not None:
+                llm_process.close()
 
 
 @users_app.command("add")

@@ -1,0 +1,96 @@
+"""The chat's model requests in a child process (`assistant.llm_process`): the same items as in the server's own
+process, failures in words, a stopped turn's request ended in the child, and a child that dies replaced."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from assistant.agent import Agent
+from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
+from assistant.llm_process import GONE, LLMProcess
+from assistant.tools import ToolDeps
+from tests.assistant.test_agent import RecordingUI
+from tests.llm_server import failure, text, tool_call
+
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+@pytest.fixture(scope="module")
+def process():
+    started = LLMProcess()
+    started.start()
+    yield started
+    started.close()
+
+
+def _config(server) -> LLMConfig:
+    return LLMConfig(model="openai/scripted", api_base=server.api_base, api_key="test-key", timeout=20)
+
+
+async def _items(stream) -> list:
+    return [item async for item in stream]
+
+
+async def test_the_child_streams_what_the_servers_own_client_would(process, scripted):
+    answer, call = text("Graph networks pass messages [1]."), tool_call("search_papers", query="graph networks")
+    seen = []
+    for reply in (answer, call):
+        scripted.enqueue(reply, reply)
+        here = await _items(stream_completion(_config(scripted), HELLO, []))
+        there = await _items(process.stream(_config(scripted), HELLO, []))
+        assert there == here and isinstance(there[-1], Completion)
+        seen.append(there)
+    assert "".join(d for d in seen[0] if isinstance(d, str)) == seen[0][-1].text == "Graph networks pass messages [1]."
+    assert seen[1][-1].tool_calls[0].name == "search_papers" and seen[1][-1].prompt_tokens
+    assert process.started == 1
+
+
+async def test_a_failure_comes_back_in_words_with_its_kind(process, scripted):
+    scripted.enqueue(failure(401))
+    with pytest.raises(LLMError) as failed:
+        await _items(process.stream(_config(scripted), HELLO, []))
+    assert failed.value.kind == "auth" and "refused the API key (401)" in str(failed.value)
+    assert "test-key" not in str(failed.value)
+
+
+async def test_a_stopped_turn_ends_its_request_in_the_child(process, scripted):
+    scripted.enqueue(text("one two three four five six seven eight", pause=0.3), text("still here"))
+    stream = process.stream(_config(scripted), HELLO, [])
+    assert await anext(stream) == "one "
+    await stream.aclose()  # the user's stop
+    for _ in range(100):  # the provider sees its stream closed: the child stopped reading it
+        if scripted.hung_up:
+            break
+        await asyncio.sleep(0.1)
+    assert scripted.hung_up
+    assert (await _items(process.stream(_config(scripted), HELLO, [])))[-1].text == "still here"
+
+
+async def test_a_child_that_dies_fails_its_requests_and_the_next_gets_a_new_one(process, scripted):
+    scripted.enqueue(text("a slow answer that will not finish", pause=0.5), text("answered by the new one"))
+    before = process.started
+    stream = process.stream(_config(scripted), HELLO, [])
+    await anext(stream)
+    process._process.kill()  # (an out-of-memory kill, a crash in a native library...)
+    with pytest.raises(LLMError) as failed:
+        await _items(stream)
+    assert str(failed.value) == GONE and failed.value.kind == "unreachable"
+    assert (await _items(process.stream(_config(scripted), HELLO, [])))[-1].text == "answered by the new one"
+    assert process.started == before + 1
+
+
+async def test_the_agent_answers_through_the_child(process, demo, scripted):
+    scripted.enqueue(
+        tool_call("search_papers", query="replay log statements from checkpoints after training", limit=3),
+        text("Hindsight logging replays log statements from checkpoints [1]."),
+    )
+    agent = Agent(_config(scripted), max_tool_rounds=3)
+    agent.stream = process.stream
+    ui = RecordingUI()
+    outcome = await agent.turn(ToolDeps(demo.library(), user="alice"), [], "How can I log after training?", ui)
+    assert outcome.mode == "agent" and outcome.tool_calls == 1 and "(/papers/2006.07357-" in outcome.answer
+    assert ui.cards[0].id == "2006.07357" and outcome.usage.tokens > 0
+    with pytest.raises(ValueError, match="no retrier"):  # a test's recorded pauses cannot cross to the child
+        await _items(process.stream(_config(scripted), HELLO, [], retrier=object()))
