@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from pathlib import Path
 
 import httpx
 
@@ -59,6 +60,9 @@ def test_a_served_instances_json_logs_follow_a_turn_and_hold_no_secret(tmp_path,
 
             asyncio.run(chat())
             log = process.log
+            children = [Path(f"/proc/{c}/cmdline").read_bytes() for task in Path(f"/proc/{process.pid}/task").iterdir()
+                        for c in (task / "children").read_text().split()]  # fmt: skip
+            assert any(b"spawn_main" in c for c in children)  # the model's requests: in a process of their own
     finally:
         scripted.answer_probes = False
     written = log.read_text()
@@ -72,6 +76,7 @@ def test_a_served_instances_json_logs_follow_a_turn_and_hold_no_secret(tmp_path,
         if entry["request_id"].startswith("turn-"):
             turns.setdefault(entry["request_id"], set()).add(entry["logger"])
     assert any({"assistant.turn", "assistant.agent"} <= loggers for loggers in turns.values()), turns
+    assert any({"assistant.agent", "LiteLLM"} <= loggers for loggers in turns.values()), turns  # the child's too
     failed = [e for e in entries if e["logger"] == "assistant.agent" and e["level"] == "WARNING"]
     assert failed and failed[0]["request_id"].startswith("turn-") and "refused the API key" in failed[0]["message"]
     plain = [line for line in written.splitlines() if line.strip() and not line.startswith("{")]
