@@ -6,7 +6,8 @@ and search waits on: at 100 chat sessions it was a third of the server's GIL tim
 the same `assistant.llm.stream_completion` (with its retries and its failures in words) runs in a child process,
 one task per request; each delta, the whole completion or the failure comes back over a pipe. Stopping a turn
 cancels its request in the child (the provider's stream is closed there), and a child that dies fails the
-requests it held, in words, and is started again for the next one.
+requests it held, in words, and is started again for the next one. Until a child has imported litellm (seconds)
+requests are made in this process, so neither the first question after a start nor one after a restart waits.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class LLMProcess:
         self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Queue]] = {}
         self._process = None
         self._conn = None
+        self._ready = threading.Event()  # the live child has litellm imported and takes requests
         self.started = 0  # how many children were started (a test sees a restart)
 
     def start(self) -> None:
@@ -54,6 +56,7 @@ class LLMProcess:
         process.start()
         theirs.close()
         self._process, self._conn = process, ours
+        self._ready.clear()
         self.started += 1
         threading.Thread(target=self._read, args=(ours,), daemon=True, name="llm-process-reader").start()
         return ours
@@ -65,6 +68,9 @@ class LLMProcess:
                 message = conn.recv()
             except (EOFError, OSError):
                 break
+            if message[0] == "ready":
+                self._ready.set()
+                continue
             with self._lock:
                 waiter = self._waiting.get(message[1])
             if waiter is not None:
@@ -73,11 +79,17 @@ class LLMProcess:
         with self._lock:
             if self._conn is conn:
                 self._conn = None
+                self._ready.clear()
                 orphans, self._waiting = list(self._waiting.values()), {}
             else:
                 orphans = []
         for loop, queue in orphans:
             loop.call_soon_threadsafe(queue.put_nowait, ("error", 0, GONE, "unreachable"))
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Whether a child takes requests within `timeout` seconds (starting one if there is none)."""
+        self.start()
+        return self._ready.wait(timeout)
 
     def _send(self, message: tuple) -> None:
         with self._lock:
@@ -91,6 +103,11 @@ class LLMProcess:
         """As `assistant.llm.stream_completion`, with the client's own retry policy (a `Retrier` cannot cross)."""
         if retrier is not None:
             raise ValueError("the model's process retries by the client's own policy; pass no retrier")
+        if not self._ready.is_set():  # a child still importing (or none: one is started for the next request)
+            self.start()
+            async for item in stream_completion(config, messages, tools):
+                yield item
+            return
         number, queue = next(self._ids), asyncio.Queue()
         with self._lock:
             self._waiting[number] = (asyncio.get_running_loop(), queue)
@@ -129,6 +146,8 @@ class LLMProcess:
             except OSError:
                 pass
         if process is not None:
+            if not self._ready.is_set():  # still importing, no request of its own: nothing to finish
+                process.terminate()
             process.join(5)
             if process.is_alive():
                 process.terminate()
@@ -139,7 +158,8 @@ class LLMProcess:
 
 def _child(conn, log_setup) -> None:  # the child's whole life: requests in, messages out, until the pipe closes
     configure(*log_setup)
-    _litellm()  # imported now (seconds), not in the first question's time
+    _litellm()  # imported before the first request is taken (seconds; meanwhile the server asks in its own)
+    conn.send(("ready", 0))
     try:
         asyncio.run(_serve(conn))
     except KeyboardInterrupt:  # the server's Ctrl-C reaches its children too

@@ -20,7 +20,7 @@ HELLO = [{"role": "user", "content": "hello"}]
 @pytest.fixture(scope="module")
 def process():
     started = LLMProcess()
-    started.start()
+    assert started.wait_ready(60)
     yield started
     started.close()
 
@@ -77,8 +77,19 @@ async def test_a_child_that_dies_fails_its_requests_and_the_next_gets_a_new_one(
     with pytest.raises(LLMError) as failed:
         await _items(stream)
     assert str(failed.value) == GONE and failed.value.kind == "unreachable"
+    assert process.wait_ready(60) and process.started == before + 1
     assert (await _items(process.stream(_config(scripted), HELLO, [])))[-1].text == "answered by the new one"
-    assert process.started == before + 1
+    assert process._process.is_alive() and scripted.requests[-1]["messages"] == HELLO
+
+
+async def test_until_the_child_is_ready_the_server_asks_itself(scripted):
+    scripted.enqueue(text("asked at once"))
+    fresh = LLMProcess()
+    try:  # the first question right after a start is not held up by the child's import of litellm
+        assert (await _items(fresh.stream(_config(scripted), HELLO, [])))[-1].text == "asked at once"
+        assert fresh.started == 1 and not fresh._ready.is_set()
+    finally:
+        fresh.close()
 
 
 async def test_the_agent_answers_through_the_child(process, demo, scripted):
