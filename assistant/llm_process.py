@@ -1,6 +1,6 @@
 """The chat's model calls in a process of their own (`SCHOLARLOOM_LLM_PROCESS`, on under `serve`).
 
-litellm and the OpenAI SDK spend 15-30 ms of Python per streamed call (a pydantic object per chunk, the cost and
+litellm and the OpenAI SDK spend 20-30 ms of Python per streamed call (a pydantic object per chunk, the cost and
 logging bookkeeping after it). In the server's process all of it holds the GIL that every chat turn, socket write
 and search waits on: at 100 chat sessions it was a third of the server's GIL time (BENCHMARKS.md, issue 43). Here
 the same `assistant.llm.stream_completion` (with its retries and its failures in words) runs in a child process,
@@ -36,7 +36,7 @@ class LLMProcess:
         self._context = multiprocessing.get_context("spawn")  # never a fork of a threaded server
         self._lock = threading.Lock()  # the connection, the process and the waiting requests
         self._ids = itertools.count(1)
-        self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Queue]] = {}
+        self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Queue, object]] = {}  # (.., its child's)
         self._process = None
         self._conn = None
         self._ready = threading.Event()  # the live child has litellm imported and takes requests
@@ -74,16 +74,19 @@ class LLMProcess:
             with self._lock:
                 waiter = self._waiting.get(message[1])
             if waiter is not None:
-                loop, queue = waiter
+                loop, queue, _ = waiter
                 loop.call_soon_threadsafe(queue.put_nowait, message)
+        self._orphan(conn)
+
+    def _orphan(self, conn) -> None:
+        """The requests sent to this child (gone, or closed) fail in words; if it was the live one, it is no more."""
         with self._lock:
             if self._conn is conn:
                 self._conn = None
                 self._ready.clear()
-                orphans, self._waiting = list(self._waiting.values()), {}
-            else:
-                orphans = []
-        for loop, queue in orphans:
+            orphans = [n for n, (_, _, sent_to) in self._waiting.items() if sent_to is conn]
+            waiters = [self._waiting.pop(n) for n in orphans]
+        for loop, queue, _ in waiters:
             loop.call_soon_threadsafe(queue.put_nowait, ("error", 0, GONE, "unreachable"))
 
     def wait_ready(self, timeout: float) -> bool:
@@ -91,11 +94,16 @@ class LLMProcess:
         self.start()
         return self._ready.wait(timeout)
 
-    def _send(self, message: tuple) -> None:
+    def _ask(self, number: int, queue: asyncio.Queue, message: tuple) -> None:
         with self._lock:
-            conn = self._ensure() if message[0] == "ask" else self._conn
-            if conn is not None:
-                conn.send(message)
+            conn = self._ensure()
+            self._waiting[number] = (asyncio.get_running_loop(), queue, conn)
+            conn.send(message)
+
+    def _cancel(self, number: int) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.send(("cancel", number))
 
     async def stream(
         self, config: LLMConfig, messages: list[dict], tools: list[dict], retrier: None = None
@@ -109,12 +117,10 @@ class LLMProcess:
                 yield item
             return
         number, queue = next(self._ids), asyncio.Queue()
-        with self._lock:
-            self._waiting[number] = (asyncio.get_running_loop(), queue)
         finished = False
         try:
             try:
-                self._send(("ask", number, REQUEST_ID.get(), config, messages, tools))
+                self._ask(number, queue, ("ask", number, REQUEST_ID.get(), config, messages, tools))
             except (OSError, ValueError) as exc:
                 raise LLMError(GONE, "unreachable") from exc
             while True:
@@ -133,7 +139,7 @@ class LLMProcess:
                 self._waiting.pop(number, None)
             if not finished:  # the user stopped the turn (or the reader went away): the child ends the request
                 try:
-                    self._send(("cancel", number))
+                    self._cancel(number)
                 except (OSError, ValueError):
                     pass
 
@@ -153,14 +159,15 @@ class LLMProcess:
                 process.terminate()
                 process.join(5)
         if conn is not None:
+            self._orphan(conn)  # (a request still waiting at shutdown ends in words too)
             conn.close()
 
 
 def _child(conn, log_setup) -> None:  # the child's whole life: requests in, messages out, until the pipe closes
     configure(*log_setup)
-    _litellm()  # imported before the first request is taken (seconds; meanwhile the server asks in its own)
-    conn.send(("ready", 0))
     try:
+        _litellm()  # imported before the first request is taken (seconds; meanwhile the server asks in its own)
+        conn.send(("ready", 0))
         asyncio.run(_serve(conn))
     except KeyboardInterrupt:  # the server's Ctrl-C reaches its children too
         pass
