@@ -74,8 +74,7 @@ class LLMProcess:
             with self._lock:
                 waiter = self._waiting.get(message[1])
             if waiter is not None:
-                loop, queue, _ = waiter
-                loop.call_soon_threadsafe(queue.put_nowait, message)
+                _hand(waiter, message)
         self._orphan(conn)
 
     def _orphan(self, conn) -> None:
@@ -86,8 +85,8 @@ class LLMProcess:
                 self._ready.clear()
             orphans = [n for n, (_, _, sent_to) in self._waiting.items() if sent_to is conn]
             waiters = [self._waiting.pop(n) for n in orphans]
-        for loop, queue, _ in waiters:
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", 0, GONE, "unreachable"))
+        for waiter in waiters:
+            _hand(waiter, ("error", 0, GONE, "unreachable"))
 
     def wait_ready(self, timeout: float) -> bool:
         """Whether a child takes requests within `timeout` seconds (starting one if there is none)."""
@@ -161,6 +160,14 @@ class LLMProcess:
         if conn is not None:
             self._orphan(conn)  # (a request still waiting at shutdown ends in words too)
             conn.close()
+
+
+def _hand(waiter: tuple, message: tuple) -> None:
+    loop, queue, _ = waiter
+    try:
+        loop.call_soon_threadsafe(queue.put_nowait, message)
+    except RuntimeError:  # its loop has closed (a request abandoned without being closed): nobody to tell
+        pass
 
 
 def _child(conn, log_setup) -> None:  # the child's whole life: requests in, messages out, until the pipe closes
