@@ -23,13 +23,18 @@ def today(now: datetime | None = None) -> str:
     return (now or datetime.now(timezone.utc)).strftime("%Y-%m-%d")
 
 
-def record_usage(
-    engine: Engine, username: str, model: str, mode: str, prompt_tokens: int, completion_tokens: int,
-    estimated: bool = False, cost_usd: float | None = None, now: datetime | None = None,
-) -> None:  # fmt: skip
+def usage_row(
+    username: str, model: str, mode: str, prompt_tokens: int, completion_tokens: int, estimated: bool = False,
+    cost_usd: float | None = None, now: datetime | None = None,
+) -> LLMUsage:  # fmt: skip
+    return LLMUsage(username=username, day=today(now), model=model, mode=mode, prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens, estimated=estimated, cost_usd=cost_usd)  # fmt: skip
+
+
+def record_usage(engine: Engine, *args, **kwargs) -> None:
+    """One row written now (`usage_row`'s arguments): for a day other than today; turns go through `UsageBook`."""
     with Session(engine) as session:
-        session.add(LLMUsage(username=username, day=today(now), model=model, mode=mode, prompt_tokens=prompt_tokens,
-                             completion_tokens=completion_tokens, estimated=estimated, cost_usd=cost_usd))  # fmt: skip
+        session.add(usage_row(*args, **kwargs))
         session.commit()
 
 
@@ -52,11 +57,10 @@ class UsageBook:
 
     def record(self, username: str, model: str, mode: str, prompt_tokens: int, completion_tokens: int,
                estimated: bool = False, cost_usd: float | None = None) -> None:  # fmt: skip
-        row = LLMUsage(username=username, day=today(), model=model, mode=mode, prompt_tokens=prompt_tokens,
-                       completion_tokens=completion_tokens, estimated=estimated, cost_usd=cost_usd)  # fmt: skip
+        row = usage_row(username, model, mode, prompt_tokens, completion_tokens, estimated, cost_usd)
         with self._lock:
-            key = (username, row.day)
-            self._pending[key] = self._pending.get(key, 0) + prompt_tokens + completion_tokens
+            key = (row.username, row.day)
+            self._pending[key] = self._pending.get(key, 0) + row.prompt_tokens + row.completion_tokens
             if self._thread is None:
                 self._thread = threading.Thread(target=self._write, name="scholarloom-usage", daemon=True)
                 self._thread.start()

@@ -22,8 +22,10 @@ import os
 import random
 import shutil
 import statistics
-import threading
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -187,13 +189,14 @@ async def run_level(
         if len(session.answers) < turns and not errors:
             errors.append(f"{user}: {len(session.answers)} answers for {turns} questions")
 
-    started, cpu_before = time.perf_counter(), cpu_seconds(server_pid)
+    started, watched, cpu_before = time.perf_counter(), time.monotonic(), cpu_seconds(server_pid)
     own_before = cpu_seconds(os.getpid(), leave_out=server_pid)
     watch = HealthWatch(base)  # /healthz every 0.1 s: how long any request waits for the server's event loop
     watch.start()
     await asyncio.gather(*(one(s) for s in sessions))
     watch.stop.set()
-    health = watch.summary(time.monotonic() - (time.perf_counter() - started), time.monotonic())
+    watch.join()
+    health = watch.summary(watched, time.monotonic())
     server_cpu = cpu_seconds(server_pid) - cpu_before
     own_cpu = cpu_seconds(os.getpid(), leave_out=server_pid) - own_before  # clients and stand-in: on the same 2 cores
     latencies.sort()
@@ -239,9 +242,6 @@ def stand_in(latency: float):
 
 def add_users(data: Path, users: list[str], tree: Path | None = None) -> None:
     """The load's users in a copied data directory, written by the served tree's own code (its accounts table)."""
-    import subprocess
-    import sys
-
     script = ("import sys\nfrom auth.accounts import add_user, clear_sign_in_failures, create_tables\n"
               "from scholarloom.settings import Settings\n"
               "engine = Settings(data_dir=sys.argv[1]).catalog().engine\ncreate_tables(engine)\n"

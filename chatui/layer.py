@@ -5,8 +5,8 @@ Chainlit swallows SQL errors into a log line; here every failed statement is cou
 (tests assert the count stays zero, `/healthz` shows it). Every statement runs with its commit in one of the
 layer's own threads, on a plain (synchronous) engine: Chainlit's async engine sent the statement and the commit as
 two trips through the event loop, and on SQLite the write lock was held between them for as long as the busy loop
-took to come back, while every other writer waited (100 chat sessions held chat turns up by seconds). Values Chainlit hands over as lists or dicts are
-stored as JSON text, thread ids must be UUIDs, a thread never changes owner, and feedback goes only on one's
+took to come back, while every other writer waited (100 chat sessions held chat turns up by seconds). Values
+Chainlit hands over as lists or dicts are stored as JSON text, thread ids must be UUIDs, a thread never changes owner, and feedback goes only on one's
 own answers. Import this module only once Chainlit's root is prepared: Chainlit reads its config on import.
 """
 
