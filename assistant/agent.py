@@ -8,15 +8,15 @@ import time
 from collections.abc import Callable
 
 from assistant.llm import Completion, LLMConfig, LLMError, Streamer, stream_completion
-from common.retry import Retrier
+from assistant.pipeline import answer_with_pipeline
 from assistant.prompts import system_prompt
 from assistant.retrieval_only import answer_without_llm
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
-from assistant.pipeline import answer_with_pipeline
 from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, tool_schema
 from assistant.turn import TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
+from common.retry import Retrier
 
 log = logging.getLogger(__name__)
 TOOL_OUTPUT_CHARS = 12_000  # what one tool result may add to the model's context

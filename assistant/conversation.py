@@ -153,7 +153,7 @@ def subject_card(library, kind: str, subject: str) -> Card | None:
     """The researcher or institution a chat was opened about (by our id, as their page's dock gives it), as a card;
     None for anything else, so an address cannot make the chat about what the catalog does not hold."""
     from pages.addresses import institution_path, researcher_path
-    from retrieval.records import whole_number
+    from retrieval.scholarly.records import whole_number
 
     number = whole_number(subject)
     if number is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from assistant.provider import litellm_module
 from common.retry import GaveUp
 
 
@@ -39,9 +40,7 @@ def missing_key(model: str, api_key: str | None) -> str | None:
     if api_key:
         return None
     try:
-        from assistant.llm import _litellm
-
-        found = _litellm().validate_environment(model=model)
+        found = litellm_module().validate_environment(model=model)
     except Exception:  # an unknown provider: nothing to say
         return None
     missing = [k for k in found.get("missing_keys") or [] if k.endswith("_KEY") and not os.environ.get(k)]

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import logging
-import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from assistant.failures import LLMError, describe
+from assistant.provider import litellm_module
 from common.retry import GaveUp, Retrier
 
 __all__ = ["LLMError", "LLMConfig", "Completion", "ToolCall", "Streamer", "stream_completion", "complete",
@@ -58,20 +57,6 @@ class Completion:
 Streamer = Callable[..., AsyncIterator[str | Completion]]
 
 
-def _litellm():
-    # Without this, importing litellm fetches a cost map from the internet.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.telemetry = False
-    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" printed to stdout on every provider error
-    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):  # its own stderr handlers: through the app's instead
-        logger = logging.getLogger(name)  # (the server's format, and `common.logs.Redact` hiding keys)
-        logger.handlers.clear()
-        logger.propagate = True
-    return litellm
-
-
 def _retryable(litellm) -> tuple[type[Exception], ...]:
     """Errors worth another try: the provider is busy, slow or briefly down."""
     return (
@@ -110,7 +95,7 @@ def _llm_error(exc: BaseException, config: LLMConfig) -> LLMError:
 
 
 async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict], retrier: Retrier):
-    litellm = _litellm()
+    litellm = litellm_module()
 
     async def attempt():
         return await litellm.acompletion(
@@ -180,7 +165,7 @@ def complete(
     config: LLMConfig, messages: list[dict], json_object: bool = False, retrier: Retrier | None = None
 ) -> str:
     """One whole (not streamed) answer, with the same bounded retries as the chat; for batch jobs."""
-    litellm = _litellm()
+    litellm = litellm_module()
     extra = {"response_format": {"type": "json_object"}} if json_object else {}
 
     def attempt() -> str:

@@ -20,7 +20,8 @@ import threading
 from collections.abc import AsyncIterator
 
 from assistant.failures import LLMError
-from assistant.llm import Completion, LLMConfig, _litellm, stream_completion
+from assistant.llm import Completion, LLMConfig, stream_completion
+from assistant.provider import litellm_module
 from common.logs import REQUEST_ID, configure
 
 log = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ def _hand(waiter: tuple, message: tuple) -> None:
 def _child(conn, log_setup) -> None:  # the child's whole life: requests in, messages out, until the pipe closes
     configure(*log_setup)
     try:
-        _litellm()  # imported before the first request is taken (seconds; meanwhile the server asks in its own)
+        litellm_module()  # imported before the first request is taken (seconds; meanwhile the server asks in its own)
         conn.send(("ready", 0))
         asyncio.run(_serve(conn))
     except KeyboardInterrupt:  # the server's Ctrl-C reaches its children too

@@ -23,7 +23,7 @@ from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
 from assistant.turn import TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 from common.retry import Retrier
-from retrieval.search import clean_query
+from retrieval.search.hybrid import clean_query
 
 MAX_QUERIES = 2
 _LABEL = re.compile(r"^\s*(?:(?:[-*•]|\d+[.)]|query\s*(?:\d+\s*)?:)\s*)+", re.I)  # "1. ", "- Query 2: "

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from assistant.failures import LLMError
 from assistant.llm import LLMConfig, complete, stream_completion
+from assistant.provider import litellm_module
 from common.retry import Retrier
 
 READY = "Reply with the single word: ready"
@@ -49,9 +50,7 @@ def _once() -> Retrier:
 
 def context_size(model: str) -> int | None:
     try:
-        from assistant.llm import _litellm
-
-        info = _litellm().get_model_info(model)
+        info = litellm_module().get_model_info(model)
     except Exception:  # a model litellm does not list (most local ones): unknown, not an error
         return None
     return info.get("max_input_tokens") or info.get("max_tokens")

@@ -13,9 +13,9 @@ from pages.addresses import institution_path, researcher_path
 from pages.base import md_escape
 from pages.compare import ComparePage
 from pages.people import ResearcherPage
-from retrieval.records import NEW_ID, OLD_ID
-from retrieval.search import clean_query
-from retrieval.upsert import normalise_name
+from retrieval.scholarly.records import NEW_ID, OLD_ID
+from retrieval.scholarly.upsert import normalise_name
+from retrieval.search.hybrid import clean_query
 
 NOTICE = (
     "_Retrieval-only mode: no language model is configured, so these are the papers and sentences that best "

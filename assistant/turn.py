@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from assistant.citations import link_citations, sources_footer
+from assistant.provider import litellm_module
 from assistant.tools import TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool
 
 log = logging.getLogger(__name__)
@@ -83,9 +84,7 @@ class _Unreported:
 def _price(model: str, prompt: int, written: int) -> float | None:
     """What litellm's price list says these tokens cost (None for a model it does not price: most local ones)."""
     try:
-        from assistant.llm import _litellm
-
-        prompt_cost, written_cost = _litellm().cost_per_token(model=model, prompt_tokens=prompt,
+        prompt_cost, written_cost = litellm_module().cost_per_token(model=model, prompt_tokens=prompt,
                                                               completion_tokens=written)  # fmt: skip
     except Exception:
         return None

@@ -22,8 +22,8 @@ class AccountError(ValueError):
 
 
 def create_tables(engine: Engine) -> None:
-    """The account tables: the database brought to the newest schema revision (`retrieval/schema.py`)."""
-    from retrieval.schema import migrate
+    """The account tables: the database brought to the newest schema revision (`retrieval/upkeep/schema.py`)."""
+    from retrieval.upkeep.schema import migrate
 
     migrate(engine)
 

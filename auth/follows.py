@@ -10,7 +10,7 @@ from sqlalchemy import UniqueConstraint
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, select
 
-from retrieval.schema import migrate
+from retrieval.upkeep.schema import migrate
 
 
 def _now() -> datetime:

@@ -29,8 +29,8 @@ from pathlib import Path
 import httpx
 
 from bench.load import HealthWatch
-from tests.ingest.hostile_pdfs import backtracking_references
-from tests.serve import free_port, wait_for_health
+from harness.hostile_pdfs import backtracking_references
+from harness.serve import free_port, wait_for_health
 
 REPO = Path(__file__).resolve().parent.parent
 PAPER = "2004.07180"  # SPECTER: in the demo, its own PDF is not

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.parsers.ror import parse_ror_lines  # noqa: E402
-from retrieval.affiliations import AffiliationResolver  # noqa: E402
-from retrieval.records import InstitutionRecord  # noqa: E402
+from retrieval.scholarly.affiliations import AffiliationResolver  # noqa: E402
+from retrieval.scholarly.records import InstitutionRecord  # noqa: E402
 
 TARGET_PRECISION = 0.97
 MARGIN = 0.01

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 
 from bench.load import cpu_seconds
-from tests.serve import free_port, wait_for_health
+from harness.serve import free_port, wait_for_health
 
 REPO = Path(__file__).resolve().parent.parent
 

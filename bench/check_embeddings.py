@@ -36,7 +36,7 @@ def texts() -> list[str]:
 
 def export(path: Path) -> None:
     sys.path.insert(0, str(REPO))
-    from retrieval.embeddings import Embedder
+    from retrieval.vectors.embeddings import Embedder
 
     with tempfile.TemporaryDirectory() as models:
         np.save(path, Embedder(Path(models)).dense(texts()))

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from retrieval import compare
-from retrieval.evaluation import judge_cells
+from retrieval.search import compare
+from retrieval.search.evaluation import judge_cells
 from scholarloom.settings import Settings
 
 JUDGED = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "compare_judged.jsonl"

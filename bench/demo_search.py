@@ -15,8 +15,8 @@ import time
 from datetime import date
 from pathlib import Path
 
-from retrieval.index import Filters
-from retrieval.search import split_sentences
+from retrieval.search.hybrid import split_sentences
+from retrieval.vectors.index import Filters
 from scholarloom.settings import Settings
 
 

@@ -25,10 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import text  # noqa: E402
 
-from ingest.indexing import Windowing, index_text, abstract_windows, index_papers  # noqa: E402
+from ingest.indexing import Windowing, abstract_windows, index_papers, index_text  # noqa: E402
 from ingest.report import Summary  # noqa: E402
-from retrieval.catalog import Catalog  # noqa: E402
-from retrieval.index import Index  # noqa: E402
+from retrieval.scholarly.catalog import Catalog  # noqa: E402
+from retrieval.vectors.index import Index  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 
 

@@ -4,7 +4,7 @@ loaded catalog needed), and whether the vectors differ from one text at a time.
     .venv/bin/python -m bench.encoder_batch [--models data/local/models] [--texts 300] [--threads 1]
 
 Prints, for each batch size, the CPU and wall milliseconds per text and the largest difference from batch size 1.
-`retrieval.embeddings.dense_batch` picks the sizes this measured cheapest (BENCHMARKS.md, "The encoder's batch size").
+`retrieval.vectors.embeddings.dense_batch` picks the sizes this measured cheapest (BENCHMARKS.md, "The encoder's batch size").
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,2,4,8,16,32")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from retrieval.embeddings import Embedder
+    from retrieval.vectors.embeddings import Embedder
 
     embedder = Embedder(args.models, args.threads or None)
     sample = texts(args.texts)

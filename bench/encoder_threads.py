@@ -21,7 +21,7 @@ SENTENCE = "Sentence number {} about neural retrieval of scientific papers and t
 def embed(models: Path, threads: int, texts: int) -> float:
     """One process's work: seconds to embed `texts` sentences (after loading the model and a warm-up batch)."""
     sys.path.insert(0, str(ROOT))
-    from retrieval.embeddings import Embedder
+    from retrieval.vectors.embeddings import Embedder
 
     embedder = Embedder(models, threads or None)
     sentences = [SENTENCE.format(i) * 3 for i in range(texts)]

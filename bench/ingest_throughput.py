@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.demo import DEMO_DIR, demo_sources  # noqa: E402
-from ingest.indexing import index_text, index_papers  # noqa: E402
+from ingest.indexing import index_papers, index_text  # noqa: E402
 from ingest.pipeline import finish_catalog, load_records  # noqa: E402
 from ingest.report import Summary  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402

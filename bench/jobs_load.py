@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 
 from auth.accounts import add_user, create_tables
+from harness.chat_client import PASSWORD, ChatClient
+from harness.serve import served
 from ingest.demo import DEMO_DIR, load_demo
-from retrieval.jobs import JobQueue
+from jobs.queue import JobQueue
 from scholarloom.settings import Settings
-from tests.chat_server import PASSWORD, ChatClient
-from tests.serve import served
 
 SCHOLARLOOM = str(Path(sys.executable).with_name("scholarloom"))
 QUESTIONS = ["graph neural networks for molecules", "How does SPECTER use the citation graph?",

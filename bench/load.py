@@ -35,8 +35,8 @@ import httpx
 import socketio
 
 from assistant.pipeline import REWRITE
-from tests.llm_server import ScriptedLLM, _probe_reply, text, tool_call
-from tests.serve import served, user_message
+from harness.llm_server import ScriptedLLM, _probe_reply, text, tool_call
+from harness.serve import served, user_message
 
 PASSWORD = "load test password"
 TOPICS = ["graph neural networks", "logging after training", "diphoton production", "point clouds", "transformers"]

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from sqlmodel import select
 
-from retrieval.models import Authorship, Researcher, normalise_name
-from retrieval.search import search
+from retrieval.scholarly.models import Authorship, Researcher, normalise_name
+from retrieval.search.hybrid import search
 from scholarloom.settings import Settings
 
 FORMS = (
@@ -61,12 +61,12 @@ def main() -> None:
     settings = Settings(data_dir=args.data_dir)
     library = settings.library()
     asked = questions(settings, args.people)
-    rows = {"people first (library.search)": [], "topic only (retrieval.search.search)": []}
+    rows = {"people first (library.search)": [], "topic only (retrieval.search.hybrid.search)": []}
     for question, own in asked:
         found = [h.paper.id for h in library.search(question, limit=10).hits]
         plain = [h.paper.id for h in search(library.catalog, library.index, library.embedder, question, limit=10).hits]
         rows["people first (library.search)"].append(recall_at_10(found, own))
-        rows["topic only (retrieval.search.search)"].append(recall_at_10(plain, own))
+        rows["topic only (retrieval.search.hybrid.search)"].append(recall_at_10(plain, own))
     print(f"{len(asked)} questions naming {len(asked)} researchers with 1-5 papers each\n")
     print("| search | recall@10 | questions with every paper in the first ten |")
     print("| --- | --- | --- |")

@@ -34,8 +34,8 @@ from retrieval_variants import (  # noqa: E402
     windows_of,
 )
 
-from retrieval.embeddings import Embedder  # noqa: E402
-from retrieval.evaluation import evaluate  # noqa: E402
+from retrieval.search.evaluation import evaluate  # noqa: E402
+from retrieval.vectors.embeddings import Embedder  # noqa: E402
 
 
 def _best_windows(dense_full: np.ndarray, scores: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +131,7 @@ def _wordpiece_bm25(embedder: Embedder, texts: list[str], query: str, bigrams: b
 
     from tokenizers import Tokenizer
 
-    from retrieval.embeddings import _STOPWORDS
+    from retrieval.vectors.embeddings import _STOPWORDS
 
     if bigrams not in _WORDPIECE:
         tokenizer = Tokenizer.from_file(str(embedder.models_dir / "all-MiniLM-L6-v2-onnx" / "tokenizer.json"))

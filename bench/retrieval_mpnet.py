@@ -93,10 +93,10 @@ def embed(args: argparse.Namespace) -> None:
 
 def score(args: argparse.Namespace) -> None:
     from bench.retrieval_variants import Bm25Scorer, _head, paper_scores, ranked, top, windows_of
-    from retrieval.embeddings import Embedder
-    from retrieval.fusion import by_max
     from ingest.beir import read_beir
-    from retrieval.evaluation import evaluate
+    from retrieval.search.evaluation import evaluate
+    from retrieval.vectors.embeddings import Embedder
+    from retrieval.vectors.fusion import by_max
 
     if args.models is None:
         sys.exit("--models: the product's models folder")
@@ -120,7 +120,7 @@ def score(args: argparse.Namespace) -> None:
                 if not w:
                     continue
                 for k, value in by_max(top(scores[qpos[q]], 100)).items():
-                    fused[k] += w * value  # each side over its best, as retrieval.fusion does for two
+                    fused[k] += w * value  # each side over its best, as retrieval.vectors.fusion does for two
             run[q] = ranked(fused, doc_ids)
         return evaluate(run, qrels[split]).ndcg10
 

@@ -33,8 +33,8 @@ from bench.retrieval_variants import (
     top,
     windows_of,
 )
-from retrieval.fusion import FusionParams, fuse
-from retrieval.evaluation import evaluate
+from retrieval.search.evaluation import evaluate
+from retrieval.vectors.fusion import FusionParams, fuse
 
 _PARENTHESIS = re.compile(r"\(([^()\s;,]{2,10})\)")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/]*[A-Za-z0-9]|[A-Za-z0-9]")

@@ -10,7 +10,7 @@ words present; each over the best candidate's, minus it and as a rank; plus the 
 the abstract's in windows. A LambdaMART forest (LightGBM) is fitted on these and cross-validated on train in
 two ways: folds of queries (the usual way), and folds that never split two queries judged on the same
 document. SciFact writes several claims from one abstract, so the first way lets the forest meet a held-out
-query's document in training. The fixed mix (retrieval.fusion: 0.7 dense + 0.3 BM25, each over its best)
+query's document in training. The fixed mix (retrieval.vectors.fusion: 0.7 dense + 0.3 BM25, each over its best)
 is scored on the same candidates. Only train is read.
 """
 
@@ -21,8 +21,8 @@ import random
 import numpy as np
 
 from bench.retrieval_variants import Bm25Scorer, _head, experiment_arguments, windows_of
-from retrieval.embeddings import Embedder
 from ingest.beir import read_beir
+from retrieval.vectors.embeddings import Embedder
 
 SETTINGS = [(3, 100, 200), (15, 50, 300), (63, 100, 500)]  # leaves, least rows per leaf, rounds
 DISCOUNT = 1 / np.log2(np.arange(2, 12))

@@ -6,7 +6,7 @@ The product's harness (`scholarloom bench retrieval`) indexes through the real p
 takes minutes per configuration. To compare many variants, this script embeds each text once with the
 product's own models (dense MiniLM, fastembed BM25 with our stop words, the product's sentence windows),
 caches the vectors, and scores in numpy the way the store does (exact cosine; BM25 with Qdrant's IDF,
-ln(1 + (N - n + 0.5) / (n + 0.5))), fusing with `retrieval.fusion`. Choices are made on train; test
+ln(1 + (N - n + 0.5) / (n + 0.5))), fusing with `retrieval.vectors.fusion`. Choices are made on train; test
 is printed beside for the record. The final configuration is then measured once through the harness.
 Embedding everything takes about 45 minutes here; the cache makes reruns take a minute.
 """
@@ -24,12 +24,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ingest.indexing import Windowing, abstract_windows  # noqa: E402
-from retrieval.embeddings import BM25_AVG_LEN, Embedder  # noqa: E402
-from retrieval.fusion import FusionParams, fuse  # noqa: E402
-from retrieval.models import Paper  # noqa: E402
 from ingest.beir import read_beir  # noqa: E402
-from retrieval.evaluation import evaluate  # noqa: E402
+from ingest.indexing import Windowing, abstract_windows  # noqa: E402
+from retrieval.scholarly.models import Paper  # noqa: E402
+from retrieval.search.evaluation import evaluate  # noqa: E402
+from retrieval.vectors.embeddings import BM25_AVG_LEN, Embedder  # noqa: E402
+from retrieval.vectors.fusion import FusionParams, fuse  # noqa: E402
 
 WINDOWS = [(80, False), (80, True), (128, True), (128, False), (256, True)]  # the product's choice first
 

@@ -31,11 +31,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from retrieval.embeddings import Embedded  # noqa: E402
-from retrieval.index import Filters, Index, IndexPoint  # noqa: E402
-from retrieval.passages import split_sentences  # noqa: E402
-from retrieval.store_client import ClientStore  # noqa: E402
-from retrieval.store_edge import EdgeStore  # noqa: E402
+from retrieval.vectors.edge import EdgeStore  # noqa: E402
+from retrieval.vectors.embeddings import Embedded  # noqa: E402
+from retrieval.vectors.index import Filters, Index, IndexPoint  # noqa: E402
+from retrieval.vectors.server import ClientStore  # noqa: E402
+from retrieval.vectors.windows import split_sentences  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 
 

@@ -19,7 +19,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     args = parser.parse_args()
     from auth.accounts import add_user, authenticate, create_tables
-    from retrieval.engine import make_engine
+    from retrieval.upkeep.database import make_engine
 
     with tempfile.TemporaryDirectory() as tmp:
         engine = make_engine(f"sqlite:///{Path(tmp) / 'users.db'}")

@@ -13,7 +13,7 @@ import chainlit as cl
 
 from assistant.safe_markdown import safe_markdown
 from pages.base import md_escape
-from retrieval.uploads import Upload, UploadLimits, UploadRefused, Uploads
+from retrieval.library.uploads import Upload, UploadLimits, UploadRefused, Uploads
 
 FOLLOW_SECONDS = 300  # after this the chat stops watching; the upload goes on being indexed
 

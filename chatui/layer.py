@@ -24,7 +24,7 @@ from auth.sessions import request_user
 from auth.threads import is_uuid, may_set_owner
 from chatui.files import LocalFiles
 from chatui.tables import async_url
-from retrieval.engine import make_engine
+from retrieval.upkeep.database import make_engine
 
 log = logging.getLogger(__name__)
 # The chat handler keeps the conversation under this one session key and rebuilds it from a thread's steps on

@@ -88,8 +88,8 @@ feedbacks = Table(
 
 
 def create_history_tables(engine: Engine) -> None:
-    """The chat-history tables: the database brought to the newest schema revision (`retrieval/schema.py`)."""
-    from retrieval.schema import migrate
+    """The chat-history tables: the database brought to the newest schema revision (`retrieval/upkeep/schema.py`)."""
+    from retrieval.upkeep.schema import migrate
 
     migrate(engine)
 
@@ -97,7 +97,7 @@ def create_history_tables(engine: Engine) -> None:
 def async_url(url: str) -> str:
     """The async driver's URL for the catalog's database (Chainlit's data layer is async): aiosqlite for SQLite;
     psycopg 3 serves both ways for PostgreSQL."""
-    from retrieval.engine import with_driver
+    from retrieval.upkeep.database import with_driver
 
     url = with_driver(url)
     return "sqlite+aiosqlite://" + url[len("sqlite://") :] if url.startswith("sqlite://") else url

@@ -18,8 +18,8 @@ from sqlmodel import select
 
 from ingest.pipeline import NullProgress
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog
-from retrieval.models import Paper
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Paper
 
 STAGE = "analyse"
 ATTEMPTS = 3

@@ -1,7 +1,7 @@
 """Retrieval quality on a BEIR data set (e.g. SciFact), through the product's own ingest, index and search code.
 
 The corpus is loaded as papers into a fresh catalog, embedded and indexed by `ingest.indexing.index_papers`
-exactly as arXiv papers are, and every query goes through `Index.papers` (`retrieval.evaluation`). The data set
+exactly as arXiv papers are, and every query goes through `Index.papers` (`retrieval.search.evaluation`). The data set
 is read from where the user keeps it (SciFact is licensed for non-commercial use and is not shipped).
 """
 
@@ -13,15 +13,14 @@ from collections import defaultdict
 from pathlib import Path
 
 from ingest.indexing import Windowing, index_papers
-
 from ingest.pipeline import NullProgress, load_records
 from ingest.report import Summary
-from retrieval.catalog import Catalog
-from retrieval.embeddings import Embedder
-from retrieval.evaluation import Scores, evaluate, run_queries
-from retrieval.fusion import FusionParams
-from retrieval.index import Index
-from retrieval.records import PaperRecord
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.records import PaperRecord
+from retrieval.search.evaluation import Scores, evaluate, run_queries
+from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.fusion import FusionParams
+from retrieval.vectors.index import Index
 
 
 def read_beir(folder: Path) -> tuple[list[dict], dict[str, str], dict[str, dict[str, dict[str, int]]]]:

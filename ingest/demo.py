@@ -8,18 +8,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ingest.indexing import index_papers
 from ingest.parsers.arxiv import parse_atom, parse_site_record, parse_snapshot_lines
-from ingest.parsers.pdf_metadata import parse_pdf_metadata_lines
 from ingest.parsers.openalex import parse_authors, parse_institutions, parse_works
+from ingest.parsers.pdf_metadata import parse_pdf_metadata_lines
 from ingest.parsers.ror import parse_ror_lines
 from ingest.pdfs import ingest_pdf_files, pdf_files
-from ingest.indexing import index_papers
 from ingest.pipeline import finish_catalog, load_records
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog
-from retrieval.embeddings import Embedder
-from retrieval.index import Index
-from retrieval.vector_book import BookedEmbedder, VectorBook, write_book
+from retrieval.scholarly.catalog import Catalog
+from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.index import Index
+from retrieval.vectors.vector_book import BookedEmbedder, VectorBook, write_book
 
 log = logging.getLogger(__name__)
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"

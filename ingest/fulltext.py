@@ -14,8 +14,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from retrieval.passages import sentence_windows, split_sentences
-from retrieval.records import ARXIV_ID
+from retrieval.scholarly.records import ARXIV_ID
+from retrieval.vectors.windows import sentence_windows, split_sentences
 
 PASSAGE_TOKENS = 200
 _NAMED = (

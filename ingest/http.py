@@ -30,7 +30,7 @@ import httpx
 
 from common.retry import GaveUp, Retrier
 from ingest.addresses import address_is_public, default_resolve, pinned_transport
-from retrieval.records import whole_number
+from retrieval.scholarly.records import whole_number
 
 log = logging.getLogger(__name__)
 

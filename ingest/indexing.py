@@ -12,11 +12,11 @@ from itertools import islice
 from ingest.fulltext import passages
 from ingest.pipeline import NullProgress
 from ingest.report import Summary
-from retrieval.catalog import Catalog
-from retrieval.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder, SparseVector
-from retrieval.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index, IndexPoint
-from retrieval.models import Paper
-from retrieval.passages import chunk_spans
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Paper
+from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder, SparseVector
+from retrieval.vectors.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index, IndexPoint
+from retrieval.vectors.windows import chunk_spans
 
 INDEX_BATCH = 64
 INDEX_FORMAT = 2  # bump when what goes into the index changes, so the next run re-embeds everything
@@ -53,7 +53,7 @@ def abstract_windows(
     paper: Paper, count_tokens, windowing: Windowing = Windowing()
 ) -> list[tuple[str, tuple[int, int]]]:
     """The title followed by each window of the abstract, with the window's slice of the abstract's
-    sentences (`retrieval.passages.split_sentences`); none when title and abstract fit one window."""
+    sentences (`retrieval.vectors.windows.split_sentences`); none when title and abstract fit one window."""
     text = index_text(paper)
     if not paper.abstract or count_tokens([text])[0] <= min(windowing.tokens, DENSE_MAX_TOKENS) - 2:
         return []

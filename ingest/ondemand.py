@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from ingest.harvest.openalex import OpenAlex, enrich_papers
 from ingest.http import FetchError, PoliteClient
+from ingest.indexing import index_papers
 from ingest.parsers.arxiv import atom_error, parse_atom
 from ingest.pdf_worker import PdfLimits
 from ingest.pdfs import ARXIV_PDF_BASE, download_pdfs
-from ingest.indexing import index_papers
 from ingest.pipeline import NullProgress, finish_catalog, load_records
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog
-from retrieval.embeddings import Embedder
-from retrieval.index import Index
-from retrieval.records import PaperRecord, is_arxiv_id
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.records import PaperRecord, is_arxiv_id
+from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.index import Index
 
 STAGE = "catalog:arxiv_ondemand"
 

@@ -15,16 +15,16 @@ from pathlib import Path
 from sqlmodel import select
 
 from ingest.http import FetchError, FetchRefused, PoliteClient
-from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.indexing import index_fulltext
+from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.pipeline import NullProgress
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog
-from retrieval.embeddings import Embedder
-from retrieval.index import Index
-from retrieval.models import Paper
-from retrieval.records import split_arxiv_version
-from retrieval.upsert import add_citation, edges_of, link_citations
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Paper
+from retrieval.scholarly.records import split_arxiv_version
+from retrieval.scholarly.upsert import add_citation, edges_of, link_citations
+from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.index import Index
 
 STAGE = "fulltext"
 

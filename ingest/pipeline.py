@@ -8,12 +8,12 @@ import logging
 import uuid
 
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog
-from retrieval.engine import hold_write_lock
-from retrieval.records import InstitutionRecord, PaperRecord, ResearcherRecord
-from retrieval.identity import refine_researchers, upsert_researcher
-from retrieval.models import LedgerEntry
-from retrieval.upsert import link_citations, upsert_institution, upsert_paper
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.identity import refine_researchers, upsert_researcher
+from retrieval.scholarly.models import LedgerEntry
+from retrieval.scholarly.records import InstitutionRecord, PaperRecord, ResearcherRecord
+from retrieval.scholarly.upsert import link_citations, upsert_institution, upsert_paper
+from retrieval.upkeep.database import hold_write_lock
 
 log = logging.getLogger(__name__)
 Record = PaperRecord | InstitutionRecord | ResearcherRecord

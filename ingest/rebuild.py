@@ -12,11 +12,11 @@ from ingest.indexing import INDEX_BATCH, index_papers
 from ingest.pipeline import NullProgress
 from ingest.report import Summary
 from ingest.uploads import upload_text
-from retrieval.catalog import Catalog
-from retrieval.embeddings import Embedder
-from retrieval.index import ABSTRACT_KINDS, ANYONE, PASSAGE_KINDS, Filters, Index
-from retrieval.store import StoredPoint
-from retrieval.uploads import PREFIX, Uploads
+from retrieval.library.uploads import PREFIX, Uploads
+from retrieval.scholarly.catalog import Catalog
+from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.index import ABSTRACT_KINDS, ANYONE, PASSAGE_KINDS, Filters, Index
+from retrieval.vectors.store import StoredPoint
 
 EVERY_KIND = ABSTRACT_KINDS + PASSAGE_KINDS
 

@@ -2,7 +2,7 @@
 
 The file was checked and stored by the request that received it (`pages.library`); the job parses it in the
 bounded PDF worker, reads its title, authors and abstract from the file (`ingest.pdf_meta`), cuts its pages into
-passages and indexes them with the owner's name in every point's payload (`retrieval.store` filters on it), and
+passages and indexes them with the owner's name in every point's payload (`retrieval.vectors.store` filters on it), and
 links it to the catalog's paper when the file prints an arXiv id or DOI the catalog holds.
 """
 
@@ -13,10 +13,10 @@ from dataclasses import replace
 from ingest.fulltext import passages
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog
-from retrieval.embeddings import Embedder
-from retrieval.index import Index, IndexPoint
-from retrieval.uploads import JOB_KIND, KINDS, Upload, Uploads
+from retrieval.library.uploads import JOB_KIND, KINDS, Upload, Uploads
+from retrieval.scholarly.catalog import Catalog
+from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.index import Index, IndexPoint
 
 KIND = JOB_KIND
 

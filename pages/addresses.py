@@ -6,8 +6,8 @@ import re
 import unicodedata
 from urllib.parse import quote
 
-from retrieval.models import Paper
-from retrieval.uploads import upload_number
+from retrieval.library.uploads import upload_number
+from retrieval.scholarly.models import Paper
 
 _ID_AT_START = re.compile(
     r"^(?P<id>\d{4}\.\d{4,5}|[a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7}|openalex:W\d+)(?P<version>v\d+)?(?P<rest>.*)$"

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
+from jobs.queue import Job, JobState
 from pages.base import PageMeta, md_escape
 from pages.http import PagesDeps, not_found, respond, same_origin
-from retrieval.jobs import Job, JobState
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class JobsPage:
 
     @classmethod
     def of(cls, jobs: list[Job], workers: list, llm: str = "") -> JobsPage:
-        """`workers`: the servers taking jobs (`retrieval.jobs.JobWorker`); `llm`: this server's model line, shown
+        """`workers`: the servers taking jobs (`jobs.queue.JobWorker`); `llm`: this server's model line, shown
         when no server has said what its model can do."""
         if not workers:
             worker = "No server is taking jobs right now."

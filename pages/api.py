@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from pages.addresses import institution_path, paper_path, researcher_path
 from pages.people import institution_page, researcher_page
-from retrieval.index import Filters
+from retrieval.vectors.index import Filters
 
 
 class PaperOut(BaseModel):

@@ -18,8 +18,8 @@ from fastapi.responses import PlainTextResponse, Response
 
 from pages.addresses import split_paper_address
 from pages.http import PagesDeps, page_headers
-from retrieval.library import Library
-from retrieval.models import Paper
+from retrieval.archive import Library
+from retrieval.scholarly.models import Paper
 
 BIBTEX = "application/x-bibtex; charset=utf-8"
 RIS = "application/x-research-info-systems; charset=utf-8"

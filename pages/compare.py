@@ -1,5 +1,5 @@
 """The comparison page: papers in rows, aspects in columns, each cell the paper's own sentence that answers the
-aspect (`retrieval.compare`), as HTML, markdown and CSV from one built page."""
+aspect (`retrieval.search.compare`), as HTML, markdown and CSV from one built page."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from fastapi.responses import PlainTextResponse, Response
 from pages.addresses import paper_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
 from pages.http import PagesDeps, page_headers, respond
-from retrieval.compare import MAX_ASPECTS, MAX_PAPERS, Comparison, clean_aspects
-from retrieval.library import Library
+from retrieval.archive import Library
+from retrieval.search.compare import MAX_ASPECTS, MAX_PAPERS, Comparison, clean_aspects
 
 CSV_TYPE = "text/csv; charset=utf-8"
 # A table costs a restricted search and sentence embeddings per cell: a signed-out reader's tables are smaller.

@@ -9,9 +9,9 @@ from xml.sax.saxutils import escape
 
 from pages.addresses import institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, TAGLINE
-from retrieval.library import Library
-from retrieval.models import Paper
-from retrieval.records import whole_number
+from retrieval.archive import Library
+from retrieval.scholarly.models import Paper
+from retrieval.scholarly.records import whole_number
 
 SITEMAP_LIMIT = 50_000  # URLs per sitemap file (the sitemaps.org limit)
 STATIC_PATHS = (

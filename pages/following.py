@@ -8,7 +8,7 @@ from urllib.parse import quote
 from pages.addresses import researcher_path
 from pages.base import PageMeta, md_escape
 from pages.people import Counted, PaperItem, paper_items, paper_lines
-from retrieval.library import Library
+from retrieval.archive import Library
 
 
 @dataclass(frozen=True)

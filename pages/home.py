@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from pages.addresses import institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs, byline, figure, md_escape
 from pages.people import Counted, PaperItem, paper_items, paper_lines
-from retrieval.library import Library
+from retrieval.archive import Library
 
 LATEST = 12
 SHOWN = 12  # categories, researchers and institutions on the home page

@@ -12,8 +12,8 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from pages.base import PageMeta, md_escape
 from pages.guards import RateLimiter
 from pages.render import PAGE_CSP, Renderer
-from retrieval.library import Library
-from retrieval.uploads import UploadLimits
+from retrieval.archive import Library
+from retrieval.library.uploads import UploadLimits
 
 MARKDOWN = "text/markdown; charset=utf-8"
 XML = "application/xml; charset=utf-8"
@@ -28,7 +28,7 @@ class PagesDeps:
     follows: Any = None  # auth.follows.Follows, when the app has users
     on_demand: bool = False  # signed-in users may fetch a paper that is not here from arXiv
     on_demand_daily: int = 20  # papers each user may ask for a day
-    jobs: Any = None  # retrieval.jobs.JobQueue, when the app runs jobs
+    jobs: Any = None  # jobs.queue.JobQueue, when the app runs jobs
     is_admin: Callable[[str], bool] = lambda _user: False
     end_sessions: Callable[[str], None] | None = None  # sign a user out everywhere (auth.accounts.end_sessions)
     llm_status: Callable[[], str] = lambda: "no language model: the chat answers in retrieval-only mode"
@@ -36,7 +36,7 @@ class PagesDeps:
     budget: str = "No daily token budget (SCHOLARLOOM_LLM_DAILY_TOKENS unset)."
     metrics: Callable[[], bytes] | None = None  # the server's counters in Prometheus's format (`/metrics`)
     metrics_token: str | None = None  # a scraper's bearer token for `/metrics` (SCHOLARLOOM_METRICS_TOKEN)
-    uploads: Any = None  # retrieval.uploads.Uploads, when users may add their own PDFs
+    uploads: Any = None  # retrieval.library.uploads.Uploads, when users may add their own PDFs
     upload_limits: UploadLimits = UploadLimits()
     sign: Callable[[str], str] | None = None  # a value's HMAC with the server's secret (`signer`): links for one user
     # Each user's writes to their library (uploads, imports, corrections, removals, papers asked for) a minute.

@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 import tempfile
 from datetime import datetime
-from typing import Annotated
 from pathlib import Path as FilePath
+from typing import Annotated
 
 from fastapi import APIRouter, Form, HTTPException, Path, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -23,9 +23,9 @@ from starlette.datastructures import UploadFile
 
 from pages.addresses import paper_path
 from pages.base import PageMeta
-from pages.library_pages import LibraryPage, UploadPage
 from pages.http import PagesDeps, not_found, page_headers, respond, same_origin
-from retrieval.uploads import MB, Upload, UploadRefused
+from pages.library_pages import LibraryPage, UploadPage
+from retrieval.library.uploads import MB, Upload, UploadRefused
 
 _FILE_FIELD = {"type": "object", "required": ["file"], "properties": {"file": {"type": "string", "format": "binary"}}}
 MULTIPART_FILE = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FILE_FIELD}}}}

@@ -1,7 +1,7 @@
 """Reading lists into a user's library: `POST /api/library/import` (a BibTeX, RIS or CSL-JSON export, or a list of
 arXiv ids and DOIs, as the multipart field `file`), `GET /api/library/papers`, `DELETE /api/library/papers/{id}`,
 and the same from `/me/library`'s forms. What each entry became is answered with its reason
-(`retrieval.reading_lists`)."""
+(`retrieval.library.reading_lists`)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,22 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from jobs.requests import ImportReport, import_entries
 from pages.base import PageMeta, md_escape
 from pages.http import PagesDeps, respond, same_origin
 from pages.library import (
-    MISSING, MULTIPART_FILE, SIGNED_IN, Refused, _capped, _cross_site, _private, library_owner, library_writer,
+    MISSING,
+    MULTIPART_FILE,
+    SIGNED_IN,
+    Refused,
+    _capped,
+    _cross_site,
+    _private,
+    library_owner,
+    library_writer,
     within_write_rate,
 )  # fmt: skip
-from retrieval.reading_lists import ImportReport, ReadingListBusy, import_entries, read_reading_list_bounded
+from retrieval.library.reading_lists import ReadingListBusy, read_reading_list_bounded
 
 MAX_LIST_BYTES = 2 * 1024 * 1024
 

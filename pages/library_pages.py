@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pages.base import PageMeta, md_escape
-from retrieval.uploads import MB, Upload
+from retrieval.library.uploads import MB, Upload
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from pages.addresses import institution_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
-from retrieval.library import Library
+from retrieval.archive import Library
 
 PER_PAGE = 50
 

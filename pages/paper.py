@@ -8,10 +8,10 @@ from urllib.parse import quote
 
 from pages.addresses import external, paper_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
-from retrieval.catalog import PaperView
-from retrieval.library import Library
-from retrieval.models import Paper
-from retrieval.store import IndexUnavailable
+from retrieval.archive import Library
+from retrieval.scholarly.catalog import PaperView
+from retrieval.scholarly.models import Paper
+from retrieval.vectors.store import IndexUnavailable
 
 MAX_REFERENCES_SHOWN = 50
 MAX_CITING_SHOWN = 20

@@ -7,8 +7,8 @@ from urllib.parse import quote
 
 from pages.addresses import external, institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
-from retrieval.library import Library
-from retrieval.paging import PER_PAGE
+from retrieval.archive import Library
+from retrieval.scholarly.paging import PER_PAGE
 
 MATCHING_NOTE = (
     "Papers are linked to researchers by OpenAlex, ORCID and Semantic Scholar ids first, then by name with "

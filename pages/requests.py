@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
+from jobs.queue import Job, JobState
+from jobs.requests import KIND, request_paper
 from pages.addresses import paper_path
 from pages.base import PageMeta, md_escape
 from pages.http import PagesDeps, not_found, page_headers, respond, same_origin
 from pages.library import within_write_rate
-from retrieval.jobs import Job, JobState
-from retrieval.requests import KIND, request_paper
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 from pages.addresses import paper_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
-from retrieval.search import SearchResult
+from retrieval.search.hybrid import SearchResult
 
 
 @dataclass(frozen=True)

@@ -3,31 +3,32 @@
 from __future__ import annotations
 
 import re
+
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
-from pages.addresses import paper_path, split_paper_address
 from pages.about import TEXT_PAGES
+from pages.addresses import paper_path, split_paper_address
+from pages.admin import admin_routes
 from pages.cite import FORMATS, citation, citations
 from pages.compare import compare_routes
 from pages.feeds import llms_txt, rss, rss_of, sitemap, sitemap_part
-from pages.home import home_page, papers_page
-from pages.lists import list_page
-from pages.paper import paper_page
 from pages.following import following_page
-from pages.people import MATCHING_NOTE, institution_page, researcher_page
-from pages.admin import admin_routes
-from pages.operations import operations_routes
+from pages.home import home_page, papers_page
+from pages.http import MARKDOWN, XML, PagesDeps, not_found, page_headers, respond, same_origin
 from pages.library import library_routes
 from pages.library_import import import_routes
+from pages.lists import list_page
+from pages.operations import operations_routes
+from pages.paper import paper_page
+from pages.people import MATCHING_NOTE, institution_page, researcher_page
 from pages.requests import request_routes
-from pages.http import MARKDOWN, XML, PagesDeps, not_found, page_headers, respond, same_origin
 from pages.search_page import build_search_page
-from retrieval.affiliations import MatchedBy
-from retrieval.index import Filters
-from retrieval.library import Library
-from retrieval.records import arxiv_id_of, whole_number
-from retrieval.search import SearchResult
+from retrieval.archive import Library
+from retrieval.scholarly.affiliations import MatchedBy
+from retrieval.scholarly.records import arxiv_id_of, whole_number
+from retrieval.search.hybrid import SearchResult
+from retrieval.vectors.index import Filters
 
 MAX_SEARCH_PAGES = 20
 

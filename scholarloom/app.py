@@ -16,14 +16,14 @@ from auth.follows import Follows
 from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
 from auth.sessions import signed_in_session
 from auth.usage import usage_by_user_and_day
-from common.logs import RequestIds
-from common.metrics import CountRequests
 from chatui.export import thread_markdown, thread_papers
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
 from chatui.origin import ChatContentPolicy, ClosedRoutes, SameOriginSignIn, UploadLimit
 from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
+from common.logs import RequestIds
+from common.metrics import CountRequests
 from pages.api import make_api
 from pages.cite import BIBTEX, bibtex, cited_papers
 from pages.guards import ExpensivePages, PrivatePages, PublicLimits

@@ -20,15 +20,15 @@ from auth.nonces import spend
 from auth.sessions import SESSION_VERSION, client_address
 from chatui.attachments import take_attachments
 from chatui.fetch import FETCH_ACTION, follow_request, offer_fetch
-from common.logs import REQUEST_ID, new_request_id
 from chatui.files import LocalFiles
 from chatui.intent import chat_intent
 from chatui.layer import HistoryLayer
 from chatui.sessions import still_signed_in
 from chatui.turn_ui import ChainlitTurnUI
+from common.logs import REQUEST_ID, new_request_id
+from jobs.requests import missing_papers, request_paper
 from pages.base import md_escape
-from retrieval.records import arxiv_ids_in
-from retrieval.requests import missing_papers, request_paper
+from retrieval.scholarly.records import arxiv_ids_in
 from scholarloom.runtime import Runtime
 
 SESSION_KEY = "conversation"  # the one key this chat keeps in Chainlit's user session (chatui.layer.SESSION_ONLY)

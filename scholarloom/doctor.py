@@ -78,7 +78,7 @@ def _writable(data_dir) -> Check:
 def database_checks(settings) -> list[Check]:
     from sqlalchemy import text
 
-    from retrieval.schema import revision
+    from retrieval.upkeep.schema import revision
 
     try:
         engine = settings.catalog().engine  # opening it brings it to the newest schema revision
@@ -98,8 +98,8 @@ def _where(settings) -> str:
 
 
 def index_checks(settings) -> list[Check]:
-    from retrieval.index import PASSAGE_KINDS, Filters, IndexUnavailable
-    from retrieval.jobs import JobQueue
+    from jobs.queue import JobQueue
+    from retrieval.vectors.index import PASSAGE_KINDS, Filters, IndexUnavailable
 
     try:
         index = settings.index()
@@ -117,7 +117,7 @@ def index_checks(settings) -> list[Check]:
 
 
 def model_checks(settings) -> list[Check]:
-    from retrieval.embeddings import prepare_models
+    from retrieval.vectors.embeddings import prepare_models
 
     try:
         dense_dir, bm25_dir = prepare_models(settings.models_dir)

@@ -16,7 +16,7 @@ from auth.models import Account
 from auth.throttle import Throttle
 from auth.usage import UsageBook, budget_notice
 from common.metrics import Metrics
-from retrieval.library import Library
+from retrieval.archive import Library
 from scholarloom.settings import Settings
 
 
@@ -42,8 +42,7 @@ class Runtime:
                                        lambda: [((k,), n) for k, n in self.library.index_points().items()])  # fmt: skip
         if self.agent.llm is not None:
             from assistant.probe import ProbeWatch
-
-            from retrieval.jobs import worker_name
+            from jobs.queue import worker_name
 
             # Every server's line is kept with its worker row, so any server's admin page shows them all.
             say = lambda line: self.jobs.say_model(worker_name(), os.getpid(), line)  # noqa: E731
@@ -79,12 +78,12 @@ class Runtime:
 
     @property
     def uploads(self):
-        """Users' own PDFs (`retrieval.uploads`), in the catalog's database and `<data dir>/uploads`."""
+        """Users' own PDFs (`retrieval.library.uploads`), in the catalog's database and `<data dir>/uploads`."""
         return self.settings.uploads()
 
     @property
     def upload_limits(self):
-        from retrieval.uploads import UploadLimits
+        from retrieval.library.uploads import UploadLimits
 
         s = self.settings
         return UploadLimits(s.upload_max_mb, s.upload_max_pages, s.upload_quota_mb)
@@ -92,7 +91,7 @@ class Runtime:
     @property
     def jobs(self):
         """The job queue in the catalog's database (papers on request, ingest runs, updates)."""
-        from retrieval.jobs import JobQueue
+        from jobs.queue import JobQueue
 
         return JobQueue(self.engine, self.settings.user_jobs)
 
@@ -104,9 +103,9 @@ class Runtime:
     def job_runner(self):
         """The worker that runs every job that writes (the one writer of the embedded index), with `job_context`;
         scheduled updates when SCHOLARLOOM_UPDATE_EVERY."""
-        from ingest.jobs import JobRunner, Schedule
-        from retrieval.jobs import JobQueue
-        from scholarloom.jobs import bound_kinds
+        from jobs.kinds import bound_kinds
+        from jobs.queue import JobQueue
+        from jobs.runner import JobRunner, Schedule
 
         every = self.settings.update_interval()
         schedule = Schedule("update", {}, every) if every else None
@@ -115,12 +114,11 @@ class Runtime:
 
     def job_context(self):
         """What this server's jobs run with: the index it answers from; an encoder of their own, in a process of its
-        own (`retrieval.embedder_process`: embedding holds the GIL the request threads need), behind a vector book
+        own (`retrieval.vectors.encoder_process`: embedding holds the GIL the request threads need), behind a vector book
         (SCHOLARLOOM_VECTOR_BOOK: the demo's); one polite HTTP client for all jobs (the pauses between requests hold
         across jobs)."""
         from ingest.demo import with_vector_book
-        from retrieval.embedder_process import EmbedderProcess
-        from scholarloom.jobs import JobContext
+        from retrieval.vectors.encoder_process import EmbedderProcess
 
         shared = self.settings.fetcher()
         encoder = EmbedderProcess(self.settings.models_dir, self.settings.embed_threads)
@@ -129,8 +127,8 @@ class Runtime:
             shared.close()
             encoder.close()
 
-        return JobContext(self.settings, self.library.index, with_vector_book(encoder, self.settings.vector_book),
-                          clients=lambda: nullcontext(shared), close=close)  # fmt: skip
+        return self.settings.job_context(self.library.index, with_vector_book(encoder, self.settings.vector_book),
+                                         clients=lambda: nullcontext(shared), close=close)  # fmt: skip
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
         account = sign_in(self.engine, self.throttle, username, password, address)

@@ -11,11 +11,12 @@ from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_valid
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:  # pragma: no cover
-    from retrieval.catalog import Catalog
-    from retrieval.embeddings import Embedder
-    from retrieval.index import Index
-    from retrieval.library import Library
-    from retrieval.uploads import Uploads
+    from jobs.context import Analyst, JobContext
+    from retrieval.archive import Library
+    from retrieval.library.uploads import Uploads
+    from retrieval.scholarly.catalog import Catalog
+    from retrieval.vectors.embeddings import Embedder
+    from retrieval.vectors.index import Index, IndexPlace
 
 from scholarloom.sections import AgentSettings, SourceSettings
 
@@ -137,14 +138,14 @@ class Settings(BaseSettings):
     @classmethod
     def _interval(cls, value: str | None) -> str | None:
         if value is not None and value.strip():
-            from ingest.jobs import interval
+            from jobs.runner import interval
 
             interval(value)  # refuses what it cannot read, at start-up
             return value.strip()
         return None
 
     def update_interval(self) -> timedelta | None:
-        from ingest.jobs import interval
+        from jobs.runner import interval
 
         return interval(self.update_every) if self.update_every else None
 
@@ -203,26 +204,28 @@ class Settings(BaseSettings):
         return self
 
     def catalog(self) -> "Catalog":
-        from retrieval.catalog import Catalog
+        from retrieval.scholarly.catalog import Catalog
 
         return self._once("catalog", lambda: Catalog(self.catalog_url))
 
     def embedder(self) -> "Embedder":
-        from retrieval.embeddings import Embedder
+        from retrieval.vectors.embeddings import Embedder
 
         return self._once("embedder", lambda: Embedder(self.models_dir, self.embed_threads))
 
-    def index(self) -> "Index":
-        from retrieval.index import Index
+    def index_place(self) -> "IndexPlace":
+        """Where the index lives: the embedded engine's folder, or the collection of a Qdrant server."""
+        from retrieval.vectors.index import IndexPlace
 
         api_key = self.qdrant_api_key.get_secret_value() if self.qdrant_api_key else None
-        return self._once(
-            "index", lambda: Index.open(self.collection, path=self.index_dir, url=self.qdrant_url, api_key=api_key)
-        )
+        return IndexPlace(self.collection, path=self.index_dir, url=self.qdrant_url, api_key=api_key)
+
+    def index(self) -> "Index":
+        return self._once("index", lambda: self.index_place().open())
 
     def uploads(self) -> "Uploads":
         """Users' own PDFs: rows in the catalog's database, files in `<data dir>/uploads`."""
-        from retrieval.uploads import Uploads
+        from retrieval.library.uploads import Uploads
 
         def build():
             folder = self.data_dir / "uploads"
@@ -233,7 +236,7 @@ class Settings(BaseSettings):
 
     def library(self) -> "Library":
         """The archive as one object (catalog, index, embedder): what tools, pages and benchmarks hold."""
-        from retrieval.library import Library
+        from retrieval.archive import Library
 
         return self._once("library", lambda: Library(self.catalog(), self.index(), self.embedder()))
 
@@ -276,6 +279,32 @@ class Settings(BaseSettings):
             timeout=self.agent.request_timeout,
             max_tokens=self.agent.max_tokens,
         )
+
+    def analyst(self, retrier=None) -> "Analyst | None":
+        """The analysis step's model (JSON answers, room for them), or None in retrieval-only mode (`retrier`: the
+        LLM client's own policy when None)."""
+        config = self.llm_config()
+        if config is None:
+            return None
+        from dataclasses import replace
+
+        from assistant.llm import LLMError, complete
+        from jobs.context import Analyst
+
+        config = replace(config, max_tokens=max(config.max_tokens, 600))
+        return Analyst(lambda messages: complete(config, messages, json_object=True, retrier=retrier), (LLMError,))
+
+    def job_context(self, index=None, embedder=None, clients=None, close=None) -> "JobContext":
+        """What a job runs with (`jobs.context`): by default this process's own index and encoder (a command);
+        `serve`'s worker gives its encoder process and its one polite client."""
+        from jobs.context import Backups, JobContext, Limits
+
+        limits = Limits(self.sources.pdf_max_bytes, self.upload_max_mb, self.upload_max_pages, self.index_batch)
+        return JobContext(
+            self.catalog(), index or self.index(), embedder or self.embedder(), self.uploads(), self.sources,
+            self.index_place(), limits, Backups(self.backup_folders(), self.without_secrets()), self.analyst(),
+            clients=clients, close=close or (lambda: None),
+        )  # fmt: skip
 
     def fetcher(self, transport=None):
         """The polite HTTP client of the harvesters: only arxiv.org and the configured API hosts."""

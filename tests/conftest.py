@@ -17,9 +17,9 @@ for name in list(os.environ):
     if name.startswith("SCHOLARLOOM_") or name.endswith("_API_KEY") or name == "DATABASE_URL":
         del os.environ[name]
 
-from retrieval.embeddings import DENSE_DIM, Embedder  # noqa: E402
+from retrieval.vectors.embeddings import DENSE_DIM, Embedder  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
-from tests.llm_server import ScriptedLLM  # noqa: E402
+from harness.llm_server import ScriptedLLM  # noqa: E402
 from tests.xdist_groups import put_in_group  # noqa: E402
 
 # The chat app on a real port, for every test that touches Chainlit: Chainlit reads its config on first import, so
@@ -101,7 +101,7 @@ def models_dir(tmp_path_factory) -> Path:
     and in the subprocesses tests start) through SCHOLARLOOM_SHARED_MODELS_DIR; and one ONNX thread per encoder:
     the workers, the servers tests start and their job encoders share two cores (onnxruntime's default, a thread
     per core in each, makes them contend)."""
-    from retrieval.embeddings import prepare_models
+    from retrieval.vectors.embeddings import prepare_models
 
     folder = tmp_path_factory.mktemp("models")
     prepare_models(folder)
@@ -215,7 +215,7 @@ def first_pages(source: Path, count: int, folder: Path) -> Path:
 def _fulltext_paper(arxiv_id, title, names):
     from datetime import datetime, timezone
 
-    from retrieval.records import AuthorRecord, PaperRecord
+    from retrieval.scholarly.records import AuthorRecord, PaperRecord
 
     return PaperRecord(
         id=arxiv_id,
@@ -234,8 +234,8 @@ def fulltext(tmp_path_factory, embedder):
     """A fresh instance holding the two papers' metadata and, from their PDFs, their full text."""
     import shutil
 
-    from ingest.pdfs import ingest_pdf_files
     from ingest.indexing import index_papers
+    from ingest.pdfs import ingest_pdf_files
     from ingest.pipeline import load_records
     from ingest.report import Summary
 

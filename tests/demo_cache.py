@@ -149,7 +149,7 @@ def _build_and_keep() -> None:
     """`python -m tests.demo_cache`: make the kept build (a no-op when another process already has)."""
     import socket
 
-    from retrieval.embeddings import Embedder, prepare_models
+    from retrieval.vectors.embeddings import Embedder, prepare_models
     from tests.conftest import _loopback_only
 
     socket.socket.connect = _loopback_only  # as offline as the tests

@@ -12,16 +12,16 @@ import pytest
 from auth.accounts import add_user, create_tables, oauth_account, sign_in
 from auth.follows import Follows
 from auth.throttle import Throttle
+from chatui.files import LocalFiles
+from chatui.tables import create_history_tables
 from ingest.demo import demo_sources
 from ingest.pipeline import finish_catalog, load_records
 from ingest.report import Summary
-from retrieval.library import Library
-from retrieval.catalog import Catalog
-from retrieval.models import Citation, Paper, Researcher
-from retrieval.institutions import find_institution
-from retrieval.researchers import find_researchers, researcher_profile
-from chatui.files import LocalFiles
-from chatui.tables import create_history_tables
+from retrieval.archive import Library
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.institutions import find_institution
+from retrieval.scholarly.models import Citation, Paper, Researcher
+from retrieval.scholarly.researchers import find_researchers, researcher_profile
 from tests.postgres import PostgresServer, require_postgres
 
 require_postgres()
@@ -122,7 +122,7 @@ def test_a_rerun_on_postgresql_changes_nothing(pg_catalog):
 
 
 def test_users_and_follows_on_postgresql(postgres):
-    from retrieval.engine import make_engine
+    from retrieval.upkeep.database import make_engine
 
     engine = make_engine(postgres.new_database())
     create_tables(engine)
@@ -142,9 +142,9 @@ def test_users_and_follows_on_postgresql(postgres):
 def test_a_users_shares_hold_when_raced_on_postgresql(postgres, tmp_path):
     """The storage quota and the daily share, raced by twenty and thirty requests at once: an advisory lock per user
     does on PostgreSQL what SQLite's write lock does."""
-    from retrieval.jobs import JobQueue
-    from retrieval.uploads import Uploads
-    from tests.retrieval.test_jobs import daily_share_holds_when_raced
+    from jobs.queue import JobQueue
+    from retrieval.library.uploads import Uploads
+    from tests.jobs.test_queue import daily_share_holds_when_raced
     from tests.retrieval.test_uploads import quota_holds_when_raced
 
     catalog = Catalog(postgres.new_database())
@@ -161,7 +161,7 @@ async def test_chat_history_on_postgresql(server, postgres, tmp_path):
     from chainlit.user import User
 
     from chatui.layer import HistoryLayer
-    from retrieval.engine import make_engine
+    from retrieval.upkeep.database import make_engine
 
     url = postgres.new_database()
     engine = make_engine(url)
@@ -211,7 +211,7 @@ async def test_the_database_going_away_mid_conversation(postgres, pg_catalog, de
     from assistant.retrieval_only import SEARCH_UNAVAILABLE
     from assistant.tools import ToolDeps
     from tests.assistant.test_agent import RecordingUI
-    from tests.llm_server import text, tool_call
+    from harness.llm_server import text, tool_call
 
     catalog, _ = pg_catalog
     deps = ToolDeps(Library(catalog, demo.index(), demo.embedder()))
@@ -245,11 +245,11 @@ def test_the_last_releases_schema_on_postgresql_is_adopted_with_every_row(postgr
 
     import sqlalchemy as sa
 
-    from retrieval.engine import make_engine
-    from retrieval.schema import differences, migrate, revision
+    from retrieval.upkeep.database import make_engine
+    from retrieval.upkeep.schema import differences, migrate, revision
     from tests.retrieval.test_schema import MODELS, release_database
 
-    baseline = importlib.import_module("retrieval.migrations.versions.0001_baseline")
+    baseline = importlib.import_module("retrieval.upkeep.migrations.versions.0001_baseline")
     engine = make_engine(postgres.new_database())
     baseline.META.create_all(engine)
     source = make_engine(f"sqlite:///{release_database(tmp_path / 'release.db')}")
@@ -275,8 +275,8 @@ def test_the_last_releases_schema_on_postgresql_is_adopted_with_every_row(postgr
 
 
 def test_servers_starting_together_on_postgresql_migrate_once(postgres):
-    from retrieval.engine import make_engine
-    from retrieval.schema import differences
+    from retrieval.upkeep.database import make_engine
+    from retrieval.upkeep.schema import differences
     from tests.retrieval.test_schema import MODELS, migrate_together
 
     url = postgres.new_database()
@@ -295,10 +295,10 @@ def test_a_database_too_old_to_adopt_on_postgresql_is_refused_with_the_reason(po
 
     import sqlalchemy as sa
 
-    from retrieval.engine import make_engine
-    from retrieval.schema import ADVISORY_KEY, migrate, revision
+    from retrieval.upkeep.database import make_engine
+    from retrieval.upkeep.schema import ADVISORY_KEY, migrate, revision
 
-    baseline = importlib.import_module("retrieval.migrations.versions.0001_baseline")
+    baseline = importlib.import_module("retrieval.upkeep.migrations.versions.0001_baseline")
     url = postgres.new_database()
     engine = make_engine(url)
     baseline.META.create_all(engine)

@@ -37,7 +37,7 @@ FUNCTIONS = {"compile", "sub", "subn", "search", "match", "fullmatch", "findall"
 FLAGS = {"I": re.I, "IGNORECASE": re.I, "S": re.S, "DOTALL": re.S, "M": re.M, "MULTILINE": re.M, "X": re.X}
 # Patterns made from what a caller passes, each with a builder the test calls on adversarial input.
 BUILT = {
-    "retrieval/compare.py": lambda: __import__("retrieval.compare", fromlist=["aspect_cues"]).aspect_cues(
+    "retrieval/search/compare.py": lambda: __import__("retrieval.search.compare", fromlist=["aspect_cues"]).aspect_cues(
         " ".join(["methods", "dataset", "results"] * 20)
     ),
 }
@@ -226,7 +226,7 @@ def test_the_measure_sees_a_quadratic_pattern():
     unbounded = re.compile(r"(\d{4}\.\d{4,5}|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7})", re.I)
     small = scan_seconds(unbounded, "a" * 1000)
     assert scan_seconds(unbounded, "a" * 8000, 0.5) > 24 * small
-    from retrieval.records import _MENTION
+    from retrieval.scholarly.records import _MENTION
 
     small = scan_seconds(_MENTION, "a" * 1000)
     assert scan_seconds(_MENTION, "a" * 8000, 0.5) < 24 * max(small, 5e-6)

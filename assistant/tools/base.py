@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pydantic import Field, ValidationError, create_model
 
 from pages.addresses import paper_path
-from retrieval.library import Library
-from retrieval.models import Paper
+from retrieval.archive import Library
+from retrieval.scholarly.models import Paper
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ def call_tool(fn: Tool, deps: ToolDeps, arguments: dict | None) -> ToolResult:
 def _what_failed(exc: BaseException) -> str:
     from sqlalchemy.exc import DBAPIError, OperationalError
 
-    from retrieval.store import IndexUnavailable
+    from retrieval.vectors.store import IndexUnavailable
 
     if isinstance(exc, IndexUnavailable):
         return "the search index did not answer"

@@ -1,12 +1,12 @@
-"""The comparison tool: a table of papers by aspects, each cell the paper's own best sentence (`retrieval.compare`),
-the same table the /compare page shows."""
+"""The comparison tool: a table of papers by aspects, each cell the paper's own best sentence
+(`retrieval.search.compare`), the same table the /compare page shows."""
 
 from __future__ import annotations
 
 from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
 from pages.base import md_escape
 from pages.compare import build_compare_page
-from retrieval.compare import MAX_ASPECTS, MAX_PAPERS
+from retrieval.search.compare import MAX_ASPECTS, MAX_PAPERS
 
 
 def compare_papers(deps: ToolDeps, paper_ids: list[str], aspects: list[str] | None = None) -> ToolResult:

@@ -8,9 +8,9 @@ from datetime import date
 from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
 from pages.base import byline, md_escape
 from pages.paper import paper_page
-from retrieval.index import Filters
-from retrieval.models import Paper
-from retrieval.uploads import upload_number
+from retrieval.library.uploads import upload_number
+from retrieval.scholarly.models import Paper
+from retrieval.vectors.index import Filters
 
 
 def _byline(names: list[str], year: int | None) -> str:

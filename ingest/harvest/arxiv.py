@@ -12,7 +12,7 @@ from ingest.parsers.arxiv import atom_error, atom_total, parse_atom
 from ingest.parsers.arxiv_oai import parse_oai
 from ingest.pipeline import NullProgress, load_records
 from ingest.report import Summary
-from retrieval.catalog import Catalog
+from retrieval.scholarly.catalog import Catalog
 
 log = logging.getLogger(__name__)
 API_STAGE = "arxiv_api"

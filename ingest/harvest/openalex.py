@@ -12,13 +12,13 @@ from collections.abc import Collection, Iterator
 from sqlmodel import select
 
 from ingest.http import PoliteClient
-from ingest.parsers.openalex import arxiv_id_of, bare_doi, parse_authors, parse_institutions, parse_works, short_id
 from ingest.indexing import batches
+from ingest.parsers.openalex import arxiv_id_of, bare_doi, parse_authors, parse_institutions, parse_works, short_id
 from ingest.pipeline import NullProgress, load_records
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog
-from retrieval.models import Citation, Institution, Paper, Researcher
-from retrieval.records import PaperRecord
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Citation, Institution, Paper, Researcher
+from retrieval.scholarly.records import PaperRecord
 
 STAGE = "enrich:openalex"
 ABSENT = "absent"

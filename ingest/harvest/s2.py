@@ -13,14 +13,14 @@ from urllib.parse import quote
 from sqlmodel import select
 
 from ingest.http import FetchError, PoliteClient
-from ingest.parsers.common import attempt
 from ingest.indexing import batches
+from ingest.parsers.common import attempt
 from ingest.pipeline import NullProgress, load_records, owe_finish
 from ingest.report import Failure, Summary
-from retrieval.catalog import Catalog
-from retrieval.models import Paper
-from retrieval.records import AuthorRecord, PaperRecord, ReferenceRecord, split_arxiv_version
-from retrieval.upsert import add_citation
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Paper
+from retrieval.scholarly.records import AuthorRecord, PaperRecord, ReferenceRecord, split_arxiv_version
+from retrieval.scholarly.upsert import add_citation
 
 STAGE = "enrich:s2"
 SOURCE = "s2"

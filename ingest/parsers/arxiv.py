@@ -10,7 +10,7 @@ from email.utils import parsedate_to_datetime
 
 from ingest.parsers.common import attempt, parse_json_lines, text_or_none
 from ingest.report import Failure
-from retrieval.records import AuthorRecord, PaperRecord, split_arxiv_version, whole_number
+from retrieval.scholarly.records import AuthorRecord, PaperRecord, split_arxiv_version, whole_number
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from ingest.parsers.arxiv import abs_url, latex_to_text, names_from_string, pdf_url, version_dates
 from ingest.parsers.common import attempt, text_or_none
-from retrieval.records import AuthorRecord, PaperRecord, whole_number
+from retrieval.scholarly.records import AuthorRecord, PaperRecord, whole_number
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 OAI_ARXIV = "{http://arxiv.org/OAI/arXiv/}"

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from ingest.parsers.common import attempt, text_or_none
 from ingest.report import Failure
-from retrieval.records import (
+from retrieval.scholarly.records import (
     AffiliationRecord,
     AuthorRecord,
     InstitutionRecord,

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 from ingest.parsers.common import parse_json_lines, text_or_none
 from ingest.report import Failure
-from retrieval.records import AuthorRecord, PaperRecord, split_arxiv_version
+from retrieval.scholarly.records import AuthorRecord, PaperRecord, split_arxiv_version
 
 
 def pdf_metadata_record(raw: dict, source: str) -> PaperRecord:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ingest.parsers.common import parse_json_lines
 from ingest.parsers.openalex import short_id
 from ingest.report import Failure
-from retrieval.records import InstitutionRecord
+from retrieval.scholarly.records import InstitutionRecord
 
 SOURCE = "ror"
 

@@ -174,7 +174,7 @@ def users_unblock(
 @models_app.command("prepare")
 def models_prepare() -> None:
     """Build the ONNX embedding model from the installed weights package (no network)."""
-    from retrieval.embeddings import prepare_models
+    from retrieval.vectors.embeddings import prepare_models
 
     dense, sparse = prepare_models(load_settings().models_dir)
     typer.echo(f"dense model: {dense}\nBM25: {sparse}")
@@ -195,7 +195,7 @@ def bench_retrieval(
     """nDCG@10, Recall@100 and MRR@10 for BM25, dense and hybrid search on a BEIR data set (e.g. SciFact)."""
     from ingest.beir import retrieval_benchmark
     from ingest.indexing import Windowing
-    from retrieval.fusion import FusionParams
+    from retrieval.vectors.fusion import FusionParams
 
     settings = load_settings()
     if not (beir_dir / "corpus.jsonl").is_file():

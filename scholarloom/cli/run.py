@@ -29,9 +29,10 @@ def _finish(settings, info, summary, note: str | None, error: str | None) -> Non
 def execute(kind: str, arguments: dict, detach: bool = False) -> None:
     """Run one kind of job here, or hand it to the server that holds the index."""
     from ingest.report import Summary
-    from retrieval.index import IndexUnavailable
-    from retrieval.jobs import JobQueue
-    from scholarloom.jobs import KINDS, JobContext, JobIncomplete
+    from jobs.context import JobIncomplete
+    from jobs.kinds import KINDS
+    from jobs.queue import JobQueue
+    from retrieval.vectors.index import IndexUnavailable
 
     info = KINDS[kind]
     with closing(load_settings()) as settings:
@@ -46,7 +47,7 @@ def execute(kind: str, arguments: dict, detach: bool = False) -> None:
         summary, note, error = Summary(), None, None
         with progress() as bars:
             try:
-                note = info.run(JobContext(settings, index, settings.embedder()), arguments, summary, bars)
+                note = info.run(settings.job_context(index), arguments, summary, bars)
             except JobIncomplete as exc:
                 error = str(exc)
         _finish(settings, info, summary, note, error)
@@ -54,8 +55,8 @@ def execute(kind: str, arguments: dict, detach: bool = False) -> None:
 
 def _hand_off(settings, queue, kind: str, arguments: dict, detach: bool) -> None:
     from ingest.report import Failure, Summary
-    from retrieval.jobs import JobState
-    from scholarloom.jobs import KINDS
+    from jobs.kinds import KINDS
+    from jobs.queue import JobState
 
     job, _ = queue.submit(kind, arguments, asked_by="cli")
     typer.echo(f"scholarloom serve holds the index: this runs there as job {job.id}.")
@@ -76,7 +77,7 @@ def _hand_off(settings, queue, kind: str, arguments: dict, detach: bool) -> None
 
 def follow(queue, job_id: int, poll: float = 0.5):
     """Mirror the job's progress into progress bars until it ends; returns the ended job."""
-    from retrieval.jobs import JobState
+    from jobs.queue import JobState
 
     shown: dict[int, int] = {}
     with progress() as bars:
@@ -92,7 +93,7 @@ def follow(queue, job_id: int, poll: float = 0.5):
 
 
 def _queue(settings):
-    from retrieval.jobs import JobQueue
+    from jobs.queue import JobQueue
 
     return JobQueue(settings.catalog().engine)
 
@@ -118,7 +119,7 @@ def jobs_list(limit: int = typer.Option(20, min=1, max=500, help="How many of th
 @jobs_app.command("show")
 def jobs_show(job_id: int) -> None:
     """One job, followed until it ends when it is still running."""
-    from retrieval.jobs import JobState
+    from jobs.queue import JobState
 
     with closing(load_settings()) as settings:
         queue = _queue(settings)

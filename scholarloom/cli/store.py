@@ -1,5 +1,5 @@
-"""`scholarloom db upgrade`, `db current` and `db revision` (the schema's revisions, `retrieval/schema.py`), and
-`backup`, `restore` (`retrieval/backup.py`) and `index rebuild` (`ingest/rebuild.py`)."""
+"""`scholarloom db upgrade`, `db current` and `db revision` (the schema's revisions, `retrieval/upkeep/schema.py`), and
+`backup`, `restore` (`retrieval/upkeep/backup.py`) and `index rebuild` (`ingest/rebuild.py`)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def model_metadata() -> list:
 
     for package in (retrieval, auth):
         for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-            if not module.name.startswith("retrieval.migrations"):  # Alembic's scripts run only inside Alembic
+            if not module.name.startswith("retrieval.upkeep.migrations"):  # Alembic's scripts run only inside Alembic
                 importlib.import_module(module.name)
     return [SQLModel.metadata, chat_metadata]
 
@@ -36,7 +36,7 @@ def model_metadata() -> list:
 @contextmanager
 def _database():
     """The settings' database alone (no index, no models), disposed of afterwards."""
-    from retrieval.engine import make_engine
+    from retrieval.upkeep.database import make_engine
 
     settings = load_settings()
     if settings.catalog_url.startswith("sqlite:///"):
@@ -51,7 +51,7 @@ def _database():
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Bring the database to the newest revision (`serve` also does it at start; two processes never at once)."""
-    from retrieval.schema import migrate
+    from retrieval.upkeep.schema import migrate
 
     with _database() as engine:
         before = migrate(engine)
@@ -64,7 +64,7 @@ def db_upgrade() -> None:
 @db_app.command("current")
 def db_current() -> None:
     """Print the database's revision and the newest one this version knows."""
-    from retrieval.schema import revision
+    from retrieval.upkeep.schema import revision
 
     with _database() as engine:
         where = revision(engine)
@@ -76,7 +76,7 @@ def db_current() -> None:
 def db_revision(message: str = typer.Argument(..., help="What the revision changes, in a few words.")) -> None:
     """For developers: write a new revision from what the models say and the database at the newest revision
     lacks (Alembic's autogenerate); read and adjust it, then commit it with the model change."""
-    from retrieval.schema import new_revision
+    from retrieval.upkeep.schema import new_revision
 
     with _database() as engine:
         path = new_revision(engine, model_metadata(), message)
@@ -100,7 +100,8 @@ def backup(
 def restore(source: Path = typer.Argument(..., exists=True, dir_okay=False, help="An archive `backup` wrote.")) -> None:
     """Restore an archive into an empty data directory (SCHOLARLOOM_DATA_DIR): every member is checked against
     the manifest first; then the database, the files and the index points, and the counts compared."""
-    from retrieval.backup import BackupError, Targets, restore as restore_archive, table_counts
+    from retrieval.upkeep.backup import BackupError, Targets, table_counts
+    from retrieval.upkeep.backup import restore as restore_archive
 
     with closing(load_settings()) as settings:
         data_dir = settings.data_dir

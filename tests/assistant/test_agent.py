@@ -6,7 +6,7 @@ from assistant.agent import Agent
 from assistant.llm import LLMConfig, llm_retrier
 from assistant.retrieval_only import NOTICE
 from assistant.tools import SourceBook, ToolDeps
-from tests.llm_server import text, tool_call
+from harness.llm_server import text, tool_call
 
 CANONICAL = "/papers/2006.07357-hindsight-logging-for-model-training"
 
@@ -181,7 +181,7 @@ async def test_provider_error_after_retries_gives_a_clear_message(demo, scripted
 
 async def test_rate_limited_provider_is_retried_after_its_retry_after(demo, scripted):
     """429 with Retry-After: 1 -> the next try comes no sooner than a second later and the answer arrives."""
-    from tests.llm_server import failure
+    from harness.llm_server import failure
 
     scripted.enqueue(failure(429, retry_after="1"), failure(503), text("Here it is."))
     ui = RecordingUI()
@@ -194,7 +194,7 @@ async def test_rate_limited_provider_is_retried_after_its_retry_after(demo, scri
 
 
 async def test_a_provider_asking_for_a_long_pause_gets_a_clear_message_at_once(demo, scripted):
-    from tests.llm_server import failure
+    from harness.llm_server import failure
 
     scripted.enqueue(failure(429, retry_after="3600"))
     ui = RecordingUI()

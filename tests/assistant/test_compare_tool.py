@@ -10,7 +10,7 @@ from assistant.tools import ToolDeps, call_tool
 from assistant.tools.compare import compare_papers
 from pages.compare import ComparePage
 from tests.assistant.test_agent import RecordingUI, agent_for
-from tests.llm_server import text, tool_call
+from harness.llm_server import text, tool_call
 
 PAPERS = ["2004.07180", "1802.05365", "2005.02877"]
 

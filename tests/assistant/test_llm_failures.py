@@ -11,7 +11,7 @@ from assistant.llm import LLMConfig, llm_retrier
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
 from tests.assistant.test_agent import Pauses, RecordingUI, agent_for
-from tests.llm_server import failure, text, tool_call
+from harness.llm_server import failure, text, tool_call
 
 QUESTION = "replay log statements from checkpoints after training"
 

@@ -12,7 +12,7 @@ from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
 from assistant.llm_process import GONE, LLMProcess
 from assistant.tools import ToolDeps
 from tests.assistant.test_agent import RecordingUI
-from tests.llm_server import failure, text, tool_call
+from harness.llm_server import failure, text, tool_call
 
 HELLO = [{"role": "user", "content": "hello"}]
 

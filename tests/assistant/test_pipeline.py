@@ -10,7 +10,7 @@ from assistant.probe import probe
 from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import ToolDeps
 from tests.assistant.test_agent import Pauses, RecordingUI, agent_for
-from tests.llm_server import _chunks, raw_tool_call, text
+from harness.llm_server import _chunks, raw_tool_call, text
 
 QUESTION = "How can I add log statements after a model has finished training?"
 ANSWER = "Flor records checkpoints during training and replays them to run log statements added later [1]."

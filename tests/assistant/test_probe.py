@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from assistant.llm import LLMConfig
 from assistant.probe import ProbeWatch
-from tests.llm_server import failure, text, tool_call
+from harness.llm_server import failure, text, tool_call
 
 
 def test_a_failing_model_is_asked_again_with_back_off_until_it_answers(scripted):

@@ -6,7 +6,7 @@ import pytest
 
 from assistant.tools import TOOLS, SourceBook, ToolDeps, call_tool, get_paper, search_papers, tool_schema
 from assistant.tools.base import unavailable
-from retrieval.library import Library
+from retrieval.archive import Library
 from tests.conftest import FIXTURES
 
 
@@ -74,8 +74,8 @@ async def test_the_index_going_away_mid_conversation_and_coming_back(demo, tmp_p
     the chat says "Search is unavailable right now"; when it answers again, so does the chat, with no restart."""
     from assistant.agent import Agent
     from assistant.retrieval_only import SEARCH_UNAVAILABLE
-    from retrieval.index import Index
-    from retrieval.store import IndexUnavailable
+    from retrieval.vectors.index import Index
+    from retrieval.vectors.store import IndexUnavailable
     from tests.assistant.test_agent import RecordingUI
 
     with pytest.raises(IndexUnavailable, match="cannot reach the vector index"):

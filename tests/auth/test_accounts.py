@@ -8,7 +8,7 @@ from sqlmodel import Session, select
 from auth.accounts import AccountError, add_user, address_key, authenticate, create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
-from retrieval.engine import make_engine
+from retrieval.upkeep.database import make_engine
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from auth.accounts import create_tables
 from auth.nonces import KEEP_SECONDS, spend
-from retrieval.engine import make_engine
+from retrieval.upkeep.database import make_engine
 
 
 def test_a_nonce_is_spent_once_across_engines_and_forgotten_later(tmp_path):

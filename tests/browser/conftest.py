@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest

@@ -13,11 +13,11 @@ import pytest
 
 from auth.accounts import add_user, clear_sign_in_failures, create_tables
 from scholarloom.settings import Settings
+from tests.browser.conftest import page_text, require_chromium, screenshot, shot_on_failure, signed_in
 from tests.conftest import PDFS, REPO, first_pages
 from tests.demo_cache import copy_live_data
-from tests.llm_server import text, tool_call
-from tests.browser.conftest import page_text, require_chromium, screenshot, shot_on_failure, signed_in
-from tests.serve import served
+from harness.llm_server import text, tool_call
+from harness.serve import served
 
 SHOTS = REPO / "test-artifacts" / "browser"
 PASSWORD = "browser test password"
@@ -46,10 +46,9 @@ def _add_hostile_paper(data_dir, embedder) -> None:
     from datetime import datetime, timezone
 
     from ingest.indexing import index_papers
-
     from ingest.pipeline import load_records
     from ingest.report import Summary
-    from retrieval.records import AuthorRecord, PaperRecord
+    from retrieval.scholarly.records import AuthorRecord, PaperRecord
 
     settings = Settings(data_dir=data_dir).adopt(embedder=embedder)
     record = PaperRecord(

@@ -4,10 +4,10 @@ question answered from its pages, and its private page."""
 
 import re
 
-from tests.browser.conftest import page_text, require_chromium, screenshot, signed_in
-from tests.small_archive import new_user_on
 from ingest.demo import DEMO_DIR
+from tests.browser.conftest import page_text, require_chromium, screenshot, signed_in
 from tests.conftest import REPO, first_pages
+from tests.small_archive import new_user_on
 
 SHOTS = REPO / "test-artifacts" / "browser"
 PASSWORD = "browser test password"

@@ -19,8 +19,8 @@ SHOTS.mkdir(parents=True, exist_ok=True)
 
 def _addresses(server) -> dict[str, str]:
     """One page of each kind, found by following links as a reader would."""
-    from bs4 import BeautifulSoup
     import httpx
+    from bs4 import BeautifulSoup
 
     paper = BeautifulSoup(httpx.get(server + PAPER).text, "html.parser")
     researcher = paper.select_one(".authors .author > a")["href"]

@@ -4,9 +4,9 @@ against `scholarloom serve` on the small archive, with arXiv, OpenAlex and the P
 import re
 
 from tests.browser.conftest import page_text, require_chromium, screenshot, signed_in
-from tests.small_archive import new_user_on
 from tests.conftest import REPO
 from tests.ingest.ondemand_fixtures import ALSO_ASKED
+from tests.small_archive import new_user_on
 
 SHOTS = REPO / "test-artifacts" / "browser"
 PASSWORD = "browser test password"

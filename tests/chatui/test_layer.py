@@ -12,12 +12,12 @@ async def test_thread_metadata_never_holds_the_conversation(server, tmp_path):
     from chainlit.context import init_http_context
     from chainlit.user import User
 
-    from retrieval.engine import make_engine
     from assistant.conversation import Conversation
     from assistant.tools import Card, SourceBook
     from chatui.files import LocalFiles
     from chatui.layer import SESSION_ONLY, HistoryLayer
     from chatui.tables import create_history_tables
+    from retrieval.upkeep.database import make_engine
 
     url = f"sqlite:///{tmp_path / 'history.db'}"
     engine = make_engine(url)

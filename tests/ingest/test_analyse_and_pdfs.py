@@ -12,14 +12,13 @@ from ingest.fulltext import cited_identifiers
 from ingest.pdfs import download_pdfs
 from ingest.pipeline import load_records
 from ingest.report import Summary
-from retrieval.catalog import Catalog
-from retrieval.models import Citation
-from retrieval.records import AuthorRecord, PaperRecord
-from scholarloom.jobs import analyser
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Citation
+from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from scholarloom.settings import Settings
 from tests.conftest import LONGEVAL, PDFS
 from tests.ingest.test_http import make_client
-from tests.llm_server import text
+from harness.llm_server import text
 from tests.replay import Replay
 
 GOOD = {
@@ -54,7 +53,7 @@ def test_analysis_is_validated_retried_and_stored(catalog, scripted, tmp_path):
     )
     settings = Settings(data_dir=tmp_path, llm="openai/scripted", llm_api_base=scripted.api_base, llm_api_key="k")
     summary = Summary()
-    analyse_papers(catalog, analyser(settings), summary)
+    analyse_papers(catalog, settings.analyst().ask, summary)
     papers = catalog.papers(["2001.00001", "2001.00002", "2001.00003"])
     done = [p for p in papers.values() if p.analysed]
     assert len(done) == 1 and done[0].topics == GOOD["topics"] and done[0].paper_type == "system"
@@ -67,7 +66,7 @@ def test_analysis_is_validated_retried_and_stored(catalog, scripted, tmp_path):
     assert scripted.requests[0]["response_format"] == {"type": "json_object"}
     assert "<paper>" in scripted.requests[0]["messages"][1]["content"]  # the abstract goes in as data
     from pages.paper import paper_page
-    from retrieval.library import Library
+    from retrieval.archive import Library
 
     markdown = paper_page(Library(catalog, None, None), done[0].id).to_markdown()
     assert "## Summary (written by an LLM from the abstract)" in markdown
@@ -81,7 +80,7 @@ def test_an_unreachable_model_ends_the_step_not_the_run(catalog, scripted, tmp_p
     settings = Settings(data_dir=tmp_path, llm="openai/scripted", llm_api_base=scripted.api_base, llm_api_key="k")
     summary = Summary()  # nothing scripted: the server answers 500, litellm retries, then gives up
     slept = []
-    analyse_papers(catalog, analyser(settings, llm_retrier(sleep=slept.append)), summary, unavailable=LLMError)
+    analyse_papers(catalog, settings.analyst(llm_retrier(sleep=slept.append)).ask, summary, unavailable=LLMError)
     assert summary.counts["failed"] == 1 and "stopped" in summary.failures[0].reason
     assert len(slept) == 2 and len(scripted.requests) == 3  # two bounded retries, backing off, then it stops
     assert not any(p.analysed for p in catalog.papers(["2001.00001", "2001.00002"]).values())

@@ -6,8 +6,8 @@ import math
 import pytest
 
 from ingest.beir import read_beir, retrieval_benchmark
-from retrieval.evaluation import evaluate
-from retrieval.fusion import FusionParams
+from retrieval.search.evaluation import evaluate
+from retrieval.vectors.fusion import FusionParams
 from tests.conftest import ENCODER_THREADS, REPO
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from ingest.demo import DEMO_DIR, load_demo, vector_book_path, with_vector_book
 from ingest.indexing import abstract_windows, index_text
-from retrieval.index import Filters
-from retrieval.vector_book import VectorBook
+from retrieval.vectors.index import Filters
+from retrieval.vectors.vector_book import VectorBook
 
 
 def test_demo_loads_every_source(demo_load):

@@ -8,8 +8,8 @@ from ingest.fulltext import heading_of, passages
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.pdfs import ingest_pdf_files, paper_id_for
 from ingest.report import Summary
-from retrieval.index import Filters
-from retrieval.search import search_passages
+from retrieval.search.hybrid import search_passages
+from retrieval.vectors.index import Filters
 from tests.conftest import LONGEVAL, PDFS, S2ORC
 
 

@@ -17,9 +17,9 @@ from ingest.harvest.s2 import enrich_papers as s2_enrich
 from ingest.http import FetchError
 from ingest.pipeline import finish_catalog, load_records
 from ingest.report import Summary
-from retrieval.catalog import Catalog
-from retrieval.models import Authorship, Citation, Paper, Researcher
-from retrieval.records import AuthorRecord, PaperRecord
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Authorship, Citation, Paper, Researcher
+from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from tests.ingest import oai_fixtures as oai
 from tests.ingest.test_http import make_client
 from tests.replay import Replay
@@ -336,7 +336,7 @@ def test_s2_citing_papers_in_the_corpus_become_edges(catalog):
 def test_openalex_fills_the_authors_and_institutions_papers_name(catalog):
     from ingest.harvest.openalex import enrich_entities
     from ingest.parsers.openalex import parse_works
-    from retrieval.models import Institution
+    from retrieval.scholarly.models import Institution
 
     samples = DEMO_DIR / "openalex" / "samples"
     works = json.loads((samples / "works_sample.json").read_text())
@@ -372,8 +372,8 @@ def test_openalex_entity_records_replayed_one_by_one(catalog):
     """The single full records of the corpus (an author and an institution), each as the only result of a list
     answer (the envelope is built; the records are verbatim)."""
     from ingest.harvest.openalex import enrich_entities
-    from retrieval.models import Institution
-    from retrieval.records import InstitutionRecord, ResearcherRecord
+    from retrieval.scholarly.models import Institution
+    from retrieval.scholarly.records import InstitutionRecord, ResearcherRecord
 
     entities = DEMO_DIR / "openalex" / "entities"
     load_records(catalog, "t", [

@@ -5,7 +5,7 @@ import pytest
 
 from ingest.ondemand import NotOnArxiv, fetch_paper
 from ingest.report import Summary
-from retrieval.index import Filters
+from retrieval.vectors.index import Filters
 from tests.ingest.ondemand_fixtures import ASKED, recorded_routes
 from tests.ingest.test_http import make_client
 from tests.replay import Replay

@@ -11,7 +11,7 @@ from ingest.parsers.openalex import abstract_from_index, parse_institutions, par
 from ingest.parsers.pdf_metadata import parse_pdf_metadata_lines
 from ingest.parsers.ror import parse_ror_lines
 from ingest.report import Failure
-from retrieval.records import PaperRecord
+from retrieval.scholarly.records import PaperRecord
 
 
 def test_atom_page():

@@ -8,7 +8,7 @@ from ingest.pdfs import FAILED, STAGE, store_fulltext
 from ingest.pipeline import load_records
 from ingest.report import Summary
 from tests.conftest import LONGEVAL, PDFS, _fulltext_paper
-from tests.ingest.hostile_pdfs import backtracking_references, decompression_bomb, reference_loop, truncated
+from harness.hostile_pdfs import backtracking_references, decompression_bomb, reference_loop, truncated
 
 
 def _rss_mb() -> float:

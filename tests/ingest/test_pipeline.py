@@ -8,9 +8,9 @@ import ingest.pipeline
 from ingest.harvest.s2 import add_citing_papers
 from ingest.pipeline import FINISH, finish_catalog, load_records
 from ingest.report import Summary
-from retrieval.catalog import Catalog
-from retrieval.models import Citation, LedgerEntry
-from retrieval.records import AuthorRecord, PaperRecord, ReferenceRecord
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Citation, LedgerEntry
+from retrieval.scholarly.records import AuthorRecord, PaperRecord, ReferenceRecord
 
 CITING, CITED = "2101.00001", "2101.00002"
 

@@ -4,12 +4,11 @@ without embedding the paper again, on every point of the paper, full-text passag
 from __future__ import annotations
 
 from ingest.indexing import index_fulltext, index_papers
-
 from ingest.pipeline import load_records
 from ingest.report import Summary
-from retrieval.embeddings import Embedded
-from retrieval.index import Filters
-from retrieval.records import AuthorRecord, PaperRecord
+from retrieval.scholarly.records import AuthorRecord, PaperRecord
+from retrieval.vectors.embeddings import Embedded
+from retrieval.vectors.index import Filters
 
 
 def test_new_people_relabel_points_without_reembedding(make_instance, tmp_path):
@@ -25,7 +24,7 @@ def test_new_people_relabel_points_without_reembedding(make_instance, tmp_path):
     paper = catalog.papers(["2101.00001"])["2101.00001"]
     index_fulltext(catalog, index, embedder, paper, ["Sparse retrieval fails on long documents. " * 5])
     from ingest.pdfs import STAGE
-    from retrieval.catalog import Catalog
+    from retrieval.scholarly.catalog import Catalog
 
     with catalog.session() as session:
         Catalog.mark(session, STAGE, paper.id, "sha")
@@ -51,8 +50,8 @@ def test_authors_names_are_keywords_and_an_older_archive_gets_them_without_reemb
     (two-part ledger digests, BM25 vectors without names) gets new BM25 vectors on the next run, with the dense
     vectors it has: nothing embedded again."""
     from ingest.indexing import index_text
-    from retrieval.index import IndexPoint
-    from retrieval.store import SPARSE
+    from retrieval.vectors.index import IndexPoint
+    from retrieval.vectors.store import SPARSE
 
     settings = make_instance(tmp_path)
     catalog, index, embedder = settings.catalog(), settings.index(), settings.embedder()

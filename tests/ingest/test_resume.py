@@ -21,9 +21,9 @@ import pytest
 
 from ingest.demo import DEMO_DIR
 from ingest.indexing import abstract_windows
-from retrieval.index import Filters
+from retrieval.vectors.index import Filters
 from scholarloom.settings import Settings
-from tests.serve import child_environment
+from harness.serve import child_environment
 
 ATOM = DEMO_DIR / "arxiv_api_atom"
 PAPERS, PAGE, STEP = 30, 15, 10

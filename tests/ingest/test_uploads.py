@@ -8,7 +8,7 @@ import pytest
 from ingest.pdf_worker import PdfLimits
 from ingest.report import Summary
 from ingest.uploads import UploadFailed, index_upload
-from retrieval.index import ANYONE, Filters
+from retrieval.vectors.index import ANYONE, Filters
 from tests.conftest import PDFS
 
 LONGEVAL_PDF = PDFS / "2023.eacl-main.121.pdf"
@@ -72,7 +72,7 @@ def test_a_file_over_the_page_cap_fails_with_its_reason(make_instance, tmp_path)
 
 def test_a_correction_made_while_the_file_is_read_wins(make_instance, tmp_path, monkeypatch):
     import ingest.uploads as job
-    from retrieval.jobs import JobQueue
+    from jobs.queue import JobQueue
 
     settings = make_instance(tmp_path / "data")
     uploads, queue = settings.uploads(), JobQueue(settings.catalog().engine)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from auth.accounts import is_admin, set_admin
-from retrieval.jobs import JobQueue, JobState
+from jobs.queue import JobQueue, JobState
 from tests.pages.test_follow import app_with_users, client_for
 
 

@@ -195,7 +195,7 @@ async def test_an_answers_sources_export_in_one_file(client):
 def test_a_title_or_a_name_cannot_write_fields_of_its_own():
     """Math in a title is kept as LaTeX only when its braces balance: `$x}, url = {...}, note = {$` once closed the
     title and wrote a `url` of the attacker's into every export (/papers/<id>.bib, /cite.bib, a thread's .bib)."""
-    from retrieval.models import Paper
+    from retrieval.scholarly.models import Paper
 
     hostile = "Math $x}, url = {https://evil.example/p}, note = {$ end"
     name = "Eve $}, url = {https://evil.example/a}, x = {$ Doe"

@@ -161,7 +161,7 @@ async def test_search_page_filters_pages_and_names(client):
 async def test_numbers_that_are_not_plain_digits_are_not_found(client):
     """Found by schemathesis: "²".isdigit() is true but int("²") fails; a 30-digit id overflows the database.
     Both are simply not found now, on every route that reads a number."""
-    from retrieval.records import whole_number
+    from retrieval.scholarly.records import whole_number
 
     assert [whole_number(v) for v in ("12", " 7 ", "²", "٣", "1" * 19, "", None, "-1")] == [12, 7] + [None] * 6
     for path in ("/api/institutions/²", "/api/institutions/" + "9" * 30, "/institutions/²"):

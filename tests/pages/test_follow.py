@@ -12,7 +12,7 @@ from defusedxml import ElementTree
 from pydantic import SecretStr
 
 from auth.accounts import add_user
-from retrieval.researchers import find_researchers
+from retrieval.scholarly.researchers import find_researchers
 
 SECRET = "s" * 48
 
@@ -85,10 +85,11 @@ async def test_following_a_researcher(app, bobby):
 async def test_a_feed_address_can_be_replaced_and_closes_with_its_account(app, demo):
     import logging
 
+    from sqlmodel import Session, select
+
     from auth.accounts import add_user
     from auth.middleware import HideFeedKeys
     from auth.models import Account
-    from sqlmodel import Session, select
 
     add_user(demo.catalog().engine, "hal", "a long enough password", replace=True)
     hal, anonymous = client_for(app, "hal"), client_for(app)

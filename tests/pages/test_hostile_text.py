@@ -12,10 +12,10 @@ from ingest.report import Summary
 from pages.feeds import rss, sitemap
 from pages.people import researcher_page
 from pages.render import Renderer
-from retrieval.catalog import Catalog
-from retrieval.library import Library
-from retrieval.researchers import find_researchers
-from retrieval.records import AuthorRecord, PaperRecord
+from retrieval.archive import Library
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.records import AuthorRecord, PaperRecord
+from retrieval.scholarly.researchers import find_researchers
 
 EVIL = '<script>alert("x")</script>[click](https://evil.example/)&amp;'
 

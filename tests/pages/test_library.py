@@ -9,8 +9,8 @@ import re
 import pytest
 
 from ingest.uploads import KIND
-from retrieval.index import ANYONE, Filters
-from retrieval.jobs import JobQueue
+from jobs.queue import JobQueue
+from retrieval.vectors.index import ANYONE, Filters
 from tests.conftest import PDFS
 from tests.pages.test_follow import client_for
 from tests.pages.test_paper_requests import _app, _run_jobs
@@ -240,9 +240,9 @@ async def test_a_list_too_deep_or_too_slow_to_read_is_refused_with_its_reason(ar
     jo = client_for(_app(archive), "jo")
     deep = await jo.post("/api/library/import", files={"file": ("x.json", b"[" * 200_000, "application/json")})
     assert deep.status_code == 400 and "nested too deeply" in deep.json()["detail"]
-    import retrieval.reading_lists
+    import retrieval.library.reading_lists
 
-    monkeypatch.setattr(retrieval.reading_lists, "READ_SECONDS", 0.05)  # no real list takes this little
+    monkeypatch.setattr(retrieval.library.reading_lists, "READ_SECONDS", 0.05)  # no real list takes this little
     many = "".join(f"@misc{{k{i}, title = {{Title {i}}}, eprint = {{2004.{i:05d}}}}}\n" for i in range(1500))
     slow = await jo.post("/api/library/import", files={"file": ("many.bib", many.encode(), "text/plain")})
     assert slow.status_code == 400 and "took longer than 0.05 s" in slow.json()["detail"]

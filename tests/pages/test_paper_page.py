@@ -7,13 +7,13 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 
+from pages.http import PagesDeps
 from pages.paper import paper_page
 from pages.render import Renderer
-from pages.http import PagesDeps
 from pages.web import make_router
-from retrieval.library import Library
-from retrieval.catalog import Catalog
-from retrieval.models import Paper
+from retrieval.archive import Library
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Paper
 
 CANONICAL = "/papers/2006.07357-hindsight-logging-for-model-training"
 AUTHORS = [
@@ -158,7 +158,7 @@ async def test_the_paper_page_links_its_authors_and_the_papers_citing_it(client,
     from sqlalchemy import func
     from sqlmodel import select
 
-    from retrieval.models import Citation
+    from retrieval.scholarly.models import Citation
 
     markdown = (await client.get(CANONICAL + ".md")).text
     byline = next(line for line in markdown.splitlines() if line.startswith("**Authors:**"))

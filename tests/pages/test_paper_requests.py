@@ -10,8 +10,9 @@ from bs4 import BeautifulSoup
 from pydantic import SecretStr
 
 from auth.accounts import add_user
-from ingest.jobs import JobRunner
-from retrieval.jobs import JobQueue, JobState
+from jobs.kinds import bound_kinds
+from jobs.queue import JobQueue, JobState
+from jobs.runner import JobRunner
 from tests.ingest.ondemand_fixtures import ASKED, recorded_routes
 from tests.ingest.test_http import make_client
 from tests.pages.test_follow import SECRET, client_for
@@ -33,10 +34,8 @@ def _app(settings, **fields):
 
 def _run_jobs(settings, replay) -> None:
     """The server's job worker, fetching through the recorded answers, until no job is left."""
-    from scholarloom.jobs import JobContext, bound_kinds
-
     queue = JobQueue(settings.catalog().engine)
-    context = JobContext(settings, settings.index(), settings.embedder(), clients=lambda: make_client(replay))
+    context = settings.job_context(clients=lambda: make_client(replay))
     runner = JobRunner(queue, bound_kinds(context), poll=0.05)
     runner.start()
     try:

@@ -5,7 +5,7 @@ import json
 import pytest
 from bs4 import BeautifulSoup
 
-from retrieval.researchers import find_researchers
+from retrieval.scholarly.researchers import find_researchers
 from tests.pages.test_paper_page import client  # noqa: F401  (the module's app client fixture)
 
 

@@ -6,9 +6,9 @@ import pytest
 
 from ingest.demo import DEMO_DIR
 from ingest.parsers.ror import parse_ror_lines
-from retrieval.affiliation_text import pieces, words
-from retrieval.affiliations import AffiliationResolver
-from retrieval.records import InstitutionRecord
+from retrieval.scholarly.affiliation_text import pieces, words
+from retrieval.scholarly.affiliations import AffiliationResolver
+from retrieval.scholarly.records import InstitutionRecord
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The backup archive (retrieval/backup.py) on a small catalog, index and folders: a round trip keeps every row, point
+"""The backup archive (retrieval/upkeep/backup.py) on a small catalog, index and folders: a round trip keeps every row, point
 (vectors and payload, private ones too) and file byte for byte; a damaged, forged or misplaced archive is refused
 before anything is written; a backup cut off leaves nothing where the archive was to go. The whole product under
 `serve`, while users chat and a job runs: tests/scholarloom/test_backup_serve.py."""
@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval.backup import BackupError, Sources, Targets, restore, table_counts, write_backup
-from retrieval.catalog import Catalog
-from retrieval.embeddings import SparseVector
-from retrieval.index import Index
-from retrieval.models import Paper
-from retrieval.store import StoredPoint
-from retrieval.store_edge import EdgeStore
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Paper
+from retrieval.upkeep.backup import BackupError, Sources, Targets, restore, table_counts, write_backup
+from retrieval.vectors.edge import EdgeStore
+from retrieval.vectors.embeddings import SparseVector
+from retrieval.vectors.index import Index
+from retrieval.vectors.store import StoredPoint
 
 
 def _points(n: int) -> list[StoredPoint]:

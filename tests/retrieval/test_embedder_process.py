@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from retrieval.embedder_process import EmbedderFailed, EmbedderProcess
+from retrieval.vectors.encoder_process import EmbedderFailed, EmbedderProcess
 from tests.conftest import REPO
 
 TEXTS = ["Hindsight logging for model training.", "Sparse retrieval over long scientific documents fails " * 20, ""]
@@ -67,7 +67,7 @@ def test_the_encoder_ends_with_the_server(models_dir):
     restart's to resume; an encoder left behind would hold memory forever)."""
     script = (
         "import sys, time\n"
-        "from retrieval.embedder_process import EmbedderProcess\n"
+        "from retrieval.vectors.encoder_process import EmbedderProcess\n"
         f"encoder = EmbedderProcess({str(models_dir)!r})\n"
         "encoder.count_tokens(['x'])\n"
         "print(encoder.pid, flush=True)\n"

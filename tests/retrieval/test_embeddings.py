@@ -1,8 +1,8 @@
-"""`retrieval.embeddings`: the batch size the encoder runs at changes its cost, never its vectors."""
+"""`retrieval.vectors.embeddings`: the batch size the encoder runs at changes its cost, never its vectors."""
 
 import numpy as np
 
-from retrieval.embeddings import Embedder, dense_batch
+from retrieval.vectors.embeddings import Embedder, dense_batch
 
 
 def test_the_vectors_do_not_depend_on_the_batch_size(embedder):

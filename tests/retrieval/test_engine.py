@@ -7,7 +7,7 @@ import sys
 from sqlalchemy import text
 
 from common.retry import Retrier
-from retrieval.engine import make_engine, sqlite_pragmas
+from retrieval.upkeep.database import make_engine, sqlite_pragmas
 from tests.demo_cache import copy_live_data
 
 WRITE_AND_EXIT = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('UPDATE t SET v = 1'); c.commit()"

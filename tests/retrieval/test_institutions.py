@@ -1,11 +1,11 @@
 """Finding institutions: the resolver is kept per catalog and built again after any write to institutions, from
 this process or another, so an alias merged later is found at once."""
 
-from retrieval.affiliations import MatchedBy
-from retrieval.catalog import Catalog
-from retrieval.institutions import find_institution
-from retrieval.records import InstitutionRecord
-from retrieval.upsert import upsert_institution
+from retrieval.scholarly.affiliations import MatchedBy
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.institutions import find_institution
+from retrieval.scholarly.records import InstitutionRecord
+from retrieval.scholarly.upsert import upsert_institution
 
 MARKER = InstitutionRecord(name="Marker Institute of Cartography", ror_id="0abcdef12", country_code="NZ", source="t")
 

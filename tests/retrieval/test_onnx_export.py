@@ -7,8 +7,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from retrieval.embeddings import prepare_models
-from retrieval.onnx_export import model_zip, read_safetensors
+from retrieval.vectors.embeddings import prepare_models
+from retrieval.vectors.onnx_export import model_zip, read_safetensors
 
 
 def _layer_norm(x, weight, bias, eps=1e-12):

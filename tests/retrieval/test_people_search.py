@@ -8,8 +8,8 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from retrieval.people_search import named_people
-from retrieval.store import Filters
+from retrieval.search.people_first import named_people
+from retrieval.vectors.store import Filters
 
 HINDSIGHT = "2006.07357"  # by Rolando Garcia, ..., Bobby Yan, ..., Joseph M. Hellerstein, Koushik Sen
 

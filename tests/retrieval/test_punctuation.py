@@ -1,4 +1,4 @@
-"""`retrieval.punctuation`: BM25's punctuation read from the models directory is fastembed's own, and the one
+"""`retrieval.vectors.punctuation`: BM25's punctuation read from the models directory is fastembed's own, and the one
 change to fastembed's internals is written against the locked version."""
 
 import json
@@ -6,22 +6,22 @@ import re
 import unicodedata
 from importlib.metadata import version
 
-from retrieval.embeddings import Embedder
-from retrieval.punctuation import FASTEMBED_VERSION, kept_punctuation
+from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.punctuation import FASTEMBED_VERSION, kept_punctuation
 from tests.conftest import REPO
 
 
 def test_the_patch_names_the_locked_fastembed():
     for lock in ("requirements.lock", "requirements-dev.lock"):
         pinned = re.search(r"^fastembed==(\S+)", (REPO / lock).read_text(), re.M).group(1)
-        assert pinned == FASTEMBED_VERSION, f"{lock} pins fastembed {pinned}: re-read retrieval/punctuation.py"
+        assert pinned == FASTEMBED_VERSION, f"{lock} pins fastembed {pinned}: re-read retrieval/vectors/punctuation.py"
     assert version("fastembed") == FASTEMBED_VERSION
 
 
 def test_the_kept_set_is_fastembeds_and_a_damaged_file_is_computed_again(tmp_path, monkeypatch):
     from fastembed.common.utils import get_all_punctuation  # fastembed's own, which the patch leaves alone
 
-    import retrieval.punctuation
+    import retrieval.vectors.punctuation
 
     expected = frozenset(get_all_punctuation())
     assert kept_punctuation(tmp_path) == expected  # computed, then written
@@ -30,7 +30,7 @@ def test_the_kept_set_is_fastembeds_and_a_damaged_file_is_computed_again(tmp_pat
     assert frozenset(map(chr, json.loads(kept.read_text()))) == expected
     assert kept_punctuation(tmp_path) == expected  # read back
     # A damaged file is computed again (here by a stand-in for the computation) and written whole.
-    monkeypatch.setattr(retrieval.punctuation, "all_punctuation", lambda: frozenset("!?"))
+    monkeypatch.setattr(retrieval.vectors.punctuation, "all_punctuation", lambda: frozenset("!?"))
     for damaged in ("[33, 34", '{"!": 1}', "[]", '["!"]', "[-1]"):
         kept.write_text(damaged)
         assert kept_punctuation(tmp_path) == frozenset("!?"), damaged

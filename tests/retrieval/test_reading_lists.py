@@ -9,9 +9,10 @@ import pytest
 
 from ingest.pipeline import load_records
 from ingest.report import Summary
-from retrieval.jobs import JobQueue
-from retrieval.reading_lists import import_entries, read_reading_list
-from retrieval.records import PaperRecord
+from jobs.queue import JobQueue
+from jobs.requests import import_entries
+from retrieval.library.reading_lists import read_reading_list
+from retrieval.scholarly.records import PaperRecord
 from tests.ingest.ondemand_fixtures import ASKED
 
 SPECTER, GRAPH = "2004.07180", "1805.02262"

@@ -1,4 +1,4 @@
-"""The schema's history (retrieval/schema.py, retrieval/migrations/): a database the last release made without
+"""The schema's history (retrieval/upkeep/schema.py, retrieval/upkeep/migrations/): a database the last release made without
 migrations is adopted with every row, an older one gets the columns it lacks, the newest revision is exactly what
 the models describe (a model change without a migration fails here), and processes starting together migrate once.
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.catalog import Catalog
-from retrieval.engine import make_engine
-from retrieval.schema import differences, head, migrate, revision
+from retrieval.scholarly.catalog import Catalog
+from retrieval.upkeep.database import make_engine
+from retrieval.upkeep.schema import differences, head, migrate, revision
 from scholarloom.cli.store import model_metadata
 
 RELEASE = Path(__file__).parents[1] / "fixtures" / "schema" / "release-0.1.sql"

@@ -4,8 +4,8 @@ from datetime import date
 
 import pytest
 
-from retrieval.index import Filters
-from retrieval.search import MAX_QUERY_CHARS, clean_query, search
+from retrieval.search.hybrid import MAX_QUERY_CHARS, clean_query, search
+from retrieval.vectors.index import Filters
 
 
 def run(demo, query, **kwargs):
@@ -44,7 +44,7 @@ def _busiest(demo, column):
     from sqlalchemy import func
     from sqlmodel import select
 
-    from retrieval.models import Authorship
+    from retrieval.scholarly.models import Authorship
 
     with demo.catalog().session() as session:
         top = session.exec(
@@ -59,7 +59,7 @@ def _busiest(demo, column):
 
 @pytest.mark.parametrize("kind", ["researcher", "institution"])
 def test_people_filters_return_only_their_papers(demo, kind):
-    from retrieval.models import Authorship
+    from retrieval.scholarly.models import Authorship
 
     column = Authorship.researcher_id if kind == "researcher" else Authorship.institution_id
     entity, theirs = _busiest(demo, column)
@@ -101,7 +101,7 @@ def test_clean_query_strips_controls():
 
 
 def test_remembered_sentence_vectors_match_fresh_ones_and_stay_bounded(demo):
-    from retrieval.embeddings import Embedder
+    from retrieval.vectors.embeddings import Embedder
 
     embedder = Embedder(demo.models_dir, remembered_texts=3)
     texts = ["Graphs are everywhere.", "We train a model.", "Graphs are everywhere.", "Logs help debugging."]
@@ -120,9 +120,8 @@ def test_institutions_stored_before_search_keys_get_them(tmp_path):
 
     from sqlmodel import select
 
-    from retrieval.catalog import Catalog
-    from retrieval.models import Institution
-
+    from retrieval.scholarly.catalog import Catalog
+    from retrieval.scholarly.models import Institution
     from tests.retrieval.test_schema import release_database
 
     url = f"sqlite:///{tmp_path / 'old.db'}"

@@ -5,11 +5,11 @@ from datetime import date, datetime, timezone
 import numpy as np
 import pytest
 
-from retrieval.embeddings import Embedded, SparseVector
-from retrieval.index import Filters, Index, IndexPoint, IndexUnavailable
-from retrieval.store import DENSE, SPARSE, VectorQuery
-from retrieval.store_client import ClientStore
-from retrieval.store_edge import EdgeStore
+from retrieval.vectors.edge import EdgeStore
+from retrieval.vectors.embeddings import Embedded, SparseVector
+from retrieval.vectors.index import Filters, Index, IndexPoint, IndexUnavailable
+from retrieval.vectors.server import ClientStore
+from retrieval.vectors.store import DENSE, SPARSE, VectorQuery
 
 RNG = np.random.default_rng(7)
 N = 120

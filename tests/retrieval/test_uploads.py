@@ -1,13 +1,13 @@
-"""`retrieval.uploads`: a user's storage quota holds when uploads race it, and an upload's job counts against the
+"""`retrieval.library.uploads`: a user's storage quota holds when uploads race it, and an upload's job counts against the
 user's share of the queue."""
 
 from __future__ import annotations
 
 import pytest
 
-from retrieval.jobs import JobQueue
-from retrieval.uploads import MB, UploadLimits, UploadRefused, Uploads
-from tests.retrieval.test_jobs import at_once
+from jobs.queue import JobQueue
+from retrieval.library.uploads import MB, UploadLimits, UploadRefused, Uploads
+from tests.jobs.test_queue import at_once
 
 
 def _spooled(folder, n: int, size: int = MB):

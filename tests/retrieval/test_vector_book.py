@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from retrieval.embeddings import DENSE_DIM
-from retrieval.vector_book import BookedEmbedder, VectorBook, text_key, write_book
+from retrieval.vectors.embeddings import DENSE_DIM
+from retrieval.vectors.vector_book import BookedEmbedder, VectorBook, text_key, write_book
 
 
 def _vector(seed: int) -> np.ndarray:

@@ -5,10 +5,9 @@ import asyncio
 import httpx
 
 from assistant.agent import STOPPED
-
-from tests.llm_server import text, tool_call
 from tests.chat_server import PASSWORD, ChatClient
-from tests.serve import user_message
+from harness.llm_server import text, tool_call
+from harness.serve import user_message
 
 
 def test_pages_and_chat_share_one_app(server):
@@ -187,7 +186,7 @@ def address_seen(trusted: str, spoofed: str = "203.0.113.77") -> str:
 
     from scholarloom.app import server_config
     from scholarloom.settings import Settings
-    from tests.serve import free_port
+    from harness.serve import free_port
 
     async def echo(scope, receive, send):
         if scope["type"] != "http":
@@ -305,7 +304,7 @@ async def test_each_turn_records_its_tokens_and_a_spent_budget_answers_by_search
     import chainlit.server
 
     from auth.usage import tokens_today
-    from tests.llm_server import usage_of
+    from harness.llm_server import usage_of
 
     runtime = chainlit.server.app.state.runtime
     assert runtime.usage.flush()
@@ -413,7 +412,7 @@ async def test_the_model_cites_a_page_of_the_users_own_upload(server, scripted, 
                 assert "/me/library/" not in step + final and "LongEval" not in step, step
             await asking.sio.disconnect()
     finally:  # the demo's data directory is shared by the run: leave no upload and no queued job behind
-        from retrieval.jobs import JobQueue
+        from jobs.queue import JobQueue
 
         JobQueue(demo.catalog().engine).cancel(item["job"])
         upload = uploads.get("hana", item["id"])

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from auth.accounts import authenticate
 from ingest.demo import DEMO_DIR
+from retrieval.scholarly.models import Paper
 from scholarloom.cli import app
-from retrieval.models import Paper
 from scholarloom.settings import Settings
 
 runner = CliRunner()
@@ -120,7 +120,7 @@ def test_admins_are_made_and_unmade_from_the_command_line(data_dir):
 
 
 def test_jobs_are_listed_shown_cancelled_and_retried(data_dir):
-    from retrieval.jobs import JobQueue, JobState
+    from jobs.queue import JobQueue, JobState
 
     settings = Settings(data_dir=data_dir)
     queue = JobQueue(settings.catalog().engine)

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 from ingest.indexing import index_papers
 from ingest.pipeline import load_records
 from ingest.report import Summary
-from retrieval.records import AuthorRecord, PaperRecord
+from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from scholarloom.cli import app
-from tests.llm_server import text, tool_call
+from harness.llm_server import text, tool_call
 
 runner = CliRunner()
 

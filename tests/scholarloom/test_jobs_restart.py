@@ -8,10 +8,10 @@ import subprocess
 import time
 
 from ingest.demo import DEMO_DIR
-from retrieval.index import Filters
-from retrieval.jobs import JobState
+from jobs.queue import JobState
+from retrieval.vectors.index import Filters
 from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _archive, _queue
-from tests.serve import child_environment, free_port, served
+from harness.serve import child_environment, free_port, served
 
 SMALL_PDFS = ("1805.02262", "2006.12719", "2005.07362")  # the three smallest of the demo's six
 
@@ -51,7 +51,7 @@ def test_a_server_killed_mid_job_finishes_it_after_a_restart(tmp_path, make_inst
     with settings.catalog().session() as session:
         from sqlmodel import func, select
 
-        from retrieval.models import LedgerEntry
+        from retrieval.scholarly.models import LedgerEntry
 
         done_files = session.exec(
             select(func.count()).select_from(LedgerEntry).where(LedgerEntry.stage == "fulltext")

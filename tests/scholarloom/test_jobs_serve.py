@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 
 from ingest.demo import DEMO_DIR
-from retrieval.jobs import JobQueue, JobState
+from jobs.queue import JobQueue, JobState
 from tests.chat_server import PASSWORD, ChatClient
-from tests.serve import child_environment
+from harness.serve import child_environment
 from tests.small_archive import small_archive
 
 SPECTER = "2004.07180"

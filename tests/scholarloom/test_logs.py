@@ -12,8 +12,8 @@ import httpx
 
 from common.logs import JsonLines, Redact
 from tests.chat_server import PASSWORD, ChatClient
-from tests.llm_server import failure, text, tool_call
-from tests.serve import served
+from harness.llm_server import failure, text, tool_call
+from harness.serve import served
 from tests.small_archive import small_archive
 
 API_KEY = "sk-scholarloom-test-FAKE-4f9c2d7e1a"

@@ -12,7 +12,7 @@ import pytest
 
 from auth.accounts import oauth_account, provider_subject
 from scholarloom.settings import Settings
-from tests.serve import served
+from harness.serve import served
 
 
 class Provider:

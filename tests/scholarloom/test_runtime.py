@@ -4,7 +4,7 @@ import numpy as np
 
 from ingest.demo import vector_book_path
 from ingest.indexing import index_text
-from retrieval.vector_book import VectorBook
+from retrieval.vectors.vector_book import VectorBook
 from scholarloom.runtime import Runtime
 
 

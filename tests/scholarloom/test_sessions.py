@@ -13,7 +13,7 @@ import socketio
 
 from auth.accounts import add_user, clear_sign_in_failures, create_tables, set_active
 from tests.chat_server import PASSWORD, ChatClient, sign_in
-from tests.serve import child_environment, tls
+from harness.serve import child_environment, tls
 
 SCHOLARLOOM = str(Path(sys.executable).with_name("scholarloom"))
 
@@ -76,7 +76,7 @@ def _state(engine) -> str:
 
 
 def _message(user, text):
-    from tests.serve import user_message
+    from harness.serve import user_message
 
     return user_message(user, text)
 

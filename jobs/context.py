@@ -1,0 +1,87 @@
+"""What a job runs with, typed: the stores it writes, where the services and the index are, its limits, the model
+of the analysis step, and how it gets its HTTP client. The composition root builds one (`Settings.job_context`):
+a command for its own run, `serve` for its worker. Nothing here reads the settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest.http import PoliteClient
+from ingest.pdf_worker import PdfLimits
+from ingest.report import Summary
+from ingest.sources import SourceSettings
+from retrieval.library.uploads import Uploads
+from retrieval.scholarly.catalog import Catalog
+from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.index import Index, IndexPlace
+
+
+class JobIncomplete(RuntimeError):
+    """The job stopped early (a service failed); what it stored stays, and running it again resumes it."""
+
+
+@dataclass(frozen=True)
+class Analyst:
+    """The analysis step's model: `ask(messages)` returns its JSON text; `unavailable` are the errors that mean the
+    model could not answer (the step stops, what it stored stays)."""
+
+    ask: Callable[[list[dict]], str]
+    unavailable: tuple[type[BaseException], ...]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much one job may read: a downloaded PDF's bytes, an upload's megabytes and pages, papers per batch."""
+
+    pdf_max_bytes: int = 50_000_000
+    upload_max_mb: int = 50
+    upload_max_pages: int = 400
+    index_batch: int = 64
+
+    def pdfs(self, memory_mb: int = 1024, seconds: float = 60.0) -> PdfLimits:
+        return PdfLimits(memory_mb=memory_mb, seconds=seconds, max_bytes=self.pdf_max_bytes)
+
+    def uploads(self) -> PdfLimits:
+        return PdfLimits(max_bytes=self.upload_max_mb * 1024 * 1024, max_pages=self.upload_max_pages)
+
+
+@dataclass(frozen=True)
+class Backups:
+    """What a backup keeps besides the stores: named folders of files, and the settings as a record (no secrets)."""
+
+    folders: dict[str, Path]
+    settings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JobContext:
+    catalog: Catalog
+    index: Index
+    embedder: Embedder  # the worker's own encoder in `serve`, the settings' one in a command
+    uploads: Uploads
+    sources: SourceSettings
+    place: IndexPlace  # where `index` lives: a rebuild makes its new index beside it
+    limits: Limits = Limits()
+    backups: Backups = Backups({})
+    analyst: Analyst | None = None  # None: no model is configured (retrieval-only mode)
+    # Makes the HTTP client a job fetches with. `serve` hands every job one long-lived polite client, so arXiv's
+    # 3 s between requests holds across jobs too; tests replay recorded answers through it.
+    clients: Callable[[], AbstractContextManager[PoliteClient]] | None = None
+    close: Callable[[], None] = lambda: None  # what ends the context's own encoder and client (`serve`'s worker)
+
+    def fetcher(self) -> AbstractContextManager[PoliteClient]:
+        return self.clients() if self.clients is not None else self.sources.fetcher()
+
+
+Kind = Callable[[JobContext, dict, Summary, object], "str | None"]
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    run: Kind
+    label: str  # how the closing line starts: "<label>: added 3, ..."
+    things: str  # what a failure skipped
+    tally: bool = True  # its closing line counts records (added, updated...); else its note says what it did

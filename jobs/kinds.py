@@ -1,0 +1,224 @@
+"""The kinds of job that fill the archive: each `scholarloom ingest` command's work, as a function of a typed
+context (`jobs.context`) and JSON arguments.
+
+The same function runs in the command's own process (no server holds the index, or the index is a Qdrant server)
+and in `serve`'s job worker (the command handed its job over). The queue is `jobs.queue`, the worker
+`jobs.runner`; the kinds that look after the archive (backup, rebuild) are `jobs.upkeep`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, timedelta
+from pathlib import Path
+
+from ingest.analyse import analyse_papers
+from ingest.demo import DEMO_DIR, load_demo
+from ingest.harvest.arxiv import ArxivQuery, harvest_api, harvest_oai, oai_last_name
+from ingest.harvest.openalex import OpenAlex, enrich_entities, name_references
+from ingest.harvest.openalex import enrich_papers as openalex_enrich
+from ingest.harvest.s2 import SemanticScholar
+from ingest.harvest.s2 import enrich_papers as s2_enrich
+from ingest.http import FetchError
+from ingest.indexing import index_papers
+from ingest.ondemand import NotOnArxiv, NotStored, fetch_paper
+from ingest.pdfs import download_pdfs, ingest_pdf_files, pdf_files
+from ingest.pipeline import finish_catalog
+from ingest.report import Summary
+from ingest.uploads import index_upload
+from jobs.context import JobContext, JobIncomplete, KindInfo
+from jobs.upkeep import run_backup, run_rebuild
+
+
+def index_changes(ctx: JobContext, summary: Summary, progress) -> None:
+    """After records changed: cross-record work, then embed and index what changed."""
+    finish_catalog(ctx.catalog)
+    index_papers(ctx.catalog, ctx.index, ctx.embedder, summary, progress, batch=ctx.limits.index_batch)
+
+
+def _fetching(ctx: JobContext, summary: Summary, progress, fetch: Callable, index_after: bool = True) -> None:
+    """Run `fetch(client, progress)`; a fetch error ends it (what was stored stays) but the index still catches up."""
+    failed = None
+    with ctx.fetcher() as client:
+        try:
+            fetch(client, progress)
+        except FetchError as exc:
+            failed = str(exc)
+    if index_after:
+        index_changes(ctx, summary, progress)
+    if failed:
+        raise JobIncomplete(f"{failed}\nEverything fetched before this is stored; run the same command again to resume.")
+
+
+def _day(value: str | None) -> date | None:
+    return date.fromisoformat(value) if value else None
+
+
+def run_demo(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    root = Path(args["source"]) if args.get("source") else DEMO_DIR
+    if args.get("write_vectors") and ctx.index.count():
+        raise JobIncomplete(f"--write-vectors needs an empty data directory; {ctx.place.path} holds an index")
+    loaded = load_demo(ctx.catalog, ctx.index, ctx.embedder, root, progress, write_vectors=bool(args.get("write_vectors")))
+    summary.counts.update(loaded.counts)
+    summary.failures.extend(loaded.failures)
+    kinds, counts = ctx.index.points_by_kind(), ctx.catalog.counts()
+    return (f"catalog: {', '.join(f'{k} {v}' for k, v in counts.items())}; index points {sum(kinds.values())} "
+            f"({kinds['abstract']} abstracts, {kinds['window']} windows, {kinds['passage']} passages)")  # fmt: skip
+
+
+def run_pdfs(ctx: JobContext, args: dict, summary: Summary, progress) -> None:
+    limits = ctx.limits.pdfs(args.get("memory_mb", 1024), args.get("timeout", 60.0))
+    if args.get("paths"):
+        files = pdf_files([Path(p) for p in args["paths"]])
+        ingest_pdf_files(ctx.catalog, ctx.index, ctx.embedder, files, summary, progress, limits=limits)
+        return
+
+    def fetch(client, progress):
+        download_pdfs(ctx.catalog, ctx.index, ctx.embedder, client, summary, progress, limits=limits,
+                      limit=args.get("limit"), retry_failed=bool(args.get("retry_failed")),
+                      pdf_base=ctx.sources.arxiv_pdf_url)  # fmt: skip
+
+    _fetching(ctx, summary, progress, fetch, index_after=False)
+
+
+def run_arxiv(ctx: JobContext, args: dict, summary: Summary, progress) -> None:
+    src, first, last = ctx.sources, _day(args.get("since")), _day(args.get("until"))
+    if args.get("oai"):
+        options = {"metadata_prefix": args.get("format", "arXiv"), "set_spec": args.get("set"), "since": first,
+                   "until": last, "limit": args.get("limit")}  # fmt: skip
+
+        def fetch(client, progress):
+            harvest_oai(ctx.catalog, client, src.arxiv_oai_url, summary, progress, **options)
+    else:
+        wanted = ArxivQuery(query=args.get("query"), categories=tuple(args.get("categories", ())), since=first,
+                            until=last)  # fmt: skip
+
+        def fetch(client, progress):
+            harvest_api(ctx.catalog, client, src.arxiv_api_url, wanted, summary, progress,
+                        page_size=args.get("page_size", 100), limit=args.get("limit"))  # fmt: skip
+
+    _fetching(ctx, summary, progress, fetch, index_after=args.get("index", True))
+
+
+def run_openalex(ctx: JobContext, args: dict, summary: Summary, progress) -> str | None:
+    src, refresh, notes = ctx.sources, bool(args.get("refresh")), []
+
+    def fetch(client, progress):
+        api = OpenAlex(client, src.openalex_url, src.contact_email, src.openalex_key)
+        if budget := api.budget():
+            notes.append(f"OpenAlex budget left today: ${budget.get('daily_remaining_usd')}")
+        openalex_enrich(ctx.catalog, api, summary, progress, refresh=refresh, limit=args.get("limit"))
+        if args.get("references", True):
+            name_references(ctx.catalog, api, summary, progress)
+        if args.get("entities", True):
+            enrich_entities(ctx.catalog, api, summary, progress, refresh=refresh)
+
+    _fetching(ctx, summary, progress, fetch, index_after=args.get("index", True))
+    return "\n".join(notes) or None
+
+
+def run_s2(ctx: JobContext, args: dict, summary: Summary, progress) -> None:
+    src = ctx.sources
+
+    def fetch(client, progress):
+        api = SemanticScholar(client, src.s2_url, src.s2_key)
+        s2_enrich(ctx.catalog, api, summary, progress, refresh=bool(args.get("refresh")),
+                  references=args.get("references", True), limit=args.get("limit"),
+                  citations=bool(args.get("citations")))  # fmt: skip
+
+    _fetching(ctx, summary, progress, fetch, index_after=args.get("index", True))
+
+
+NO_MODEL = "no LLM is configured: set SCHOLARLOOM_LLM (e.g. openai/gpt-4o-mini or ollama_chat/qwen2.5)"
+
+
+def run_analyse(ctx: JobContext, args: dict, summary: Summary, progress) -> None:
+    if ctx.analyst is None:
+        raise JobIncomplete(NO_MODEL)
+    analyse_papers(ctx.catalog, ctx.analyst.ask, summary, progress, args.get("limit"), bool(args.get("refresh")),
+                   unavailable=ctx.analyst.unavailable)  # fmt: skip
+
+
+def _update_steps(ctx: JobContext, args: dict, summary: Summary, since: date) -> list[tuple[str, Callable]]:
+    """(name, step) pairs of `ingest update`, in order; each step takes the HTTP client and the progress bars."""
+    src, catalog = ctx.sources, ctx.catalog
+    window = {"set_spec": args.get("set", "cs"), "since": since}
+    steps = [("arXiv OAI-PMH", lambda c, p: harvest_oai(catalog, c, src.arxiv_oai_url, summary, p, **window))]
+    if args.get("openalex", True):
+        api = lambda c: OpenAlex(c, src.openalex_url, src.contact_email, src.openalex_key)  # noqa: E731
+        steps.append(("OpenAlex", lambda c, p: openalex_enrich(catalog, api(c), summary, p)))
+        steps.append(("OpenAlex entities", lambda c, p: enrich_entities(catalog, api(c), summary, p)))
+    if args.get("s2"):
+        s2 = lambda c: SemanticScholar(c, src.s2_url, src.s2_key)  # noqa: E731
+        steps.append(("Semantic Scholar", lambda c, p: s2_enrich(catalog, s2(c), summary, p)))
+    steps.append(("index", lambda c, p: index_changes(ctx, summary, p)))
+    if pdfs := args.get("pdfs", 0):
+        limits = ctx.limits.pdfs()
+        steps.append(
+            ("PDFs", lambda c, p: download_pdfs(catalog, ctx.index, ctx.embedder, c, summary, p, limits=limits,
+                                                limit=pdfs, pdf_base=src.arxiv_pdf_url))  # fmt: skip
+        )
+    analyst = ctx.analyst if args.get("analyse", True) else None
+    if analyst is not None:
+        steps.append(("analysis", lambda c, p: analyse_papers(catalog, analyst.ask, summary, p,
+                                                              unavailable=analyst.unavailable)))  # fmt: skip
+    return steps
+
+
+def run_update(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    """The incremental run: new arXiv records since the last harvest, enrichment, index, PDFs, analysis. Each step
+    reports its own result; a failing step does not stop the ones after it."""
+    oai_set = args.get("set", "cs")
+    last = (ctx.catalog.cursor(oai_last_name(oai_set)) or {}).get("datestamp")
+    since = date.fromisoformat(last[:10]) if last else date.today() - timedelta(days=args.get("days", 3))
+    problems = []
+    failing = (FetchError, *(ctx.analyst.unavailable if ctx.analyst else ()))
+    with ctx.fetcher() as client:
+        for name, step in _update_steps(ctx, args, summary, since):
+            try:
+                step(client, progress)
+            except failing as exc:
+                problems.append(f"{name}: {exc}")
+    if problems:
+        raise JobIncomplete("some steps did not finish (a rerun resumes them):\n  " + "\n  ".join(problems))
+    return f"update: arXiv set {oai_set} from {since.isoformat()}"
+
+
+def run_paper(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    """One arXiv paper on request (`jobs.requests`): record, OpenAlex, index, full text."""
+    src = ctx.sources
+    with ctx.fetcher() as client:
+        try:
+            paper_id = fetch_paper(ctx.catalog, ctx.index, ctx.embedder, client, args["arxiv_id"], summary, progress,
+                                   api_url=src.arxiv_api_url, openalex=OpenAlex(client, src.openalex_url,
+                                   src.contact_email, src.openalex_key), limits=ctx.limits.pdfs(),
+                                   pdf_base=src.arxiv_pdf_url)  # fmt: skip
+        except (NotOnArxiv, NotStored) as exc:
+            raise JobIncomplete(str(exc)) from exc
+    return f"paper {paper_id}"
+
+
+def run_upload(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    return index_upload(ctx.catalog, ctx.index, ctx.embedder, ctx.uploads, int(args["upload_id"]),
+                        ctx.limits.uploads(), summary, progress, fields_only=bool(args.get("fields_only")))  # fmt: skip
+
+
+KINDS: dict[str, KindInfo] = {
+    "demo": KindInfo(run_demo, "demo corpus", "records"),
+    "pdfs": KindInfo(run_pdfs, "PDFs", "files"),
+    "arxiv": KindInfo(run_arxiv, "arXiv", "records"),
+    "openalex": KindInfo(run_openalex, "OpenAlex", "records"),
+    "s2": KindInfo(run_s2, "Semantic Scholar", "records"),
+    "analyse": KindInfo(run_analyse, "analysis", "papers"),
+    "update": KindInfo(run_update, "update", "records"),
+    "paper": KindInfo(run_paper, "paper", "records"),
+    "upload": KindInfo(run_upload, "upload", "files"),
+    "backup": KindInfo(run_backup, "backup", "items", tally=False),
+    "rebuild": KindInfo(run_rebuild, "index rebuild", "points", tally=False),
+}
+
+
+def bound_kinds(ctx: JobContext) -> dict[str, Callable]:
+    """Each kind with its context bound: what `jobs.runner.JobRunner` calls with (arguments, summary, progress)."""
+    return {name: (lambda args, summary, progress, run=info.run: run(ctx, args, summary, progress))
+            for name, info in KINDS.items()}  # fmt: skip

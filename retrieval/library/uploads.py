@@ -1,0 +1,278 @@
+"""A user's own PDFs: private items beside the public catalog, never rows of it.
+
+An upload is a row of `uploads` (its owner, the file's name and digest, what was read from it) and a file
+`<data dir>/uploads/<id>.pdf` named by the row's id only. Its index points carry the paper id `upload:<id>` and
+the payload `owner`, so a search sees them only when its `Filters.viewer` is that owner (`retrieval.vectors.store`); the
+public catalog (`papers`) never holds them, so pages, lists, feeds and the sitemap cannot show them. Search
+results turn an upload's id into a `Paper` only for its owner (`upload_papers`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sqlalchemy import Column, UniqueConstraint
+from sqlalchemy.engine import Engine
+from sqlmodel import JSON, Field, Session, SQLModel, func, select
+
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Paper, empty_list
+from retrieval.upkeep.database import ShareUsedUp, hold_lock
+from retrieval.vectors.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index
+
+PREFIX = "upload:"
+KINDS = ABSTRACT_KINDS + PASSAGE_KINDS  # the points an upload has
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Upload(SQLModel, table=True):
+    __tablename__ = "uploads"
+
+    id: int | None = Field(default=None, primary_key=True)
+    owner: str = Field(index=True, max_length=200)
+    filename: str = Field(max_length=300, description="as the user's browser named it; shown, never a path")
+    sha256: str = Field(max_length=64)
+    size: int
+    state: str = Field(default="queued", max_length=20, description="queued, indexed or failed")
+    error: str | None = None
+    pages: int = 0
+    passages: int = 0
+    title: str = ""
+    authors: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
+    abstract: str = ""
+    arxiv_id: str | None = Field(default=None, max_length=40, description="printed in the file")
+    doi: str | None = Field(default=None, max_length=200, description="printed in the file")
+    paper_id: str | None = Field(default=None, max_length=200, description="the catalog's paper this file is")
+    job_id: int | None = None
+    edited: bool = Field(default=False, description="the user corrected the fields: indexing keeps them")
+    created_at: datetime = Field(default_factory=_now)
+
+    @property
+    def point_paper_id(self) -> str:
+        return f"{PREFIX}{self.id}"
+
+    @property
+    def path(self) -> str:
+        return f"/me/library/{self.id}"
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    max_mb: int = 50  # one file
+    max_pages: int = 400
+    quota_mb: int = 500  # all of one user's files
+
+
+class LibraryPaper(SQLModel, table=True):
+    """A public paper a user keeps in their library (joined from a reading list); an arXiv id still being fetched
+    is kept under the id the paper will have."""
+
+    __tablename__ = "library_papers"
+    __table_args__ = (UniqueConstraint("owner", "paper_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    owner: str = Field(index=True, max_length=200)
+    paper_id: str = Field(max_length=200)
+    added_at: datetime = Field(default_factory=_now)
+
+
+def upload_number(paper_id: str) -> int | None:
+    """The upload's row id in `upload:<id>`, else None."""
+    if not paper_id.startswith(PREFIX):
+        return None
+    digits = paper_id[len(PREFIX) :]
+    return int(digits) if digits.isdigit() and len(digits) < 18 else None
+
+
+def as_paper(upload: Upload) -> Paper:
+    """The upload as a search hit's paper (never stored as one)."""
+    return Paper(id=upload.point_paper_id, title=upload.title or upload.filename, abstract=upload.abstract,
+                 published=upload.created_at, doi=upload.doi, sources=["upload"])  # fmt: skip
+
+
+def upload_papers(session: Session, ids: list[str], viewer: str | None) -> dict[str, Paper]:
+    """The uploads among `ids` that `viewer` owns, as papers; nothing for anyone else."""
+    numbers = [n for n in map(upload_number, ids) if n is not None]
+    if not viewer or not numbers:
+        return {}
+    rows = session.exec(select(Upload).where(Upload.id.in_(numbers), Upload.owner == viewer)).all()
+    return {row.point_paper_id: as_paper(row) for row in rows}
+
+
+def visible_papers(catalog: Catalog, ids: list[str], viewer: str | None) -> dict[str, Paper]:
+    """Public papers by id and, for a `viewer`, that user's own uploads among the ids (in one session)."""
+    if not ids:
+        return {}
+    with catalog.session() as session:
+        found = catalog.papers_in(session, ids)
+        return found | upload_papers(session, ids, viewer) if viewer else found
+
+
+class UploadRefused(Exception):
+    """The file is not taken; `status` is the HTTP answer that says so."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+MB = 1024 * 1024
+JOB_KIND = "upload"
+
+
+@dataclass(frozen=True)
+class Uploads:
+    """The rows and their files. Every read takes the owner: another user's item is the same None as a missing
+    one."""
+
+    engine: Engine
+    folder: Path
+
+    def file(self, upload: Upload) -> Path:
+        return self.folder / f"{int(upload.id)}.pdf"
+
+    def add(self, owner: str, filename: str, spooled: Path, size: int, sha256: str, queue=None,
+            quota_bytes: int | None = None) -> Upload:  # fmt: skip
+        """The row (with its `upload` job when a queue is given), then the spooled file moved to its name (in the same
+        folder: a rename, never a copy). The room left of `quota_bytes` is read and taken in one transaction under
+        the owner's lock: twenty uploads at once cannot each see the same free room. Raises UploadRefused."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            hold_lock(session, f"user:{owner}")
+            if quota_bytes is not None and size > quota_bytes - self._used(session, owner):
+                raise UploadRefused(413, f"Your library is full ({quota_bytes // MB} MB); delete items to make room.")
+            upload = Upload(owner=owner, filename=filename[:300] or "upload.pdf", sha256=sha256, size=size)
+            session.add(upload)
+            session.flush()
+            if queue is not None:
+                try:
+                    key = f"{JOB_KIND}:{upload.id}"
+                    job, _ = queue.add(session, JOB_KIND, {"upload_id": upload.id}, owner, key, for_user=True)
+                except ShareUsedUp as refused:
+                    raise UploadRefused(429, str(refused)) from None
+                upload.job_id = job.id
+            session.commit()
+        os.replace(spooled, self.file(upload))
+        return upload
+
+    def get(self, owner: str | None, upload_id: int) -> Upload | None:
+        if not owner or not 0 < upload_id < 2**62:
+            return None
+        with Session(self.engine) as session:
+            row = session.get(Upload, upload_id)
+            return row if row is not None and row.owner == owner else None
+
+    def room(self, owner: str, limits: UploadLimits) -> int:
+        """Bytes the owner may still add in one file: the file cap or what is left of the quota, the smaller."""
+        return min(limits.max_mb * MB, limits.quota_mb * MB - self.used_bytes(owner))
+
+    def accept(self, owner: str, filename: str, spooled: Path, limits: UploadLimits, queue) -> Upload:
+        """A spooled file (in this folder) checked and stored, with its `upload` job queued; the spooled file is
+        gone either way. Raises UploadRefused."""
+        try:
+            size = spooled.stat().st_size
+            if size > limits.max_mb * MB:
+                raise UploadRefused(413, f"The file is larger than the limit of {limits.max_mb} MB.")
+            if size > limits.quota_mb * MB - self.used_bytes(owner):
+                raise UploadRefused(413, f"Your library is full ({limits.quota_mb} MB); delete items to make room.")
+            digest = hashlib.sha256()
+            with spooled.open("rb") as handle:
+                head = handle.read(1024)
+                if not head.lstrip().startswith(b"%PDF-"):
+                    raise UploadRefused(415, "Only PDF files can be added (this file does not start with %PDF-).")
+                digest.update(head)
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
+            upload = self.add(owner, Path(filename or "upload.pdf").name, spooled, size, digest.hexdigest(), queue,
+                              limits.quota_mb * MB)  # fmt: skip
+        finally:
+            spooled.unlink(missing_ok=True)
+        return self.get(owner, upload.id)
+
+    def correct(self, owner: str, upload_id: int, queue, title: str | None = None, authors: list[str] | None = None,
+                abstract: str | None = None) -> Upload | None:
+        """The owner's corrections of what was read from the file, kept from now on; the item is indexed again
+        (its title and abstract are what search matches). None when it is not the owner's."""
+        if self.get(owner, upload_id) is None:
+            return None
+        fields = {"title": title, "authors": authors, "abstract": abstract}
+        changed = {k: v for k, v in fields.items() if v is not None}
+        arguments = {"upload_id": upload_id, "fields_only": True}  # a queued full indexing takes them too
+        try:
+            job, _ = queue.submit(JOB_KIND, arguments, owner, key=f"{JOB_KIND}:{upload_id}", for_user=True)
+        except ShareUsedUp as refused:
+            raise UploadRefused(429, str(refused)) from None
+        self.update(upload_id, **changed, edited=True, state="queued", job_id=job.id)
+        return self.get(owner, upload_id)
+
+    def by_id(self, upload_id: int) -> Upload | None:
+        """Whoever owns it: for the job that indexes it, never for a request."""
+        with Session(self.engine) as session:
+            return session.get(Upload, upload_id)
+
+    def mine(self, owner: str) -> list[Upload]:
+        with Session(self.engine) as session:
+            return list(session.exec(select(Upload).where(Upload.owner == owner).order_by(Upload.id.desc())).all())
+
+    def used_bytes(self, owner: str) -> int:
+        with Session(self.engine) as session:
+            return self._used(session, owner)
+
+    @staticmethod
+    def _used(session: Session, owner: str) -> int:
+        return int(session.exec(select(func.coalesce(func.sum(Upload.size), 0)).where(Upload.owner == owner)).one())
+
+    def update(self, upload_id: int, **fields) -> None:
+        with Session(self.engine) as session:
+            row = session.get(Upload, upload_id)
+            if row is not None:
+                for name, value in fields.items():
+                    setattr(row, name, value)
+                session.add(row)
+                session.commit()
+
+    def join(self, owner: str, paper_ids: list[str]) -> int:
+        """Keep these public papers in the owner's library; returns how many were new there."""
+        with Session(self.engine) as session:
+            have = set(session.exec(select(LibraryPaper.paper_id).where(LibraryPaper.owner == owner)))
+            new = list(dict.fromkeys(p for p in paper_ids if p not in have))
+            session.add_all(LibraryPaper(owner=owner, paper_id=p) for p in new)
+            session.commit()
+        return len(new)
+
+    def joined(self, owner: str) -> list[str]:
+        """The public papers in the owner's library, latest first."""
+        with Session(self.engine) as session:
+            query = select(LibraryPaper.paper_id).where(LibraryPaper.owner == owner).order_by(LibraryPaper.id.desc())
+            return list(session.exec(query))
+
+    def library_ids(self, owner: str) -> list[str]:
+        """What a chat about the owner's library searches: the papers kept and the uploads (as `upload:<n>`)."""
+        return [*self.joined(owner), *(u.point_paper_id for u in self.mine(owner))]
+
+    def leave(self, owner: str, paper_id: str) -> bool:
+        with Session(self.engine) as session:
+            row = session.exec(select(LibraryPaper).where(LibraryPaper.owner == owner,
+                                                          LibraryPaper.paper_id == paper_id)).first()  # fmt: skip
+            if row is None:
+                return False
+            session.delete(row)
+            session.commit()
+            return True
+
+    def delete(self, upload: Upload, index: Index) -> None:
+        """Its index points, then its file, then its row (what the user sees last goes last: a failure half way
+        leaves the item listed, to be deleted again)."""
+        index.replace([upload.point_paper_id], [], kinds=KINDS)
+        self.file(upload).unlink(missing_ok=True)
+        with Session(self.engine) as session:
+            row = session.get(Upload, upload.id)
+            if row is not None:
+                session.delete(row)
+                session.commit()

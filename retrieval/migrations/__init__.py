@@ -1,2 +1,0 @@
-"""Alembic's environment and the revisions of the one database ScholarLoom keeps: the catalog, the accounts and
-the chat history (see `retrieval/schema.py`, which runs them)."""

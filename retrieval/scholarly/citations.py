@@ -1,0 +1,31 @@
+"""Citations in the catalog: which papers of the archive cite a paper."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func
+from sqlmodel import select
+
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.models import Citation, Paper
+from retrieval.scholarly.paging import newest_first
+
+
+@dataclass(frozen=True)
+class CitedBy:
+    papers: list[Paper]
+    total: int
+    outside_count: int | None  # cited_by_count from OpenAlex/S2, covering papers outside this archive
+
+
+def cited_by(catalog: Catalog, paper_id: str, limit: int = 50) -> CitedBy:
+    """Papers of the archive that cite this one (newest first), and the wider count the sources give."""
+    with catalog.session() as session:
+        citing = select(Citation.citing_id).where(Citation.cited_id == paper_id)
+        total = session.exec(
+            select(func.count(func.distinct(Citation.citing_id))).where(Citation.cited_id == paper_id)
+        ).one()
+        papers = session.exec(select(Paper).where(Paper.id.in_(citing)).order_by(*newest_first()).limit(limit)).all()
+        paper = session.get(Paper, paper_id)
+    return CitedBy(list(papers), total, paper.cited_by_count if paper else None)

@@ -1,0 +1,64 @@
+"""Lists of papers a page at a time, newest first: the one way profiles, lists and feeds cut and count pages."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from retrieval.scholarly.models import Paper
+
+PER_PAGE = 24
+
+
+@dataclass(frozen=True)
+class Pages:
+    """Where one page sits among all of them."""
+
+    page: int  # from 1, clamped to the pages there are
+    pages: int  # at least 1, even with nothing to show
+    offset: int
+
+    @classmethod
+    def of(cls, total: int, page: int, per_page: int = PER_PAGE) -> "Pages":
+        pages = max(1, math.ceil(total / per_page))
+        page = min(max(1, page), pages)
+        return cls(page, pages, (page - 1) * per_page)
+
+
+def newest_first():
+    return (Paper.published.is_(None), Paper.published.desc(), Paper.year.desc(), Paper.id)
+
+
+@dataclass(frozen=True)
+class PaperList:
+    """One page of a profile's papers, newest first, maybe filtered by primary category."""
+
+    papers: list[Paper]
+    total: int
+    page: int
+    pages: int
+    category: str | None
+
+
+def paper_page(session: Session, ids_query, page: int, per_page: int, category: str | None) -> PaperList:
+    """One page of the papers whose ids `ids_query` selects, maybe only those of one primary category."""
+    query = select(Paper).where(Paper.id.in_(ids_query))
+    if category:
+        query = query.where(Paper.primary_category == category)
+    total = session.exec(select(func.count()).select_from(query.subquery())).one()
+    at = Pages.of(total, page, per_page)
+    rows = session.exec(query.order_by(*newest_first()).offset(at.offset).limit(per_page)).all()
+    return PaperList(list(rows), total, at.page, at.pages, category)
+
+
+def fields_of(session: Session, ids_query) -> list[tuple[str, int]]:
+    """Primary categories of the selected papers with their counts, most first."""
+    rows = session.exec(
+        select(Paper.primary_category, func.count())
+        .where(Paper.id.in_(ids_query), Paper.primary_category.is_not(None))
+        .group_by(Paper.primary_category)
+    ).all()
+    return sorted(rows, key=lambda r: (-r[1], r[0]))

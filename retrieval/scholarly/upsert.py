@@ -1,0 +1,255 @@
+"""Writing normalised records into the catalog, merging what several sources say about one thing: papers, their
+authorships (whose researchers `retrieval.scholarly.identity` finds), institutions and citations."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from sqlmodel import Session, select
+
+from retrieval.scholarly.identity import MATCHED, _add_ids, _by_external_id, _identity, _resolve, same_person_name
+from retrieval.scholarly.models import Authorship, Citation, Institution, Paper, Researcher, normalise_name
+from retrieval.scholarly.records import AuthorRecord, InstitutionRecord, PaperRecord
+
+_MERGED_SCALARS = (
+    "arxiv_id", "openalex_id", "doi", "title", "abstract", "primary_category", "published", "updated", "year",
+    "version", "landing_url", "pdf_url", "journal_ref", "comments", "license", "venue", "cited_by_count",
+)  # fmt: skip
+
+
+def _find_paper(session: Session, record: PaperRecord) -> Paper | None:
+    paper = session.get(Paper, record.id)
+    if paper is None and record.arxiv_id:
+        paper = session.exec(select(Paper).where(Paper.arxiv_id == record.arxiv_id)).first()
+    if paper is None and record.openalex_id:
+        paper = session.exec(select(Paper).where(Paper.openalex_id == record.openalex_id)).first()
+    return paper
+
+
+# arXiv is the authority for a paper's bibliographic facts; other sources fill gaps and own a few fields.
+_OWNED = {"openalex": {"openalex_id", "cited_by_count"}}
+
+
+def _authoritative(source: str, field: str) -> bool:
+    return source.startswith("arxiv") or field in _OWNED.get(source, ())
+
+
+def upsert_paper(session: Session, record: PaperRecord) -> Paper:
+    """Insert or merge a paper: an authoritative source overwrites, the others only fill gaps."""
+    paper = _find_paper(session, record)
+    if paper is None:
+        paper = Paper(id=record.id, title=record.title)
+    for name in _MERGED_SCALARS:
+        value = getattr(record, name)
+        if value not in (None, "") and (getattr(paper, name) in (None, "") or _authoritative(record.source, name)):
+            setattr(paper, name, value)
+    if record.categories and (not paper.categories or _authoritative(record.source, "categories")):
+        paper.categories = list(record.categories)
+    if record.source not in paper.sources:
+        paper.sources = [*paper.sources, record.source]
+    session.add(paper)
+    session.flush()
+    if record.authors:
+        _replace_authorships(session, paper, record.authors, record.source)
+    if record.references:  # the paper's edges read once (not a query per reference: lists run to hundreds)
+        edges = edges_of(session, paper.id)
+        for ref in record.references:
+            _upsert_citation(session, paper.id, ref.openalex_id, ref.doi, ref.arxiv_id, ref.title, edges)
+    return paper
+
+
+def _replace_authorships(session: Session, paper: Paper, authors: list[AuthorRecord], source: str = "arxiv") -> None:
+    """Merge an author list into a paper's authorships.
+
+    The first list creates the rows. Later lists from other sources only add what they know (external ids,
+    affiliations) to the rows whose names they match; arXiv, the authority on author lists, replaces rows
+    when its list changed, keeping the researcher of each name it still lists.
+    """
+    existing = list(
+        session.exec(select(Authorship).where(Authorship.paper_id == paper.id).order_by(Authorship.position))
+    )
+    if existing and not _authoritative(source, "authors"):
+        _enrich_rows(session, existing, authors)
+    elif existing and [r.raw_name for r in existing] == [a.name for a in authors]:
+        _enrich_rows(session, existing, authors)
+    else:
+        kept = {normalise_name(r.raw_name): r for r in existing}
+        for row in existing:
+            session.delete(row)
+        session.flush()
+        keys = [normalise_name(a.name) for a in authors]
+        for position, author in enumerate(authors):
+            old = kept.get(keys[position])
+            affiliation = author.affiliations[0] if author.affiliations else None
+            institution = _resolve_institution(session, affiliation) if affiliation else None
+            institution_id = institution.id if institution else (old.institution_id if old else None)
+            if old is not None and old.researcher_id is not None and not _identity(author):
+                researcher_id, method, confidence = old.researcher_id, old.match_method, old.match_confidence
+            else:
+                coauthors = set(keys[:position] + keys[position + 1 :])
+                researcher, method, confidence = _resolve(session, author, coauthors, institution_id)
+                researcher_id = researcher.id
+            session.add(
+                Authorship(
+                    paper_id=paper.id,
+                    position=position,
+                    raw_name=author.name,
+                    researcher_id=researcher_id,
+                    match_method=method,
+                    match_confidence=confidence,
+                    raw_affiliation=affiliation.raw if affiliation else (old.raw_affiliation if old else None),
+                    institution_id=institution_id,
+                )
+            )
+        session.flush()
+    _mark_matched(session, paper)
+
+
+def _enrich_rows(session: Session, rows: list[Authorship], authors: list[AuthorRecord]) -> None:
+    """Attach another source's ids and affiliations to the rows whose names match (by position first)."""
+    unused = list(range(len(authors)))
+    for position, row in enumerate(rows):
+        pick = None
+        if position in unused and same_person_name(row.raw_name, authors[position].name):
+            pick = position
+        else:
+            pick = next((i for i in unused if same_person_name(row.raw_name, authors[i].name)), None)
+        if pick is None:
+            continue
+        unused.remove(pick)
+        author = authors[pick]
+        if len(row.raw_name) > len(author.name):  # 'Esther Duflo' names the person better than 'E. Duflo'
+            author = author.model_copy(update={"name": row.raw_name})
+        if row.institution_id is None and author.affiliations:
+            institution = _resolve_institution(session, author.affiliations[0])
+            row.institution_id = institution.id if institution else None
+            row.raw_affiliation = row.raw_affiliation or author.affiliations[0].raw
+        if _identity(author):
+            current = session.get(Researcher, row.researcher_id) if row.researcher_id else None
+            found = _by_external_id(session, author)
+            if current is not None and _identity(current) and (found is None or found[0].id == current.id):
+                _add_ids(session, current, author)  # the same person, now known to one more source
+                row.match_method, row.match_confidence = _identity(current)[1], 1.0
+            else:
+                researcher, method, confidence = _resolve(session, author, set(), row.institution_id)
+                row.researcher_id, row.match_method, row.match_confidence = researcher.id, method, confidence
+        session.add(row)
+    session.flush()
+
+
+def _mark_matched(session: Session, paper: Paper) -> None:
+    confidences = session.exec(select(Authorship.match_confidence).where(Authorship.paper_id == paper.id)).all()
+    paper.all_authors_matched = bool(confidences) and all((c or 0) >= MATCHED for c in confidences)
+    session.add(paper)
+
+
+def _resolve_institution(session: Session, affiliation) -> Institution | None:
+    found = None
+    if affiliation.ror_id:
+        found = session.exec(select(Institution).where(Institution.ror_id == affiliation.ror_id)).first()
+    if found is None and affiliation.institution_openalex_id:
+        found = session.exec(
+            select(Institution).where(Institution.openalex_id == affiliation.institution_openalex_id)
+        ).first()
+    if found is None and affiliation.name and (affiliation.ror_id or affiliation.institution_openalex_id):
+        found = Institution(
+            name=affiliation.name,
+            ror_id=affiliation.ror_id,
+            openalex_id=affiliation.institution_openalex_id,
+            country_code=affiliation.country_code,
+        )
+    if found is not None:
+        found.openalex_id = found.openalex_id or affiliation.institution_openalex_id
+        session.add(found)
+        session.flush()
+    return found
+
+
+def add_citation(
+    session: Session, citing_id: str, arxiv_id: str | None = None, doi: str | None = None, edges: dict | None = None
+) -> None:
+    """A citation edge found in a paper's own reference list (by arXiv id or DOI); `edges` as `edges_of` reads
+    them, so a reference list costs one query rather than one per entry."""
+    _upsert_citation(session, citing_id, None, doi, arxiv_id, None, edges)
+
+
+def edges_of(session: Session, citing_id: str) -> dict[str, Citation]:
+    """A paper's stored citation edges by key."""
+    return {row.cited_key: row for row in session.exec(select(Citation).where(Citation.citing_id == citing_id))}
+
+
+def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_id, title, edges=None) -> None:
+    """One edge, merged into the stored one with the same key; `edges` (key -> row) holds the citing paper's edges
+    when the caller read them all at once."""
+    key = f"openalex:{openalex_id}" if openalex_id else f"arxiv:{arxiv_id}" if arxiv_id else f"doi:{doi}"
+    if edges is None:
+        row = session.exec(select(Citation).where(Citation.citing_id == citing_id, Citation.cited_key == key)).first()
+    else:
+        row = edges.get(key)
+    if row is None:
+        row = Citation(citing_id=citing_id, cited_key=key)
+        if edges is not None:
+            edges[key] = row
+    row.cited_openalex_id = row.cited_openalex_id or openalex_id
+    row.cited_doi = row.cited_doi or doi
+    row.cited_arxiv_id = row.cited_arxiv_id or arxiv_id
+    row.cited_title = row.cited_title or title
+    session.add(row)
+
+
+def link_citations(session: Session, citing_ids: Collection[str] | None = None) -> int:
+    """Point citation edges at papers now in the corpus (only the edges of `citing_ids` when given, e.g. the
+    reference lists a PDF job just read); returns how many edges changed."""
+    query = select(Citation).where(Citation.cited_id.is_(None))
+    if citing_ids is not None:
+        query = query.where(Citation.citing_id.in_(list(citing_ids)))
+    rows = session.exec(query).all()
+    if not rows:
+        return 0
+    by_openalex = _paper_ids(session, Paper.openalex_id, {r.cited_openalex_id for r in rows} - {None})
+    by_arxiv = _paper_ids(session, Paper.arxiv_id, {r.cited_arxiv_id for r in rows} - {None})
+    by_doi = _paper_ids(session, Paper.doi, {(r.cited_doi or "").lower() for r in rows} - {""})
+    changed = 0
+    for row in rows:
+        target = (
+            by_openalex.get(row.cited_openalex_id)
+            or by_arxiv.get(row.cited_arxiv_id)
+            or by_doi.get((row.cited_doi or "").lower() or None)
+        )
+        if target and target != row.citing_id:
+            row.cited_id = target
+            session.add(row)
+            changed += 1
+    return changed
+
+
+def _paper_ids(session: Session, column, values: set[str], chunk: int = 500) -> dict[str, str]:
+    """value of `column` -> paper id, for these values only (read in chunks under SQLite's parameter limit)."""
+    found: dict[str, str] = {}
+    ordered = sorted(values)
+    for start in range(0, len(ordered), chunk):
+        part = ordered[start : start + chunk]
+        found.update(session.exec(select(column, Paper.id).where(column.in_(part))).all())
+    return found
+
+
+def upsert_institution(session: Session, record: InstitutionRecord) -> Institution:
+    found = None
+    if record.ror_id:
+        found = session.exec(select(Institution).where(Institution.ror_id == record.ror_id)).first()
+    if found is None and record.openalex_id:
+        found = session.exec(select(Institution).where(Institution.openalex_id == record.openalex_id)).first()
+    if found is None:
+        found = Institution(name=record.name)
+    for name in ("name", "ror_id", "openalex_id", "country_code", "country_name", "city", "established", "website"):
+        value = getattr(record, name)
+        if value not in (None, ""):
+            setattr(found, name, value)
+    for name in ("aliases", "acronyms", "types", "parent_rors", "child_rors"):
+        merged = list(dict.fromkeys([*getattr(found, name), *getattr(record, name)]))
+        setattr(found, name, merged)
+    session.add(found)
+    session.flush()
+    return found
+
+

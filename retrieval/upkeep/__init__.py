@@ -1,0 +1,1 @@
+"""The archive's upkeep: the database engine and its locks, the schema's history (Alembic), backups."""

@@ -1,0 +1,304 @@
+"""The vector index: abstracts, their windows and full-text passages, searched by meaning and by keywords.
+
+Each paper has one `abstract` point (title + abstract: a dense vector of its first 256 tokens and a BM25
+vector of all of it) and, when the abstract is longer than the encoder reads, `window` points (dense only)
+covering the rest. PDF text becomes `passage` points (dense + BM25) that keep their page and section.
+Dense and BM25 candidates are fetched apart and fused here (not in the store), so the embedded engine and
+a Qdrant server rank alike; `retrieval.vectors.fusion` holds the rule and its parameters, chosen on SciFact train.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from retrieval.vectors.edge import EdgeStore
+from retrieval.vectors.embeddings import Embedded
+from retrieval.vectors.fusion import FusionParams, fuse, group_max
+from retrieval.vectors.server import ClientStore
+from retrieval.vectors.store import (
+    ANYONE,
+    DENSE,
+    SPARSE,
+    Filters,
+    IndexUnavailable,
+    PointHit,
+    StoredPoint,
+    VectorQuery,
+    VectorStore,
+)
+
+__all__ = [
+    "ANYONE", "Filters", "Index", "IndexPlace", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "point_id",
+]  # fmt: skip
+
+ABSTRACT_KINDS = ("abstract", "window")
+DENSE_POINTS_PER_PAPER = 5
+PASSAGE_KINDS = ("passage",)
+_NAMESPACE = uuid.UUID("6f1f5d1e-8f7c-4a4e-9d0a-5c1a2b3c4d5e")
+
+
+def point_id(paper_id: str, kind: str, number: int = 0) -> str:
+    """A stable UUID from the point's key, so rewriting a paper overwrites its points."""
+    return str(uuid.uuid5(_NAMESPACE, f"{paper_id}#{kind}#{number}"))
+
+
+@dataclass(frozen=True)
+class IndexPoint:
+    paper_id: str
+    kind: str  # "abstract", "window" or "passage"
+    number: int
+    vectors: Embedded  # a window carries no BM25 vector (its words are in the abstract point's)
+    text: str = ""
+    categories: list[str] = field(default_factory=list)
+    published: datetime | None = None
+    researcher_ids: list[int] = field(default_factory=list)
+    institution_ids: list[int] = field(default_factory=list)
+    page: int | None = None
+    section: str | None = None
+    span: tuple[int, int] | None = None  # a window's slice of the abstract's sentences
+    owner: str | None = None  # a user's private upload: only searches for that user see it
+
+    def stored(self) -> StoredPoint:
+        sparse = self.vectors.sparse if self.kind != "window" else None
+        payload = {
+            "paper_id": self.paper_id,
+            "kind": self.kind,
+            "number": self.number,
+            "categories": self.categories,
+            "published": self.published.isoformat() if self.published else None,
+            "researcher_ids": self.researcher_ids,
+            "institution_ids": self.institution_ids,
+        }
+        if self.text:
+            payload["text"] = self.text
+        if self.page is not None:
+            payload["page"] = self.page
+        if self.section:
+            payload["section"] = self.section
+        if self.span:
+            payload["span"] = list(self.span)
+        if self.owner:
+            payload["owner"] = self.owner
+        return StoredPoint(point_id(self.paper_id, self.kind, self.number), self.vectors.dense, sparse, payload)
+
+
+@dataclass(frozen=True)
+class PaperScore:
+    paper_id: str
+    score: float
+    dense: PointHit | None  # the paper's best dense point: a window tells which sentences matched
+    sparse: PointHit | None
+
+
+def edge_folder(path: Path, collection: str) -> Path:
+    """The embedded index's folder: the one `<collection>.current` names (a rebuild writes a new folder beside the
+    old one, then points there), else `<collection>`."""
+    pointer = path / "edge" / f"{collection}.current"
+    name = pointer.read_text().strip() if pointer.is_file() else collection
+    if not name or "/" in name or name.startswith("."):
+        raise IndexUnavailable(f"{pointer} names no index folder ({name!r}): write the folder's name, or remove it")
+    return path / "edge" / name
+
+
+def point_edge_folder(path: Path, collection: str, folder: Path) -> None:
+    """From now on `edge_folder` is `folder` (written beside and renamed: the pointer is never half-written)."""
+    pointer = path / "edge" / f"{collection}.current"
+    partial = pointer.with_suffix(".partial")
+    partial.write_text(folder.name + "\n")
+    partial.replace(pointer)
+
+
+class Index:
+    def __init__(self, store: VectorStore, params: FusionParams | None = None) -> None:
+        self.store = store
+        self.params = params or FusionParams()
+        self.writes = 0  # writes through this object: what a search answered before may have changed since
+
+    @classmethod
+    def open(
+        cls, collection: str, *, path: Path | None = None, url: str | None = None, api_key: str | None = None
+    ) -> "Index":
+        """The embedded engine in `path`, or a Qdrant server/cluster when `url` is given."""
+        if url:
+            return cls(ClientStore.connect(url, collection, api_key))
+        assert path is not None
+        return cls(EdgeStore(edge_folder(path, collection)))
+
+    def close(self) -> None:
+        self.store.close()
+
+    def swap(self, store: VectorStore) -> VectorStore:
+        """Serve from `store` from now on (a rebuilt index); returns the store it replaces, still open."""
+        old, self.store = self.store, store
+        self.writes += 1
+        return old
+
+    def count(self, filters: Filters | None = None) -> int:
+        return self.store.count(filters)
+
+    def points_by_kind(self) -> dict[str, int]:
+        """Points by kind (a paper's title and abstract, its sentence windows, a full-text passage), public and
+        private."""
+        return {kind: self.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in ("abstract", "window", "passage")}
+
+    def optimize(self) -> None:
+        self.store.optimize()
+
+    def points(self, chunk: int = 1000) -> Iterator[list[StoredPoint]]:
+        """Every point as stored, public and private, `chunk` at a time (for a backup: read, never searched)."""
+        offset = None
+        while True:
+            points, offset = self.store.scroll(offset, chunk)
+            if points:
+                yield points
+            if offset is None:
+                return
+
+    def load(self, points: list[StoredPoint]) -> None:
+        """Write points as they were stored (a restore): ids, vectors and payloads unchanged."""
+        self.store.upsert(points)
+        self.writes += 1
+
+    def replace(self, paper_ids: list[str], points: list[IndexPoint], kinds: tuple[str, ...]) -> None:
+        """Write these papers' points of these kinds, dropping any they had before (a shorter text leaves none)."""
+        self.store.delete_papers(paper_ids, kinds)
+        self.store.upsert([p.stored() for p in points])
+        self.writes += 1
+
+    def set_paper_fields(
+        self, paper_id: str, categories: list[str], published, researcher_ids: list[int], institution_ids: list[int]
+    ) -> None:
+        """Update the filter fields of all a paper's points (abstract, windows, passages) without re-embedding."""
+        payload = {
+            "categories": categories,
+            "published": published.isoformat() if published else None,
+            "researcher_ids": researcher_ids,
+            "institution_ids": institution_ids,
+        }
+        self.store.set_paper_payload(paper_id, payload)
+        self.writes += 1
+
+    def upsert(self, points: list[IndexPoint]) -> None:
+        self.store.upsert([p.stored() for p in points])
+        self.writes += 1
+
+    def abstract_vector(self, paper_id: str) -> np.ndarray | None:
+        """The dense vector the paper's title and abstract were indexed with (None when it is not indexed)."""
+        point = point_id(paper_id, "abstract")
+        return self.store.dense_vectors([point]).get(point)
+
+    def _candidates(
+        self, query: Embedded, filters: Filters, depth: int, sides: tuple[str, ...], dense_depth: int | None = None
+    ) -> tuple[list[PointHit], list[PointHit]]:
+        queries = []
+        if DENSE in sides:
+            queries.append(VectorQuery(DENSE, query.dense, dense_depth or depth, filters))
+        if SPARSE in sides and query.sparse.indices:
+            queries.append(VectorQuery(SPARSE, query.sparse, depth, filters))
+        answers = iter(self.store.search(queries) if queries else [])
+        dense = next(answers) if DENSE in sides else []
+        sparse = next(answers, [])
+        return dense, sparse
+
+    def papers(
+        self, query: Embedded, filters: Filters = Filters(), limit: int = 10, sides: tuple[str, ...] = (DENSE, SPARSE)
+    ) -> list[PaperScore]:
+        """Papers by fused abstract scores (each side's best point per paper), best first, ties by id.
+
+        `sides` picks dense, BM25 or both (the benchmark compares the three)."""
+        filters = replace(filters, kinds=filters.kinds or ABSTRACT_KINDS)
+        depth = max(self.params.candidates, limit)
+        # A paper has several dense points (its abstract and its windows: 4.6 on arXiv abstracts), so the
+        # dense side fetches more points to reach about as many papers as the BM25 side.
+        dense, sparse = self._candidates(query, filters, depth, sides, dense_depth=depth * DENSE_POINTS_PER_PAPER)
+        dense_best, sparse_best = group_max(dense), group_max(sparse)
+        fused = fuse(
+            {k: h.score for k, h in dense_best.items()},
+            {k: h.score for k, h in sparse_best.items()},
+            self.params,
+        )
+        ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        return [PaperScore(pid, score, dense_best.get(pid), sparse_best.get(pid)) for pid, score in ranked]
+
+    def passages(self, query: Embedded, filters: Filters = Filters(), limit: int = 10) -> list[PointHit]:
+        """Full-text passages by fused score, best first (each with its page and section when known)."""
+        filters = replace(filters, kinds=PASSAGE_KINDS)
+        depth = max(self.params.candidates, limit)
+        dense, sparse = self._candidates(query, filters, depth, (DENSE, SPARSE))
+        key = lambda h: (h.paper_id, h.number)  # noqa: E731
+        by_key = {key(h): h for h in [*sparse, *dense]}
+        fused = fuse(
+            {key(h): h.score for h in dense},
+            {key(h): h.score for h in sparse},
+            self.params,
+        )
+        ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        return [_rescored(by_key[k], score) for k, score in ranked]
+
+
+# A rebuilt embedded index replaces the old one in the running server; searches that started on the old one get
+# this long to finish before it is closed.
+SWAP_GRACE_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class IndexPlace:
+    """Where the index lives: the embedded engine's folder under `path` (the one `<collection>.current` names), or
+    a collection of a Qdrant server at `url`. A rebuild makes a new index beside the one in use (`beside`), then
+    either drops it (`discard`) or puts it in the old one's place (`adopt`)."""
+
+    collection: str
+    path: Path | None = None
+    url: str | None = None
+    api_key: str | None = None
+
+    def open(self) -> Index:
+        return Index.open(self.collection, path=self.path, url=self.url, api_key=self.api_key)
+
+    def beside(self) -> Index:
+        """A new, empty index named for now: a collection `<collection>-<stamp>` of the server, or the folder
+        `<collection>.<stamp>` beside the embedded one (folders an earlier rebuild left before its swap removed)."""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d%H%M%S")
+        if self.url:
+            return Index.open(f"{self.collection}-{stamp}", url=self.url, api_key=self.api_key)
+        assert self.path is not None
+        in_use = edge_folder(self.path, self.collection)
+        for left in in_use.parent.glob(f"{self.collection}.2*"):
+            if left.is_dir() and left != in_use and left.name.removeprefix(f"{self.collection}.").isdigit():
+                shutil.rmtree(left, ignore_errors=True)
+        return Index(EdgeStore(in_use.with_name(f"{self.collection}.{stamp}")))
+
+    def discard(self, new: Index) -> None:
+        """A half-made index from `beside`: closed, and its folder removed (nothing of it stays on disk)."""
+        new.close()
+        if not self.url:
+            shutil.rmtree(new.store.path, ignore_errors=True)
+
+    def adopt(self, current: Index, new: Index, grace: float = SWAP_GRACE_SECONDS) -> str:
+        """The embedded `new` serves in `current`'s place from now on, in this process (searches that started on
+        the old store get `grace` seconds) and in the next (the pointer); the old folder is removed. A server's
+        collection is not switched here: its name is returned for the settings. Returns where the index now is."""
+        if self.url:
+            name = new.store.collection
+            new.close()
+            return name
+        assert self.path is not None
+        old_folder = edge_folder(self.path, self.collection)
+        point_edge_folder(self.path, self.collection, new.store.path)
+        old = current.swap(new.store)
+        time.sleep(grace)
+        old.close()
+        shutil.rmtree(old_folder, ignore_errors=True)
+        return str(new.store.path)
+
+
+def _rescored(hit: PointHit, score: float) -> PointHit:
+    return replace(hit, score=score)

@@ -1,0 +1,185 @@
+"""Where the vectors live, behind one small interface: the points, queries, hits and filter conditions every
+store shares, and the `VectorStore` protocol.
+
+`EdgeStore` (`retrieval.vectors.edge`) is the embedded default: Qdrant's own engine in this process
+(`qdrant-edge-py`), with HNSW, payload indexes and sparse IDF, in a directory of the data dir. `ClientStore`
+(`retrieval.vectors.server`) speaks to a Qdrant server or cluster through `qdrant-client` (given a URL);
+qdrant-client's own local mode also fits it, which the tests use to check that both stores rank alike. Fusion
+and grouping happen above this layer, in `retrieval.vectors.index`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from typing import Protocol
+
+import numpy as np
+
+from retrieval.vectors.embeddings import SparseVector
+
+DENSE = "dense"
+SPARSE = "bm25"
+# Payload fields with an index (keyword, integer or datetime), so filters never scan every point.
+INDEXED_FIELDS = {
+    "paper_id": "keyword",
+    "kind": "keyword",
+    "categories": "keyword",
+    "published": "datetime",
+    "researcher_ids": "integer",
+    "institution_ids": "integer",
+    "owner": "keyword",  # set on a user's private uploads only; every search filters on it (see `Filters.viewer`)
+}
+ANYONE = "*"  # `Filters.viewer` for upkeep (delete, relabel, count): every point, whoever owns it
+RETURNED_FIELDS = ["paper_id", "kind", "number", "page", "section", "text", "span"]
+
+
+class IndexUnavailable(RuntimeError):
+    """The vector store cannot be reached or opened."""
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions every search may carry."""
+
+    categories: tuple[str, ...] = ()
+    published_from: date | None = None
+    published_to: date | None = None
+    paper_ids: tuple[str, ...] = ()
+    researcher_id: int | None = None
+    institution_id: int | None = None
+    kinds: tuple[str, ...] = ()
+    # Whose private points may match besides the public ones: None (anonymous) public only; a user name, that
+    # user's uploads too; ANYONE, all (never from a request). Every store query carries it.
+    viewer: str | None = None
+
+    def is_empty(self) -> bool:
+        """No restriction on which papers: `kinds` only says which points of a paper to search, `viewer` only
+        adds a user's few private points to the public ones."""
+        return self == Filters(kinds=self.kinds, viewer=self.viewer)
+
+
+@dataclass(frozen=True)
+class StoredPoint:
+    """One point as written: its id, vectors and payload (the payload keys are those of INDEXED_FIELDS + more)."""
+
+    id: str
+    dense: np.ndarray | None
+    sparse: SparseVector | None
+    payload: dict
+
+
+@dataclass(frozen=True)
+class VectorQuery:
+    using: str  # DENSE or SPARSE
+    vector: np.ndarray | SparseVector
+    limit: int
+    filters: Filters = field(default_factory=Filters)
+
+
+@dataclass(frozen=True)
+class PointHit:
+    paper_id: str
+    kind: str
+    number: int
+    text: str
+    page: int | None
+    section: str | None
+    score: float
+    span: tuple[int, int] | None = None
+
+
+def _as_utc(value: date, end: bool) -> str:
+    moment = time.max if end else time.min
+    return datetime.combine(value, moment, tzinfo=timezone.utc).isoformat()
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """The payload field holds one of these values."""
+
+    key: str
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Equals:
+    key: str
+    value: int | str
+
+
+@dataclass(frozen=True)
+class DateRange:
+    """ISO datetimes, either end open (None)."""
+
+    key: str
+    gte: str | None
+    lte: str | None
+
+
+@dataclass(frozen=True)
+class PublicOr:
+    """The payload field is absent (a public point) or equals `value` (a point of that owner); `value` None:
+    public points only."""
+
+    key: str
+    value: str | None
+
+
+Condition = AnyOf | Equals | DateRange | PublicOr
+
+
+def conditions(filters: Filters) -> list[Condition]:
+    """The filter as store-neutral conditions, all of which must hold; each store spells them in its own API."""
+    found: list[Condition] = []
+    for key, values in (("categories", filters.categories), ("paper_id", filters.paper_ids), ("kind", filters.kinds)):
+        if values:
+            found.append(AnyOf(key, tuple(values)))
+    if filters.researcher_id is not None:
+        found.append(Equals("researcher_ids", filters.researcher_id))
+    if filters.institution_id is not None:
+        found.append(Equals("institution_ids", filters.institution_id))
+    if filters.published_from or filters.published_to:
+        gte = _as_utc(filters.published_from, end=False) if filters.published_from else None
+        lte = _as_utc(filters.published_to, end=True) if filters.published_to else None
+        found.append(DateRange("published", gte, lte))
+    if filters.viewer != ANYONE:
+        found.append(PublicOr("owner", filters.viewer))
+    return found
+
+
+def stored_point(point_id, vectors: dict | None, payload: dict | None) -> StoredPoint:
+    """A point read back from either store (vectors by name; a sparse one has `indices` and `values`)."""
+    vectors = vectors or {}
+    dense, sparse = vectors.get(DENSE), vectors.get(SPARSE)
+    return StoredPoint(
+        str(point_id),
+        None if dense is None else np.asarray(dense, dtype=np.float32),
+        None if sparse is None else SparseVector(list(sparse.indices), list(sparse.values)),
+        dict(payload or {}),
+    )
+
+
+def hit_of(payload: dict, score: float) -> PointHit:
+    return PointHit(
+        paper_id=payload["paper_id"],
+        kind=payload.get("kind", "abstract"),
+        number=payload.get("number", 0),
+        text=payload.get("text") or "",
+        page=payload.get("page"),
+        section=payload.get("section"),
+        score=float(score),
+        span=tuple(payload["span"]) if payload.get("span") else None,
+    )
+
+
+class VectorStore(Protocol):
+    def upsert(self, points: list[StoredPoint]) -> None: ...
+    def delete_papers(self, paper_ids: list[str], kinds: tuple[str, ...]) -> None: ...
+    def set_paper_payload(self, paper_id: str, payload: dict) -> None: ...
+    def search(self, queries: list[VectorQuery]) -> list[list[PointHit]]: ...
+    def count(self, filters: Filters | None = None) -> int: ...
+    def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]: ...
+    def scroll(self, offset: str | None, limit: int) -> tuple[list[StoredPoint], str | None]: ...
+    def optimize(self) -> None: ...
+    def close(self) -> None: ...
