@@ -149,7 +149,7 @@ class Conversation:
         }
 
 
-def subject_card(library, kind: str, subject: str) -> Card | None:
+def subject_card(archive, kind: str, subject: str) -> Card | None:
     """The researcher or institution a chat was opened about (by our id, as their page's dock gives it), as a card;
     None for anything else, so an address cannot make the chat about what the catalog does not hold."""
     from pages.addresses import institution_path, researcher_path
@@ -158,25 +158,25 @@ def subject_card(library, kind: str, subject: str) -> Card | None:
     number = whole_number(subject)
     if number is None:
         return None
-    if kind == "researcher" and (person := library.researchers_by_ids([number]).get(number)):
-        count = library.paper_counts([number])[number]
+    if kind == "researcher" and (person := archive.researchers_by_ids([number]).get(number)):
+        count = archive.paper_counts([number])[number]
         path = researcher_path(number, person.name)
         return Card("researcher", str(number), person.name, path, f"{count} paper{'s' if count != 1 else ''} here")
     if kind == "institution":
-        found = library.find_institution(str(number)).institution
+        found = archive.find_institution(str(number)).institution
         if found is not None and found.id == number:
             return Card("institution", str(number), found.name, institution_path(number, found.name))
     return None
 
 
-def introduction(conversation: Conversation, library, viewer: str | None = None) -> str | None:
+def introduction(conversation: Conversation, archive, viewer: str | None = None) -> str | None:
     """What a chat opened about something says first (markdown from catalog values, or the viewer's own upload;
     the caller sanitises it)."""
     from pages.addresses import paper_path
     from pages.base import md_escape
 
     if conversation.paper:
-        paper = library.papers([conversation.paper], viewer).get(conversation.paper)
+        paper = archive.papers([conversation.paper], viewer).get(conversation.paper)
         if paper is None:  # an upload deleted since
             return None
         return f"This chat is about **[{md_escape(paper.title)}]({paper_path(paper)})**. Ask anything about it."

@@ -195,7 +195,7 @@ def named_profile(deps: ToolDeps, query: str) -> tuple[str, dict, str] | None:
         if not _only_about(query, span):
             continue
         people = [
-            c for c in deps.library.find_researchers(span, limit=3) if c.researcher.name_key == normalise_name(span)
+            c for c in deps.archive.find_researchers(span, limit=3) if c.researcher.name_key == normalise_name(span)
         ]
         if len(people) == 1:
             person = people[0].researcher
@@ -203,7 +203,7 @@ def named_profile(deps: ToolDeps, query: str) -> tuple[str, dict, str] | None:
     for span in [*_NAME.findall(query), *_ACRONYM.findall(query)]:
         if not _only_about(query, span):
             continue
-        hit = deps.library.find_institution(span, threshold=0.9)
+        hit = deps.archive.find_institution(span, threshold=0.9)
         if hit.institution is not None and hit.how.certain:
             place = hit.institution
             return "summarize_institution", {"institution": str(place.id)}, institution_path(place.id, place.name)

@@ -20,12 +20,12 @@ from scholarloom.settings import Settings
 JUDGED = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "compare_judged.jsonl"
 
 
-def score(library, **weights) -> tuple[int, list]:
+def score(archive, **weights) -> tuple[int, list]:
     saved = {name: getattr(compare, name) for name in weights}
     for name, value in weights.items():
         setattr(compare, name, value)
     try:
-        judged = judge_cells(library, JUDGED)
+        judged = judge_cells(archive, JUDGED)
     finally:
         for name, value in saved.items():
             setattr(compare, name, value)
@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=Path("data/local"))
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir)
-    library = settings.library()
+    archive = settings.archive()
     no_favour = {"default": 0.0, "other": 0.0}
     rows = {
         "chosen (meaning + cues + abstract favoured + abstract order)": {},
@@ -50,7 +50,7 @@ def main() -> None:
     print("| --- | --- |")
     misses = []
     for name, weights in rows.items():
-        right, judged = score(library, **weights)
+        right, judged = score(archive, **weights)
         print(f"| {name} | {right}/{len(judged)} |")
         if not weights:
             misses = [j for j in judged if not j.right]

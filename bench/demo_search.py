@@ -31,8 +31,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir)
-    library = settings.library()  # what the tools, pages and API search through
-    catalog, index, embedder = library.catalog, library.index, library.embedder
+    archive = settings.archive()  # what the tools, pages and API search through
+    catalog, index, embedder = archive.catalog, archive.index, archive.embedder
     papers = [p for p in catalog.iter_papers() if p.abstract]
     rng = random.Random(7)
     queries = [
@@ -41,12 +41,12 @@ def main() -> None:
     embedder.query("warm up")
     kinds = {
         "query embedding only": lambda q: embedder.query(q),
-        "hybrid search, no filter": lambda q: library.search(q, limit=10),
-        "hybrid search, category filter (cs.LG)": lambda q: library.search(q, Filters(categories=("cs.LG",)), limit=10),
-        "hybrid search, date filter (2025)": lambda q: library.search(
+        "hybrid search, no filter": lambda q: archive.search(q, limit=10),
+        "hybrid search, category filter (cs.LG)": lambda q: archive.search(q, Filters(categories=("cs.LG",)), limit=10),
+        "hybrid search, date filter (2025)": lambda q: archive.search(
             q, Filters(published_from=date(2025, 1, 1), published_to=date(2025, 12, 31)), limit=10
         ),
-        "hybrid search + 2 matching sentences per hit": lambda q: library.search(q, limit=10, sentences=2),
+        "hybrid search + 2 matching sentences per hit": lambda q: archive.search(q, limit=10, sentences=2),
     }
     print(f"{len(queries)} queries over {index.count()} points ({settings.data_dir})\n")
     print("| what | p50 ms | p95 ms |\n| --- | --- | --- |")

@@ -59,12 +59,12 @@ def main() -> None:
     parser.add_argument("--people", type=int, default=40)
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir)
-    library = settings.library()
+    archive = settings.archive()
     asked = questions(settings, args.people)
     rows = {"people first (library.search)": [], "topic only (retrieval.search.hybrid.search)": []}
     for question, own in asked:
-        found = [h.paper.id for h in library.search(question, limit=10).hits]
-        plain = [h.paper.id for h in search(library.catalog, library.index, library.embedder, question, limit=10).hits]
+        found = [h.paper.id for h in archive.search(question, limit=10).hits]
+        plain = [h.paper.id for h in search(archive.catalog, archive.index, archive.embedder, question, limit=10).hits]
         rows["people first (library.search)"].append(recall_at_10(found, own))
         rows["topic only (retrieval.search.hybrid.search)"].append(recall_at_10(plain, own))
     print(f"{len(asked)} questions naming {len(asked)} researchers with 1-5 papers each\n")

@@ -13,7 +13,7 @@ from jobs.queue import JobQueue, JobState
 from jobs.requests import PaperRequest
 from pages.addresses import paper_path
 from pages.base import md_escape
-from retrieval.archive import Library
+from retrieval.archive import Archive
 
 FETCH_ACTION = "fetch_from_arxiv"
 FOLLOW_SECONDS = 600  # after this the chat stops watching; the job goes on and the paper page will have it
@@ -33,7 +33,7 @@ def _progress(job) -> str:
     return "; ".join(steps) or "waiting for the server's job worker"
 
 
-async def follow_request(asked: PaperRequest, queue: JobQueue, library: Library) -> str | None:
+async def follow_request(asked: PaperRequest, queue: JobQueue, archive: Archive) -> str | None:
     """Show the request's progress in one message; returns the paper id once it is here, None otherwise."""
     if asked.refusal:
         await cl.Message(content=safe_markdown(md_escape(asked.refusal))).send()
@@ -55,13 +55,13 @@ async def follow_request(asked: PaperRequest, queue: JobQueue, library: Library)
         message.content = safe_markdown(message.content)
         await message.update()
         return None
-    paper_id = await asyncio.to_thread(library.resolve_paper_id, asked.arxiv_id)
+    paper_id = await asyncio.to_thread(archive.resolve_paper_id, asked.arxiv_id)
     if job.state != JobState.DONE or paper_id is None:
         message.content = f"{asked.arxiv_id} could not be fetched: {md_escape(job.error or job.state)}"
         message.content = safe_markdown(message.content)
         await message.update()
         return None
-    paper = (await asyncio.to_thread(library.papers, [paper_id]))[paper_id]
+    paper = (await asyncio.to_thread(archive.papers, [paper_id]))[paper_id]
     message.content = (f"Fetched **[{md_escape(paper.title)}]({paper_path(paper)})**. This chat is now about it: "
                        "ask anything about it.")  # fmt: skip
     message.content = safe_markdown(message.content)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jobs.queue import Job, JobQueue, JobRefused
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.library.reading_lists import Entry
 from retrieval.library.uploads import Uploads
 from retrieval.scholarly.records import arxiv_id_of
@@ -31,12 +31,12 @@ class PaperRequest:
 
 
 def request_paper(
-    library: Library, queue: JobQueue, user: str | None, raw: str, *, enabled: bool, daily: int
+    archive: Archive, queue: JobQueue, user: str | None, raw: str, *, enabled: bool, daily: int
 ) -> PaperRequest:
     arxiv_id = arxiv_id_of(raw)
     if arxiv_id is None:
         return PaperRequest(refusal="That is not an arXiv id, an arXiv URL or an arXiv DOI.")
-    if paper_id := library.resolve_paper_id(arxiv_id):
+    if paper_id := archive.resolve_paper_id(arxiv_id):
         return PaperRequest(arxiv_id, paper_id=paper_id)
     if not enabled:
         return PaperRequest(arxiv_id, refusal="Fetching papers on request is switched off on this server.")
@@ -50,9 +50,9 @@ def request_paper(
     return PaperRequest(arxiv_id, job=job)
 
 
-def missing_papers(library: Library, named: list[str]) -> list[str]:
+def missing_papers(archive: Archive, named: list[str]) -> list[str]:
     """The arXiv ids a message named (`arxiv_ids_in`) that this archive does not hold (what the chat offers)."""
-    return [arxiv_id for arxiv_id in named if library.resolve_paper_id(arxiv_id) is None]
+    return [arxiv_id for arxiv_id in named if archive.resolve_paper_id(arxiv_id) is None]
 
 
 @dataclass
@@ -67,7 +67,7 @@ class ImportReport:
         return {name: len(getattr(self, name)) for name in ("joined", "requested", "not_found", "rejected")}
 
 
-def import_entries(library: Library, uploads: Uploads, queue: JobQueue, owner: str, name: str, entries: list[Entry], *,
+def import_entries(archive: Archive, uploads: Uploads, queue: JobQueue, owner: str, name: str, entries: list[Entry], *,
                    on_demand: bool, daily: int) -> ImportReport:  # fmt: skip
     """Each entry joins the owner's library when its paper is here (by arXiv id, DOI or exact title); an arXiv paper
     that is not here is requested (the on-demand job, its quota and switch) and joins under its id; the rest are
@@ -77,7 +77,7 @@ def import_entries(library: Library, uploads: Uploads, queue: JobQueue, owner: s
         if e.problem:
             report.rejected.append((e.label, e.problem))
         elif e.arxiv_id:
-            asked = request_paper(library, queue, owner, e.arxiv_id, enabled=on_demand, daily=daily)
+            asked = request_paper(archive, queue, owner, e.arxiv_id, enabled=on_demand, daily=daily)
             if asked.paper_id:
                 report.joined.append((e.label, asked.paper_id))
                 joining.append(asked.paper_id)
@@ -86,7 +86,7 @@ def import_entries(library: Library, uploads: Uploads, queue: JobQueue, owner: s
                 joining.append(e.arxiv_id)  # the id the paper will have once fetched
             else:
                 report.not_found.append((e.label, f"arXiv {e.arxiv_id} is not here: {asked.refusal}"))
-        elif found := (library.catalog.paper_by_doi(e.doi) if e.doi else library.catalog.paper_by_title(e.title)):
+        elif found := (archive.catalog.paper_by_doi(e.doi) if e.doi else archive.catalog.paper_by_title(e.title)):
             report.joined.append((e.label, found))
             joining.append(found)
         elif e.doi:

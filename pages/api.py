@@ -116,8 +116,8 @@ def make_api(deps) -> APIRouter:
 
     @api.get("/papers/{paper_id:path}", response_model=PaperOut, responses={404: {"description": "Unknown paper"}})
     def get_paper(paper_id: str = Path(max_length=300)) -> PaperOut:
-        resolved = deps.library.resolve_paper_id(paper_id)
-        view = deps.library.paper_view(resolved) if resolved else None
+        resolved = deps.archive.resolve_paper_id(paper_id)
+        view = deps.archive.paper_view(resolved) if resolved else None
         if view is None:
             raise HTTPException(404, "no such paper in this archive")
         p = view.paper
@@ -130,7 +130,7 @@ def make_api(deps) -> APIRouter:
 
     @api.get("/researchers/{researcher_id}", response_model=ResearcherOut, responses={404: {"description": "Unknown"}})
     def get_researcher(researcher_id: int = Path(ge=1, le=2**62)) -> ResearcherOut:
-        page = researcher_page(deps.library, researcher_id)
+        page = researcher_page(deps.archive, researcher_id)
         if page is None:
             raise HTTPException(404, "no such researcher")
         return ResearcherOut(
@@ -142,8 +142,8 @@ def make_api(deps) -> APIRouter:
 
     @api.get("/institutions/{institution}", response_model=InstitutionOut, responses={404: {"description": "Unknown"}})
     def get_institution(institution: str = Path(max_length=300, description="Id, ROR id, name or acronym")):
-        found = deps.library.find_institution(institution)
-        page = institution_page(deps.library, found.institution.id) if found.institution else None
+        found = deps.archive.find_institution(institution)
+        page = institution_page(deps.archive, found.institution.id) if found.institution else None
         if page is None:
             raise HTTPException(404, "no such institution")
         return InstitutionOut(
@@ -173,7 +173,7 @@ def _search_api(api: APIRouter, deps) -> None:
     ) -> SearchOut:
         filters = Filters(categories=(category,) if category else (), published_from=published_after,
                           published_to=published_before, viewer=deps.viewer(request))  # signed in: own uploads too
-        result = deps.library.search(q, filters, limit=limit, sentences=1)
+        result = deps.archive.search(q, filters, limit=limit, sentences=1)
         hits = [
             SearchHitOut(
                 id=h.paper.id,
@@ -187,7 +187,7 @@ def _search_api(api: APIRouter, deps) -> None:
         ]
         named = [
             NamedResearcherOut(id=r.id, name=r.name, url=researcher_path(r.id, r.name))
-            for r in deps.library.researchers_by_ids(list(result.people)).values()
+            for r in deps.archive.researchers_by_ids(list(result.people)).values()
         ]
         return SearchOut(query=result.query, note=result.note, researchers=named, hits=hits)
 
@@ -200,11 +200,11 @@ def _search_api(api: APIRouter, deps) -> None:
     ) -> PassagesOut:
         paper_ids, viewer = (), deps.viewer(request)
         if paper:
-            resolved = deps.library.resolve_paper_id(paper, viewer)
+            resolved = deps.archive.resolve_paper_id(paper, viewer)
             if resolved is None:
                 raise HTTPException(404, "no such paper")
             paper_ids = (resolved,)
-        result = deps.library.passages(q, Filters(paper_ids=paper_ids, viewer=viewer), limit=limit)
+        result = deps.archive.passages(q, Filters(paper_ids=paper_ids, viewer=viewer), limit=limit)
         hits = [
             PassageHitOut(id=h.paper.id, title=h.paper.title, url=paper_path(h.paper), page=h.page, section=h.section,
                           text=h.text, score=round(float(h.score), 6))  # fmt: skip

@@ -18,7 +18,7 @@ from fastapi.responses import PlainTextResponse, Response
 
 from pages.addresses import split_paper_address
 from pages.http import PagesDeps, page_headers
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.scholarly.models import Paper
 
 BIBTEX = "application/x-bibtex; charset=utf-8"
@@ -171,7 +171,7 @@ def citation(deps: PagesDeps, address: str) -> Response:
     """/papers/<id>.bib, .ris and .json (CSL): "cite this", as a file to save."""
     stem, kind = address.rsplit(".", 1)
     parts = split_paper_address(stem)
-    paper_id = deps.library.resolve_paper_id(parts[0]) if parts else None
+    paper_id = deps.archive.resolve_paper_id(parts[0]) if parts else None
     if paper_id is None:
         return PlainTextResponse("No such paper in this archive.\n", status_code=404, headers=page_headers())
     return _export(deps, [paper_id], kind, re.sub(r"[^A-Za-z0-9.-]", "_", paper_id))
@@ -180,21 +180,21 @@ def citation(deps: PagesDeps, address: str) -> Response:
 def citations(deps: PagesDeps, ids: list[str], kind: str) -> Response:
     """/cite.bib?ids=a,b,c (and .ris, .json): several papers in one file (an answer's sources); ids the archive
     does not hold are left out, and none known is a 404."""
-    known = [found for raw in ids[:MAX_PAPERS] if (found := deps.library.resolve_paper_id(raw.strip()[:100]))]
+    known = [found for raw in ids[:MAX_PAPERS] if (found := deps.archive.resolve_paper_id(raw.strip()[:100]))]
     if not known:
         return PlainTextResponse("None of these papers is in this archive.\n", status_code=404, headers=page_headers())
     return _export(deps, list(dict.fromkeys(known)), kind, "sources")
 
 
-def cited_papers(library: Library, paper_ids: list[str]) -> list[tuple[Paper, list[str]]]:
+def cited_papers(archive: Archive, paper_ids: list[str]) -> list[tuple[Paper, list[str]]]:
     """The papers of these catalog ids with their author lists, in order (ids no longer here left out)."""
-    papers = library.papers(paper_ids)
-    authors = library.author_names(paper_ids)
+    papers = archive.papers(paper_ids)
+    authors = archive.author_names(paper_ids)
     return [(papers[pid], authors.get(pid, [])) for pid in paper_ids if pid in papers]
 
 
 def _export(deps: PagesDeps, paper_ids: list[str], kind: str, name: str) -> Response:
-    cited = cited_papers(deps.library, paper_ids)
+    cited = cited_papers(deps.archive, paper_ids)
     write, media = {"bib": (bibtex, BIBTEX), "ris": (ris, RIS), "json": (csl_json, CSL_JSON)}[kind]
     headers = {**page_headers(), "Content-Disposition": f'inline; filename="{name}.{kind}"'}
     return Response(write(cited), media_type=media, headers=headers)

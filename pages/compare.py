@@ -15,7 +15,7 @@ from fastapi.responses import PlainTextResponse, Response
 from pages.addresses import paper_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
 from pages.http import PagesDeps, page_headers, respond
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.search.compare import MAX_ASPECTS, MAX_PAPERS, Comparison, clean_aspects
 
 CSV_TYPE = "text/csv; charset=utf-8"
@@ -140,7 +140,7 @@ def _table_text(text: str) -> str:
 
 
 def build_compare_page(
-    library: Library, ids: list[str], aspects: list[str] | None, signed_in: bool = True
+    archive: Archive, ids: list[str], aspects: list[str] | None, signed_in: bool = True
 ) -> ComparePage:
     limited = False
     if not signed_in:
@@ -148,8 +148,8 @@ def build_compare_page(
         wanted = clean_aspects(aspects)
         limited = len(list(dict.fromkeys(ids))) > papers or len(wanted) > most
         ids, aspects = list(dict.fromkeys(ids))[:papers], wanted[:most]
-    comparison: Comparison = library.compare(ids, aspects)
-    authors = library.author_names([p.id for p in comparison.papers])
+    comparison: Comparison = archive.compare(ids, aspects)
+    authors = archive.author_names([p.id for p in comparison.papers])
     rows = []
     for paper in comparison.papers:
         cells = [comparison.cell(paper.id, a) for a in comparison.aspects]
@@ -168,7 +168,7 @@ def compare_routes(router: APIRouter, deps: PagesDeps) -> None:
     ) -> Response:
         asked = [i.strip() for i in ids.split(",") if i.strip()]
         named = aspects.split(",") if aspects.strip() else None
-        page = build_compare_page(deps.library, asked, named, signed_in=bool(deps.viewer(request)))
+        page = build_compare_page(deps.archive, asked, named, signed_in=bool(deps.viewer(request)))
         if request.url.path.endswith(".csv"):
             return PlainTextResponse(page.to_csv(), media_type=CSV_TYPE, headers={
                 **page_headers(), "Content-Disposition": 'attachment; filename="comparison.csv"'})  # fmt: skip

@@ -9,7 +9,7 @@ from xml.sax.saxutils import escape
 
 from pages.addresses import institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, TAGLINE
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import whole_number
 
@@ -21,12 +21,12 @@ FEED_ITEMS = 50
 KINDS = ("papers", "researchers", "institutions")
 
 
-def _entries(library: Library, kind: str, offset: int, limit: int) -> list[tuple[str, datetime | None]]:
+def _entries(archive: Archive, kind: str, offset: int, limit: int) -> list[tuple[str, datetime | None]]:
     """(path, last modified) of one slice of the indexable pages of a kind."""
     paths = {"researchers": researcher_path, "institutions": institution_path}
     return [
         (paper_path(paper) if paper is not None else paths[kind](key, name), modified)
-        for key, name, modified, paper in library.indexable_slice(kind, offset, limit)
+        for key, name, modified, paper in archive.indexable_slice(kind, offset, limit)
     ]
 
 
@@ -39,13 +39,13 @@ def _urlset(base_url: str, entries: list[tuple[str, datetime | None]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sitemap(library: Library, base_url: str, limit: int = SITEMAP_LIMIT) -> str:
+def sitemap(archive: Archive, base_url: str, limit: int = SITEMAP_LIMIT) -> str:
     """Every indexable address in one urlset, or, past `limit` URLs, an index of the parts."""
-    counts = {kind: library.indexable_count(kind) for kind in KINDS}
+    counts = {kind: archive.indexable_count(kind) for kind in KINDS}
     if len(STATIC_PATHS) + sum(counts.values()) <= limit:
         entries = [(p, None) for p in STATIC_PATHS]
         for kind in KINDS:
-            entries += _entries(library, kind, 0, counts[kind])
+            entries += _entries(archive, kind, 0, counts[kind])
         return _urlset(base_url, entries)
     parts = ["/sitemaps/pages.xml"]
     for kind in KINDS:
@@ -59,7 +59,7 @@ def sitemap(library: Library, base_url: str, limit: int = SITEMAP_LIMIT) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sitemap_part(library: Library, base_url: str, name: str, limit: int = SITEMAP_LIMIT) -> str | None:
+def sitemap_part(archive: Archive, base_url: str, name: str, limit: int = SITEMAP_LIMIT) -> str | None:
     """One part named in the index: pages.xml, or <kind>-<n>.xml."""
     if name == "pages.xml":
         return _urlset(base_url, [(p, None) for p in STATIC_PATHS])
@@ -67,17 +67,17 @@ def sitemap_part(library: Library, base_url: str, name: str, limit: int = SITEMA
     part = whole_number(number)
     if kind not in KINDS or part is None or part < 1:
         return None
-    entries = _entries(library, kind, (part - 1) * limit, limit)
+    entries = _entries(archive, kind, (part - 1) * limit, limit)
     return _urlset(base_url, entries) if entries else None
 
 
-def rss(library: Library, base_url: str, category: str | None = None, items: int = FEED_ITEMS) -> str:
+def rss(archive: Archive, base_url: str, category: str | None = None, items: int = FEED_ITEMS) -> str:
     """RSS 2.0: the newest papers, of one arXiv category if asked."""
-    papers = library.newest(category, items)
+    papers = archive.newest(category, items)
     title = f"{SITE_NAME}: newest papers" + (f" in {category}" if category else "")
     link = base_url + (f"/search?q=&category={category}" if category else "/")
     own = base_url + (f"/rss/{category}.xml" if category else "/rss/latest.xml")
-    return rss_of(library, base_url, papers, title, link, own)
+    return rss_of(archive, base_url, papers, title, link, own)
 
 
 def _plain(text: str) -> str:
@@ -86,9 +86,9 @@ def _plain(text: str) -> str:
     return escape(escape(text))
 
 
-def rss_of(library: Library, base_url: str, papers: list[Paper], title: str, link: str, own_url: str) -> str:
+def rss_of(archive: Archive, base_url: str, papers: list[Paper], title: str, link: str, own_url: str) -> str:
     """An RSS 2.0 channel of these papers (newest first), each item linking to its page."""
-    authors = library.author_names([p.id for p in papers])
+    authors = archive.author_names([p.id for p in papers])
     now = format_datetime(datetime.now(timezone.utc))
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
@@ -116,8 +116,8 @@ def rss_of(library: Library, base_url: str, papers: list[Paper], title: str, lin
     return "\n".join(lines) + "\n"
 
 
-def llms_txt(library: Library, base_url: str) -> str:
-    counts = library.counts()
+def llms_txt(archive: Archive, base_url: str) -> str:
+    counts = archive.counts()
     return f"""# {SITE_NAME}
 
 > {TAGLINE}. A self-hosted archive of research papers (arXiv metadata and full text), their researchers and

@@ -8,7 +8,7 @@ from urllib.parse import quote
 from pages.addresses import researcher_path
 from pages.base import PageMeta, md_escape
 from pages.people import Counted, PaperItem, paper_items, paper_lines
-from retrieval.archive import Library
+from retrieval.archive import Archive
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,11 @@ class FollowingPage:
         return "\n".join(lines) + "\n"
 
 
-def following_page(library: Library, researcher_ids: list[int], feed_key: str) -> FollowingPage:
-    people = library.researchers_by_ids(researcher_ids)
-    counts = library.paper_counts(list(people))
+def following_page(archive: Archive, researcher_ids: list[int], feed_key: str) -> FollowingPage:
+    people = archive.researchers_by_ids(researcher_ids)
+    counts = archive.paper_counts(list(people))
     researchers = [
         Counted(people[r].name, counts[r], researcher_path(r, people[r].name)) for r in researcher_ids if r in people
     ]
-    papers = paper_items(library.newest_papers_of(list(people), limit=30))
+    papers = paper_items(archive.newest_papers_of(list(people), limit=30))
     return FollowingPage(researchers, papers, f"/me/feed.xml?key={quote(feed_key)}")

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from pages.addresses import institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs, byline, figure, md_escape
 from pages.people import Counted, PaperItem, paper_items, paper_lines
-from retrieval.archive import Library
+from retrieval.archive import Archive
 
 LATEST = 12
 SHOWN = 12  # categories, researchers and institutions on the home page
@@ -80,18 +80,18 @@ class HomePage:
         return "\n".join(lines) + "\n"
 
 
-def home_page(library: Library) -> HomePage:
-    latest = library.newest(limit=LATEST)
-    authors = library.author_names([p.id for p in latest])
+def home_page(archive: Archive) -> HomePage:
+    latest = archive.newest(limit=LATEST)
+    authors = archive.author_names([p.id for p in latest])
     rows = []
     for p in latest:
         rows.append(LatestPaper(p.title, paper_path(p), byline(authors.get(p.id, [])), p.year, p.primary_category))
-    categories = [Counted(c, n, papers_address(c)) for c, n in library.categories(SHOWN)]
+    categories = [Counted(c, n, papers_address(c)) for c, n in archive.categories(SHOWN)]
     people = [
-        [Counted(name, n, path(i, name)) for i, name, n in library.most_papers(kind, 1, SHOWN)[0]]
+        [Counted(name, n, path(i, name)) for i, name, n in archive.most_papers(kind, 1, SHOWN)[0]]
         for kind, path in (("researchers", researcher_path), ("institutions", institution_path))
     ]
-    return HomePage(library.counts(), rows, categories, *people)
+    return HomePage(archive.counts(), rows, categories, *people)
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ class PapersPage:
         return "\n".join(lines) + "\n"
 
 
-def papers_page(library: Library, category: str | None, page: int = 1) -> PapersPage:
-    listed = library.all_papers(category, page, PAPERS_PER_PAGE)
-    categories = [Counted(c, n, papers_address(c)) for c, n in library.categories()]
+def papers_page(archive: Archive, category: str | None, page: int = 1) -> PapersPage:
+    listed = archive.all_papers(category, page, PAPERS_PER_PAGE)
+    categories = [Counted(c, n, papers_address(c)) for c, n in archive.categories()]
     return PapersPage(paper_items(listed.papers), listed.total, listed.page, listed.pages, category, categories)

@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from pages.base import PageMeta, md_escape
 from pages.guards import RateLimiter
 from pages.render import PAGE_CSP, Renderer
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.library.uploads import UploadLimits
 
 MARKDOWN = "text/markdown; charset=utf-8"
@@ -21,7 +21,7 @@ XML = "application/xml; charset=utf-8"
 
 @dataclass(frozen=True)
 class PagesDeps:
-    library: Library
+    archive: Archive
     renderer: Renderer
     search_limit: int = 10
     viewer: Callable[[Request], str | None] = lambda _request: None  # the signed-in user, from the session

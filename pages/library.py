@@ -200,7 +200,7 @@ def library_routes(router: APIRouter, deps: PagesDeps) -> None:
         found = deps.uploads.get(owner, upload_id)
         if found is None:
             raise HTTPException(404, "no such item in your library")
-        deps.uploads.delete(found, deps.library.index)
+        deps.uploads.delete(found, deps.archive.index)
         return Response(status_code=204)
 
     _library_pages(router, deps)
@@ -243,7 +243,7 @@ def _library_pages(router: APIRouter, deps: PagesDeps) -> None:
             return not_found(request, deps, "Sign in to see your library.")
         limits = deps.upload_limits
         ids = deps.uploads.joined(owner)
-        found = deps.library.papers(ids)
+        found = deps.archive.papers(ids)
         papers = [(pid, found[pid].title, paper_path(found[pid])) if pid in found else (pid, None, f"/papers/{pid}")
                   for pid in ids]  # fmt: skip
         view = LibraryPage(owner, deps.uploads.mine(owner), deps.uploads.used_bytes(owner) / MB, limits.quota_mb,
@@ -255,7 +255,7 @@ def _library_pages(router: APIRouter, deps: PagesDeps) -> None:
         found = deps.uploads.get(deps.viewer(request), upload_id) if deps.uploads is not None else None
         if found is None:
             return not_found(request, deps, "No such item in your library.")
-        if found.arxiv_id and not found.paper_id and (known := deps.library.resolve_paper_id(found.arxiv_id)):
+        if found.arxiv_id and not found.paper_id and (known := deps.archive.resolve_paper_id(found.arxiv_id)):
             deps.uploads.update(found.id, paper_id=known)  # the paper it names has arrived since (fetched on request)
             found = deps.uploads.get(found.owner, found.id)
         offer = found.arxiv_id if found.arxiv_id and not found.paper_id and deps.on_demand else None
@@ -287,5 +287,5 @@ def _library_pages(router: APIRouter, deps: PagesDeps) -> None:
         if found is None:
             return not_found(request, deps, "No such item in your library.")
         within_write_rate(deps, found.owner)
-        deps.uploads.delete(found, deps.library.index)
+        deps.uploads.delete(found, deps.archive.index)
         return RedirectResponse("/me/library", status_code=303)

@@ -109,7 +109,7 @@ def import_routes(router: APIRouter, deps: PagesDeps) -> None:
         except ReadingListBusy as exc:
             return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "30"})
         imported = await run_in_threadpool(  # database writes: never in the event loop (see `receive_pdf`)
-            functools.partial(import_entries, deps.library, deps.uploads, deps.jobs, owner, name, entries,
+            functools.partial(import_entries, deps.archive, deps.uploads, deps.jobs, owner, name, entries,
                               on_demand=deps.on_demand, daily=deps.on_demand_daily)
         )  # fmt: skip
         report = ImportOut.of(imported)
@@ -122,7 +122,7 @@ def import_routes(router: APIRouter, deps: PagesDeps) -> None:
         """The public papers in your library (ids; one still being fetched from arXiv has no title yet)."""
         owner = owner_of(request)
         ids = deps.uploads.joined(owner)
-        found = deps.library.papers(ids)
+        found = deps.archive.papers(ids)
         return _private(JSONResponse([{"id": pid, "title": found[pid].title if pid in found else None,
                                        "here": pid in found} for pid in ids]))  # fmt: skip
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from pages.addresses import institution_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
-from retrieval.archive import Library
+from retrieval.archive import Archive
 
 PER_PAGE = 50
 
@@ -51,9 +51,9 @@ class ListPage:
         return "\n".join(lines) + "\n"
 
 
-def list_page(library: Library, kind: str, page: int = 1, query: str = "") -> ListPage:
+def list_page(archive: Archive, kind: str, page: int = 1, query: str = "") -> ListPage:
     path_of = researcher_path if kind == "researchers" else institution_path
     query = query.strip()[:100]
-    rows, total, at = library.most_papers(kind, page, PER_PAGE, query)
+    rows, total, at = archive.most_papers(kind, page, PER_PAGE, query)
     items = [ListItem(name, path_of(i, name), n) for i, name, n in rows]
     return ListPage(kind, f"/{kind}", items, total, at.page, at.pages, query)

@@ -27,7 +27,7 @@ def readiness(deps: PagesDeps) -> tuple[bool, dict]:
     except Exception as exc:
         checks["index"] = f"failed: {type(exc).__name__}"
     try:
-        checks["models"] = deps.library.embedder.model_id()
+        checks["models"] = deps.archive.embedder.model_id()
     except Exception as exc:  # the prepared model files are missing
         checks["models"] = f"failed: {type(exc).__name__}"
     return not any(v.startswith("failed") for v in checks.values()), checks

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from pages.addresses import external, paper_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.scholarly.catalog import PaperView
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.store import IndexUnavailable
@@ -185,16 +185,16 @@ def _reference(citation, in_corpus: dict) -> Reference:
     return Reference(citation.cited_title or citation.cited_key, None)
 
 
-def reference_items(library: Library, paper_id: str, limit: int = MAX_REFERENCES_SHOWN) -> tuple[list[Reference], int]:
+def reference_items(archive: Archive, paper_id: str, limit: int = MAX_REFERENCES_SHOWN) -> tuple[list[Reference], int]:
     """The first `limit` works a paper cites, each linked to our page or its public address, and how many
     references are known in all."""
-    citations = library.references(paper_id)
+    citations = archive.references(paper_id)
     shown = citations[:limit]
-    in_corpus = library.papers([c.cited_id for c in shown if c.cited_id])
+    in_corpus = archive.papers([c.cited_id for c in shown if c.cited_id])
     return [_reference(c, in_corpus) for c in shown], len(citations)
 
 
-def build_paper_page(library: Library, view: PaperView) -> PaperPage:
+def build_paper_page(archive: Archive, view: PaperView) -> PaperPage:
     paper = view.paper
     links = []
     if paper.arxiv_id:
@@ -212,8 +212,8 @@ def build_paper_page(library: Library, view: PaperView) -> PaperPage:
         links.append(Link("DOI", external("https://doi.org/", paper.doi)))
     if paper.openalex_id:
         links.append(Link("OpenAlex", external("https://openalex.org/", paper.openalex_id)))
-    references, reference_count = reference_items(library, paper.id)
-    citing = library.cited_by(paper.id, MAX_CITING_SHOWN)
+    references, reference_count = reference_items(archive, paper.id)
+    citing = archive.cited_by(paper.id, MAX_CITING_SHOWN)
     authors = [
         Author(a.name, researcher_path(a.researcher_id, a.name) if a.researcher_id else None, a.institution)
         for a in view.authors
@@ -246,22 +246,22 @@ def build_paper_page(library: Library, view: PaperView) -> PaperPage:
         author_links=authors,
         citing=[Link(p.title, paper_path(p)) for p in citing.papers],
         citing_count=citing.total,
-        similar=_similar(library, paper.id),
+        similar=_similar(archive, paper.id),
     )
 
 
-def _similar(library: Library, paper_id: str) -> list[Link]:
+def _similar(archive: Archive, paper_id: str) -> list[Link]:
     """The nearest papers by meaning; none (and the rest of the page) when the index cannot answer."""
-    if library.index is None:  # (a catalog read without its index)
+    if archive.index is None:  # (a catalog read without its index)
         return []
     try:
-        return [Link(p.title, paper_path(p)) for p, _score in library.similar(paper_id, MAX_SIMILAR_SHOWN)]
+        return [Link(p.title, paper_path(p)) for p, _score in archive.similar(paper_id, MAX_SIMILAR_SHOWN)]
     except IndexUnavailable:
         return []
 
 
-def paper_page(library: Library, raw_id: str) -> PaperPage | None:
+def paper_page(archive: Archive, raw_id: str) -> PaperPage | None:
     """The page of the paper an id, a versioned id, an old-style id or an OpenAlex id names."""
-    paper_id = library.resolve_paper_id(raw_id)
-    view = library.paper_view(paper_id) if paper_id else None
-    return build_paper_page(library, view) if view else None
+    paper_id = archive.resolve_paper_id(raw_id)
+    view = archive.paper_view(paper_id) if paper_id else None
+    return build_paper_page(archive, view) if view else None

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from pages.addresses import external, institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.scholarly.paging import PER_PAGE
 
 MATCHING_NOTE = (
@@ -128,8 +128,8 @@ class ResearcherPage:
         return "\n".join(lines) + "\n"
 
 
-def researcher_page(library: Library, researcher_id: int, page: int = 1, category: str | None = None):
-    profile = library.researcher(researcher_id, page, category)
+def researcher_page(archive: Archive, researcher_id: int, page: int = 1, category: str | None = None):
+    profile = archive.researcher(researcher_id, page, category)
     if profile is None:
         return None
     r = profile.researcher
@@ -228,8 +228,8 @@ class InstitutionPage:
         return "\n".join(lines) + "\n"
 
 
-def institution_page(library: Library, institution_id: int, page: int = 1, category: str | None = None):
-    profile = library.institution(institution_id, page, category)
+def institution_page(archive: Archive, institution_id: int, page: int = 1, category: str | None = None):
+    profile = archive.institution(institution_id, page, category)
     if profile is None:
         return None
     i = profile.institution

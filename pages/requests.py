@@ -85,10 +85,10 @@ def request_routes(router: APIRouter, deps: PagesDeps) -> None:
             return not_found(request, deps, "This server fetches no papers.")
         if viewer := deps.viewer(request):
             within_write_rate(deps, viewer)
-        asked = request_paper(deps.library, deps.jobs, deps.viewer(request), id, enabled=deps.on_demand,
+        asked = request_paper(deps.archive, deps.jobs, deps.viewer(request), id, enabled=deps.on_demand,
                               daily=deps.on_demand_daily)  # fmt: skip
         if asked.paper_id:
-            return RedirectResponse(paper_path(deps.library.papers([asked.paper_id])[asked.paper_id]), status_code=303)
+            return RedirectResponse(paper_path(deps.archive.papers([asked.paper_id])[asked.paper_id]), status_code=303)
         if asked.job is not None:
             return RedirectResponse(RequestPage.of(asked.job, _signature(deps, asked.job.id, request)).path,
                                     status_code=303)  # fmt: skip
@@ -101,8 +101,8 @@ def request_routes(router: APIRouter, deps: PagesDeps) -> None:
         job = deps.jobs.get(job_id) if deps.jobs is not None and 0 < job_id < 2**62 else None
         if job is None or job.kind != KIND or not _may_follow(deps, job, request, signed):
             return not_found(request, deps, "No such request of yours.")  # the same for another's and for none
-        if job.state == JobState.DONE and (paper_id := deps.library.resolve_paper_id(job.arguments["arxiv_id"])):
-            return RedirectResponse(paper_path(deps.library.papers([paper_id])[paper_id]), status_code=303)
+        if job.state == JobState.DONE and (paper_id := deps.archive.resolve_paper_id(job.arguments["arxiv_id"])):
+            return RedirectResponse(paper_path(deps.archive.papers([paper_id])[paper_id]), status_code=303)
         page = RequestPage.of(job, signed if signed else "")
         return _private(respond(request, deps, page, "paper_request.html"))
 

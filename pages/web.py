@@ -24,7 +24,7 @@ from pages.paper import paper_page
 from pages.people import MATCHING_NOTE, institution_page, researcher_page
 from pages.requests import request_routes
 from pages.search_page import build_search_page
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.scholarly.affiliations import MatchedBy
 from retrieval.scholarly.records import arxiv_id_of, whole_number
 from retrieval.search.hybrid import SearchResult
@@ -42,13 +42,13 @@ def _day(text: str):
         return None
 
 
-def _named_matches(library: Library, query: str, named: tuple[int, ...]) -> tuple[list, list]:
+def _named_matches(archive: Archive, query: str, named: tuple[int, ...]) -> tuple[list, list]:
     """The researchers the query names (whose papers the results put first; namesakes apart) or whose name it is,
     and the institution it names, shown above the papers."""
     from pages.addresses import institution_path, researcher_path
     from pages.search_page import NamedResult
 
-    found = library.researcher_candidates(named) + library.find_researchers(query, limit=5)
+    found = archive.researcher_candidates(named) + archive.find_researchers(query, limit=5)
     unique = list({c.researcher.id: c for c in found}.values())[:5]
     def detail(c) -> str:
         parts = [f"{c.paper_count} paper{'s' if c.paper_count != 1 else ''}"]
@@ -57,7 +57,7 @@ def _named_matches(library: Library, query: str, named: tuple[int, ...]) -> tupl
     people = [
         NamedResult(c.researcher.name, researcher_path(c.researcher.id, c.researcher.name), detail(c)) for c in unique
     ]
-    found = library.find_institution(query, threshold=0.9)
+    found = archive.find_institution(query, threshold=0.9)
     places = []
     if found.institution is not None and found.how.certain:
         i = found.institution
@@ -84,13 +84,13 @@ def make_router(deps: PagesDeps) -> APIRouter:
 def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
     @router.get("/", include_in_schema=False)
     def home(request: Request) -> Response:
-        return respond(request, deps, home_page(deps.library), "home.html")
+        return respond(request, deps, home_page(deps.archive), "home.html")
 
     @router.get("/papers", include_in_schema=False)
     @router.get("/papers.md", include_in_schema=False)
     def papers(request: Request, category: str = Query("", max_length=40)) -> Response:
         category = category if re.fullmatch(r"[A-Za-z.-]*", category) else ""
-        page = papers_page(deps.library, category or None, _positive(request.query_params.get("page")))
+        page = papers_page(deps.archive, category or None, _positive(request.query_params.get("page")))
         return respond(request, deps, page, "papers.html")
 
     for path, text_page in TEXT_PAGES.items():
@@ -109,7 +109,7 @@ def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
             return citation(deps, address)
         markdown_suffix = address.endswith(".md")
         parts = split_paper_address(address.removesuffix(".md"))
-        page = paper_page(deps.library, parts[0]) if parts else None
+        page = paper_page(deps.archive, parts[0]) if parts else None
         if page is None:
             message = f"No paper with the address /papers/{address[:200]} in this archive."
             return not_found(request, deps, message, fetch_id=arxiv_id_of(parts[0]) if parts else None)
@@ -129,22 +129,22 @@ def _lists_and_feeds(router: APIRouter, deps: PagesDeps) -> None:
     @router.get("/researchers", include_in_schema=False)
     @router.get("/researchers.md", include_in_schema=False)
     def researchers(request: Request, q: str = Query("", max_length=200)) -> Response:
-        page = list_page(deps.library, "researchers", _positive(request.query_params.get("page")), q)
+        page = list_page(deps.archive, "researchers", _positive(request.query_params.get("page")), q)
         return respond(request, deps, page, "list.html")
 
     @router.get("/institutions", include_in_schema=False)
     @router.get("/institutions.md", include_in_schema=False)
     def institutions(request: Request, q: str = Query("", max_length=200)) -> Response:
-        page = list_page(deps.library, "institutions", _positive(request.query_params.get("page")), q)
+        page = list_page(deps.archive, "institutions", _positive(request.query_params.get("page")), q)
         return respond(request, deps, page, "list.html")
 
     @router.get("/sitemap.xml", include_in_schema=False)
     def sitemap_xml() -> Response:
-        return Response(sitemap(deps.library, deps.renderer.base_url), media_type=XML)
+        return Response(sitemap(deps.archive, deps.renderer.base_url), media_type=XML)
 
     @router.get("/sitemaps/{name}", include_in_schema=False)
     def sitemap_part_xml(request: Request, name: str) -> Response:
-        body = sitemap_part(deps.library, deps.renderer.base_url, name)
+        body = sitemap_part(deps.archive, deps.renderer.base_url, name)
         if body is None:
             return not_found(request, deps, f"No sitemap part {name[:100]}.")
         return Response(body, media_type=XML)
@@ -154,12 +154,12 @@ def _lists_and_feeds(router: APIRouter, deps: PagesDeps) -> None:
         category = name.removesuffix(".xml")
         if not name.endswith(".xml") or not re.fullmatch(r"[A-Za-z-]+(\.[A-Za-z-]+)?", category):
             return not_found(request, deps, f"No feed {name[:100]}.")
-        body = rss(deps.library, deps.renderer.base_url, None if category == "latest" else category)
+        body = rss(deps.archive, deps.renderer.base_url, None if category == "latest" else category)
         return Response(body, media_type="application/rss+xml; charset=utf-8")
 
     @router.get("/llms.txt", include_in_schema=False)
     def llms() -> Response:
-        return PlainTextResponse(llms_txt(deps.library, deps.renderer.base_url), media_type=MARKDOWN)
+        return PlainTextResponse(llms_txt(deps.archive, deps.renderer.base_url), media_type=MARKDOWN)
 
 
 def _people(router: APIRouter, deps: PagesDeps) -> None:
@@ -170,7 +170,7 @@ def _people(router: APIRouter, deps: PagesDeps) -> None:
         number = int(leading.group(1)) if leading else resolve(bare) if resolve else None
         page_number = _positive(request.query_params.get("page"))
         category = (request.query_params.get("category") or "")[:40] or None
-        page = build(deps.library, number, page_number, category) if number is not None else None
+        page = build(deps.archive, number, page_number, category) if number is not None else None
         if page is None:
             return not_found(request, deps, f"No {kind} with the address /{kind}s/{address[:200]} in this archive.")
         if f"/{kind}s/{bare}" != page.path:
@@ -189,7 +189,7 @@ def _people(router: APIRouter, deps: PagesDeps) -> None:
         )  # fmt: skip
 
     def institution_number(text: str) -> int | None:
-        found = deps.library.find_institution(text.replace("-", " ") if not text.startswith("0") else text)
+        found = deps.archive.find_institution(text.replace("-", " ") if not text.startswith("0") else text)
         return found.institution.id if found.institution is not None and found.how is not MatchedBy.WORDS else None
 
     @router.get("/institutions/{address:path}", include_in_schema=False)
@@ -203,7 +203,7 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
     @router.post("/researchers/{researcher_id}/{action}", include_in_schema=False)
     def follow(request: Request, researcher_id: int, action: str) -> Response:
         user = deps.viewer(request)
-        page = researcher_page(deps.library, researcher_id) if 0 < researcher_id < 2**62 else None
+        page = researcher_page(deps.archive, researcher_id) if 0 < researcher_id < 2**62 else None
         if action not in ("follow", "unfollow") or page is None:
             return not_found(request, deps, "No such researcher.")
         if user is None or deps.follows is None:
@@ -219,7 +219,7 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         user = deps.viewer(request)
         if user is None or deps.follows is None:
             return RedirectResponse("/chat/login", status_code=303)
-        page = following_page(deps.library, deps.follows.followed(user), deps.follows.feed_key(user))
+        page = following_page(deps.archive, deps.follows.followed(user), deps.follows.feed_key(user))
         return respond(request, deps, page, "following.html")
 
     @router.post("/me/feed-key", include_in_schema=False)
@@ -248,9 +248,9 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         user = deps.follows.user_for_key(key) if deps.follows else None
         if user is None:
             return PlainTextResponse("Unknown feed address.", status_code=404)
-        papers = deps.library.newest_papers_of(deps.follows.followed(user))
+        papers = deps.archive.newest_papers_of(deps.follows.followed(user))
         base = deps.renderer.base_url
-        body = rss_of(deps.library, base, papers, "ScholarLoom: new papers by researchers you follow",
+        body = rss_of(deps.archive, base, papers, "ScholarLoom: new papers by researchers you follow",
                       base + "/me/following", f"{base}/me/feed.xml")  # fmt: skip
         return Response(body, media_type="application/rss+xml; charset=utf-8", headers={"Cache-Control": "private"})
 
@@ -281,18 +281,18 @@ def _search(router: APIRouter, deps: PagesDeps) -> None:
                  "before": end.isoformat() if end else ""}  # fmt: skip
         researchers, institutions = [], []
         asked_id = arxiv_id_of(q)
-        if asked_id and (known := deps.library.resolve_paper_id(asked_id)):  # an id we have: its page
-            return RedirectResponse(paper_path(deps.library.papers([known])[known]), status_code=303)
+        if asked_id and (known := deps.archive.resolve_paper_id(asked_id)):  # an id we have: its page
+            return RedirectResponse(paper_path(deps.archive.papers([known])[known]), status_code=303)
         if q.strip():
             filters = Filters(categories=(category,) if category else (), published_from=start, published_to=end,
                               viewer=deps.viewer(request))  # signed in: the reader's own uploads too
             limit = deps.search_limit * page_number + 1
-            result = deps.library.search(q, filters, limit=limit, sentences=1)
+            result = deps.archive.search(q, filters, limit=limit, sentences=1)
             if page_number == 1:
-                researchers, institutions = _named_matches(deps.library, q, result.people)
+                researchers, institutions = _named_matches(deps.archive, q, result.people)
         else:  # the bare search page
             result = SearchResult("", [])
-        authors = deps.library.author_names([h.paper.id for h in result.hits])
+        authors = deps.archive.author_names([h.paper.id for h in result.hits])
         page = build_search_page(
             result, authors, deps.search_limit, page_number, researchers=researchers, institutions=institutions, **extra
         )

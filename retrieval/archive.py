@@ -1,6 +1,6 @@
 """The archive as one object: the catalog, the vector index and the embedder, and every way of reading them.
 
-Tools, pages, the JSON API and the benchmarks hold a `Library` (built by `Settings.library()`), never the three
+Tools, pages, the JSON API and the benchmarks hold an `Archive` (built by `Settings.archive()`), never the three
 stores apart; what they ask of it is written once here, over `retrieval.search.hybrid` and the profile modules.
 """
 
@@ -23,7 +23,7 @@ from retrieval.vectors.store import Filters
 
 
 @dataclass(frozen=True)
-class Library:
+class Archive:
     catalog: Catalog
     index: Index
     embedder: Embedder

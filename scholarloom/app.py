@@ -78,7 +78,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     create_history_tables(runtime.engine)
     viewer, sign = _viewer(settings, runtime)
     deps = PagesDeps(
-        runtime.library,
+        runtime.archive,
         Renderer(settings.base_url),
         viewer=viewer,
         follows=Follows(runtime.engine),
@@ -108,7 +108,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.add_middleware(ClosedRoutes)
     app.add_middleware(ChatPaperIntent)
     app.add_middleware(ExpensivePages, limits=PublicLimits(per_minute=settings.public_rate),
-                       generation=lambda: runtime.library.index.writes)  # fmt: skip
+                       generation=lambda: runtime.archive.index.writes)  # fmt: skip
     app.add_middleware(PrivatePages)  # (outside the memory of anonymous answers: each replay is marked too)
     app.add_middleware(CountRequests, metrics=runtime.metrics)
     app.add_middleware(RequestIds)  # the outermost: every log line of a request carries its id
@@ -177,7 +177,7 @@ def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer
             ids = await thread_papers(get_data_layer(), thread_id, viewer(request))
             if ids is None:
                 return PlainTextResponse("Not found", status_code=404)
-            text = bibtex(cited_papers(runtime.library, ids))
+            text = bibtex(cited_papers(runtime.archive, ids))
             headers = {"Content-Disposition": f'attachment; filename="reading-list-{thread_id[:36]}.bib"'}
             return Response(text, media_type=BIBTEX, headers=headers)
 

@@ -111,13 +111,13 @@ async def _scoped(conversation: Conversation) -> str | None:
     if not conversation.paper_checked:
         spend_once = functools.partial(spend, runtime().engine)
         kind, subject = await asyncio.to_thread(chat_intent, cl.context.session.environ or {}, spend_once) or ("", "")
-        library = runtime().library
+        archive = runtime().archive
         if kind == "paper":
-            conversation.paper = await asyncio.to_thread(library.resolve_paper_id, subject, _username())
+            conversation.paper = await asyncio.to_thread(archive.resolve_paper_id, subject, _username())
         elif kind == "library":
             conversation.library = subject == "mine"
         elif kind:
-            conversation.about = await asyncio.to_thread(subject_card, library, kind, subject)
+            conversation.about = await asyncio.to_thread(subject_card, archive, kind, subject)
             conversation.focus = (conversation.about,) if conversation.about else ()  # "she" in the first question
         conversation.paper_checked = True
     return conversation.paper
@@ -138,7 +138,7 @@ def _deps(conversation: Conversation):
 async def on_chat_start() -> None:
     conversation = _conversation()
     await _scoped(conversation)
-    if text := await asyncio.to_thread(introduction, conversation, runtime().library, _username()):
+    if text := await asyncio.to_thread(introduction, conversation, runtime().archive, _username()):
         await cl.Message(content=safe_markdown(text)).send()
 
 
@@ -172,7 +172,7 @@ async def on_message(message: cl.Message) -> None:
         conversation.after_turn(recent, ui.cards)
         await ui.deliver(conversation.answer_metadata(message.content, (outcome.usage if outcome else usage).to_dict()))
     if runtime().settings.on_demand == "signed-in" and (named := arxiv_ids_in(message.content)):
-        missing = await asyncio.to_thread(missing_papers, runtime().library, named)  # (the catalog, off the loop)
+        missing = await asyncio.to_thread(missing_papers, runtime().archive, named)  # (the catalog, off the loop)
         if missing:
             await offer_fetch(missing)
 
@@ -185,11 +185,11 @@ async def fetch_from_arxiv(action: cl.Action) -> None:
     user = cl.user_session.get("user")
     rt = runtime()
     asked = await asyncio.to_thread(
-        request_paper, rt.library, rt.jobs, user.identifier if user else None,
+        request_paper, rt.archive, rt.jobs, user.identifier if user else None,
         str((action.payload or {}).get("arxiv_id", ""))[:300], enabled=rt.settings.on_demand == "signed-in",
         daily=rt.settings.on_demand_daily,
     )  # fmt: skip
-    paper_id = await follow_request(asked, rt.jobs, rt.library)
+    paper_id = await follow_request(asked, rt.jobs, rt.archive)
     if paper_id:
         conversation = _conversation()
         conversation.paper, conversation.paper_checked = paper_id, True

@@ -16,14 +16,14 @@ from auth.models import Account
 from auth.throttle import Throttle
 from auth.usage import UsageBook, budget_notice
 from common.metrics import Metrics
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from scholarloom.settings import Settings
 
 
 @dataclass
 class Runtime:
     settings: Settings
-    library: Library
+    archive: Archive
     agent: Agent
     throttle: Throttle = field(init=False)  # sign-in failures, counted in the catalog's database
     llm_watch: object = None  # assistant.probe.ProbeWatch when a model is configured (`serve` starts it)
@@ -31,15 +31,15 @@ class Runtime:
     usage: UsageBook = field(init=False)  # what each turn cost, written off the turn's path
 
     def __post_init__(self) -> None:
-        self.throttle = Throttle(self.library.catalog.engine)
-        self.usage = UsageBook(self.library.catalog.engine)
+        self.throttle = Throttle(self.archive.catalog.engine)
+        self.usage = UsageBook(self.archive.catalog.engine)
         tally = lambda: self.jobs.tally()  # noqa: E731 - read at each scrape
         self.metrics.read_when_scraped("scholarloom_jobs", "Jobs by kind and state.", ["kind", "state"],
                                        lambda: [((k, s), n) for k, s, n, _ in tally()])  # fmt: skip
         self.metrics.read_when_scraped("scholarloom_job_seconds", "Seconds the finished jobs took, summed, by kind.",
                                        ["kind"], lambda: list({(k,): t for k, _, _, t in tally()}.items()))  # fmt: skip
         self.metrics.read_when_scraped("scholarloom_index_points", "Points in the vector index, by kind.", ["kind"],
-                                       lambda: [((k,), n) for k, n in self.library.index_points().items()])  # fmt: skip
+                                       lambda: [((k,), n) for k, n in self.archive.index_points().items()])  # fmt: skip
         if self.agent.llm is not None:
             from assistant.probe import ProbeWatch
             from jobs.queue import worker_name
@@ -74,7 +74,7 @@ class Runtime:
     def build(cls, settings: Settings) -> "Runtime":
         create_tables(settings.catalog().engine)
         agent = Agent(settings.llm_config(), max_tool_rounds=settings.agent.max_tool_rounds, tools=settings.llm_tools)
-        return cls(settings, settings.library(), agent)
+        return cls(settings, settings.archive(), agent)
 
     @property
     def uploads(self):
@@ -98,7 +98,7 @@ class Runtime:
     @property
     def engine(self):
         """The catalog's database, which also holds users, sign-in failures and chat history."""
-        return self.library.catalog.engine
+        return self.archive.catalog.engine
 
     def job_runner(self):
         """The worker that runs every job that writes (the one writer of the embedded index), with `job_context`;
@@ -127,7 +127,7 @@ class Runtime:
             shared.close()
             encoder.close()
 
-        return self.settings.job_context(self.library.index, with_vector_book(encoder, self.settings.vector_book),
+        return self.settings.job_context(self.archive.index, with_vector_book(encoder, self.settings.vector_book),
                                          clients=lambda: nullcontext(shared), close=close)  # fmt: skip
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
@@ -171,4 +171,4 @@ class Runtime:
         self, user: str, sources: SourceBook, scope_paper_id: str | None = None, library: bool = False
     ) -> ToolDeps:
         only = tuple(self.uploads.library_ids(user)) if library else None  # a chat about the user's own library
-        return ToolDeps(self.library, user=user, sources=sources, scope_paper_id=scope_paper_id, only_papers=only)
+        return ToolDeps(self.archive, user=user, sources=sources, scope_paper_id=scope_paper_id, only_papers=only)

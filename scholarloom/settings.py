@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:  # pragma: no cover
     from jobs.context import Analyst, JobContext
-    from retrieval.archive import Library
+    from retrieval.archive import Archive
     from retrieval.library.uploads import Uploads
     from retrieval.scholarly.catalog import Catalog
     from retrieval.vectors.embeddings import Embedder
@@ -197,7 +197,7 @@ class Settings(BaseSettings):
     def adopt(self, **built) -> "Settings":
         """Use objects built elsewhere instead of building them (e.g. one embedder shared by several instances in
         one process: `settings.adopt(embedder=...)`)."""
-        unknown = set(built) - {"catalog", "index", "embedder", "library"}
+        unknown = set(built) - {"catalog", "index", "embedder", "archive"}
         if unknown:
             raise ValueError(f"nothing to adopt under {sorted(unknown)}")
         self._built.update(built)
@@ -234,11 +234,11 @@ class Settings(BaseSettings):
 
         return self._once("uploads", build)
 
-    def library(self) -> "Library":
+    def archive(self) -> "Archive":
         """The archive as one object (catalog, index, embedder): what tools, pages and benchmarks hold."""
-        from retrieval.archive import Library
+        from retrieval.archive import Archive
 
-        return self._once("library", lambda: Library(self.catalog(), self.index(), self.embedder()))
+        return self._once("archive", lambda: Archive(self.catalog(), self.index(), self.embedder()))
 
     def secret_values(self) -> list[str]:
         """Every secret these settings hold, for the logs to hide wherever one appears."""

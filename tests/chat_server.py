@@ -24,7 +24,7 @@ def server(demo, llm_server):
         data_dir=demo.data_dir, port=port, demo=True, llm="openai/scripted", llm_api_base=llm_server.api_base
     )
     agent = Agent(LLMConfig(model="openai/scripted", api_base=llm_server.api_base, api_key="test-key", timeout=20))
-    runtime = Runtime(settings, demo.library(), agent)
+    runtime = Runtime(settings, demo.archive(), agent)
     create_tables(demo.catalog().engine)
     clear_sign_in_failures(demo.catalog().engine)  # a reused test data directory keeps its earlier runs' failures
     for name in USERS:

@@ -17,7 +17,7 @@ from chatui.tables import create_history_tables
 from ingest.demo import demo_sources
 from ingest.pipeline import finish_catalog, load_records
 from ingest.report import Summary
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.institutions import find_institution
 from retrieval.scholarly.models import Citation, Paper, Researcher
@@ -210,11 +210,11 @@ async def test_the_database_going_away_mid_conversation(postgres, pg_catalog, de
     from assistant.llm import LLMConfig
     from assistant.retrieval_only import SEARCH_UNAVAILABLE
     from assistant.tools import ToolDeps
-    from tests.assistant.test_agent import RecordingUI
     from harness.llm_server import text, tool_call
+    from tests.assistant.test_agent import RecordingUI
 
     catalog, _ = pg_catalog
-    deps = ToolDeps(Library(catalog, demo.index(), demo.embedder()))
+    deps = ToolDeps(Archive(catalog, demo.index(), demo.embedder()))
     agent = Agent(LLMConfig(model="openai/scripted", api_base=scripted.api_base, api_key="k", timeout=20))
     scripted.enqueue(tool_call("get_paper", paper_id="2006.07357"), text("Search is unavailable right now."))
     postgres.stop()

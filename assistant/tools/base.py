@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pydantic import Field, ValidationError, create_model
 
 from pages.addresses import paper_path
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.scholarly.models import Paper
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class SourceBook:
 class ToolDeps:
     """Hidden from the schema: the archive, the session's user and the conversation's sources."""
 
-    library: Library
+    archive: Archive
     user: str | None = None
     sources: SourceBook = field(default_factory=SourceBook)
     scope_paper_id: str | None = None

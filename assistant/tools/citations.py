@@ -8,7 +8,7 @@ from pages.paper import MAX_REFERENCES_SHOWN, reference_items
 
 
 def _resolve(deps: ToolDeps, paper_id: str) -> str:
-    resolved = deps.library.resolve_paper_id(paper_id)
+    resolved = deps.archive.resolve_paper_id(paper_id)
     if resolved is None:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
     return resolved
@@ -30,7 +30,7 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
         paper_id: The paper's id as search results give it, e.g. 2007.14454 or openalex:W2741809807.
     """
     resolved = _resolve(deps, paper_id)
-    items, total = reference_items(deps.library, resolved)
+    items, total = reference_items(deps.archive, resolved)
     if not items:
         return ToolResult(f"No references of {resolved} are known (none came with its metadata or full text).")
     lines = [f"References of {resolved} ({total} known; in this archive first):"]
@@ -58,11 +58,11 @@ def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
         limit: How many citing papers to list, 1 to 50.
     """
     resolved = _resolve(deps, paper_id)
-    found = deps.library.cited_by(resolved, limit=max(1, min(limit, 50)))
+    found = deps.archive.cited_by(resolved, limit=max(1, min(limit, 50)))
     overall = (
         f" Overall it is cited {found.outside_count} times (OpenAlex/Semantic Scholar)." if found.outside_count else ""
     )
-    paper = deps.library.papers([resolved]).get(resolved)
+    paper = deps.archive.papers([resolved]).get(resolved)
     named = f"{md_escape(paper.title)} ({resolved})" if paper else resolved  # titles are paper text: escaped
     if not found.papers:
         return ToolResult(f"No paper in this archive cites {named}.{overall}")
@@ -83,7 +83,7 @@ def similar_papers(deps: ToolDeps, paper_id: str, limit: int = 5) -> ToolResult:
         limit: How many papers to return, 1 to 10.
     """
     resolved = _resolve(deps, paper_id)
-    found = deps.library.similar(resolved, limit=max(1, min(limit, deps.max_results)))
+    found = deps.archive.similar(resolved, limit=max(1, min(limit, deps.max_results)))
     if not found:
         return ToolResult(f"No paper close to {resolved} was found.")
     lines, cards = [f"Papers closest to {resolved}:"], []

@@ -22,11 +22,11 @@ def compare_papers(deps: ToolDeps, paper_ids: list[str], aspects: list[str] | No
         aspects: What to compare them on, 1 to 6 short phrases, e.g. ["task", "data set", "method", "main
             result"]. If the user named none, choose the ones that suit these papers; left empty, those four.
     """
-    page = build_compare_page(deps.library, paper_ids[: 2 * MAX_PAPERS], aspects)
+    page = build_compare_page(deps.archive, paper_ids[: 2 * MAX_PAPERS], aspects)
     if not page.rows:
         unknown = ", ".join(repr(u) for u in page.unknown[:5]) or "none given"
         raise ToolError(f"no paper to compare (not in this archive: {unknown}); search for them by title first")
-    papers = deps.library.papers([row.paper_id for row in page.rows])
+    papers = deps.archive.papers([row.paper_id for row in page.rows])
     lines = [f"Comparison of {len(page.rows)} papers on {', '.join(md_escape(a) for a in page.aspects)} "
              f"(at most {MAX_PAPERS} papers and {MAX_ASPECTS} aspects); the table as a page: {page.path}"]  # fmt: skip
     if page.unknown:

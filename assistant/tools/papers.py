@@ -65,15 +65,15 @@ def search_papers(
     hits = []
     if deps.scope_paper_id:  # the paper this chat is about first, then the rest of the archive
         scoped = replace(filters, paper_ids=(deps.scope_paper_id,))
-        hits += deps.library.search(query, scoped, limit=1, sentences=2).hits
-    result = deps.library.search(query, filters, limit=limit, sentences=2)
+        hits += deps.archive.search(query, scoped, limit=1, sentences=2).hits
+    result = deps.archive.search(query, filters, limit=limit, sentences=2)
     hits += [h for h in result.hits if h.paper.id != deps.scope_paper_id][: limit - len(hits)]
     if not hits:
         return ToolResult(result.note or "No paper matched.")
-    authors = deps.library.author_names([h.paper.id for h in hits])
+    authors = deps.archive.author_names([h.paper.id for h in hits])
     lines, cards = [f"Papers matching {md_escape(result.query)!r}:"], []
     if result.people:
-        named = deps.library.researchers_by_ids(list(result.people)).values()
+        named = deps.archive.researchers_by_ids(list(result.people)).values()
         people = "; ".join(f"{md_escape(r.name)} (researcher id {r.id})" for r in named)
         lines.append(f"The query names {people}: their papers, marked 'by the named researcher', come first.")
     for hit in hits:
@@ -97,10 +97,10 @@ def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
     """
     if upload_number(paper_id.strip()) is not None:
         return _own_upload(deps, paper_id.strip())
-    page = paper_page(deps.library, paper_id)
+    page = paper_page(deps.archive, paper_id)
     if page is None:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
-    paper = deps.library.papers([page.id])[page.id]
+    paper = deps.archive.papers([page.id])[page.id]
     n = deps.sources.number(paper)
     subtitle = _byline(page.authors, page.year)
     card = Card("paper", page.id, page.title, page.path, subtitle, n)
@@ -122,7 +122,7 @@ class OwnUpload:
 
 def _own_upload(deps: ToolDeps, paper_id: str) -> ToolResult:
     """An upload, for its owner only: anyone else gets the answer a paper that does not exist gets."""
-    paper = deps.library.papers([paper_id], deps.user).get(paper_id) if deps.user else None
+    paper = deps.archive.papers([paper_id], deps.user).get(paper_id) if deps.user else None
     if paper is None:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
     n = deps.sources.number(paper)
@@ -146,7 +146,7 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
     limit = max(1, min(limit, deps.max_results))
     filters = Filters(viewer=deps.user)
     if paper_id:
-        resolved = deps.library.resolve_paper_id(paper_id, viewer=deps.user)
+        resolved = deps.archive.resolve_paper_id(paper_id, viewer=deps.user)
         if resolved is None:
             raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
         filters = Filters(paper_ids=(resolved,), viewer=deps.user)
@@ -154,8 +154,8 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
     hits = []
     if deps.scope_paper_id and not paper_id:
         scoped = Filters(paper_ids=(deps.scope_paper_id,), viewer=deps.user)
-        hits += deps.library.passages(query, scoped, limit=limit).hits[:3]
-    result = deps.library.passages(query, filters, limit=limit, per_paper=3)
+        hits += deps.archive.passages(query, scoped, limit=limit).hits[:3]
+    result = deps.archive.passages(query, filters, limit=limit, per_paper=3)
     seen = {(h.paper.id, h.number) for h in hits}
     hits += [h for h in result.hits if (h.paper.id, h.number) not in seen][: max(0, limit - len(hits))]
     if not hits:

@@ -27,7 +27,7 @@ def find_researcher(deps: ToolDeps, name: str, limit: int = 5) -> ToolResult:
         name: A full or partial name such as "Joseph Gonzalez", or an id such as A5023888391 or an ORCID.
         limit: How many candidates to return, 1 to 10.
     """
-    found = deps.library.find_researchers(name, limit=max(1, min(limit, 10)))
+    found = deps.archive.find_researchers(name, limit=max(1, min(limit, 10)))
     if not found:
         raise ToolError(f"no researcher named {name[:100]!r} in this archive; try another spelling or a paper search")
     lines, cards = [f"Researchers matching {md_escape(name[:100])!r} (most papers first):"], []
@@ -54,7 +54,7 @@ def get_researcher(deps: ToolDeps, researcher_id: int, category: str | None = No
         category: Only papers with this primary arXiv category, e.g. cs.DC.
         page: Which page of papers, from 1.
     """
-    found = researcher_page(deps.library, researcher_id, max(1, page), category)
+    found = researcher_page(deps.archive, researcher_id, max(1, page), category)
     if found is None:
         raise ToolError(f"no researcher with id {researcher_id}; use find_researcher to look one up by name")
     subtitle = f"{found.paper_count} paper{'s' if found.paper_count != 1 else ''}" + (
@@ -71,7 +71,7 @@ def summarize_researcher(deps: ToolDeps, researcher_id: int) -> ToolResult:
     Args:
         researcher_id: The researcher id that find_researcher or a page gave.
     """
-    profile = deps.library.researcher(researcher_id, per_page=SUMMARY_PAPERS)
+    profile = deps.archive.researcher(researcher_id, per_page=SUMMARY_PAPERS)
     if profile is None:
         raise ToolError(f"no researcher with id {researcher_id}; use find_researcher to look one up by name")
     r = profile.researcher
@@ -120,7 +120,7 @@ def _summary_material(deps: ToolDeps, assembled: str, papers, name: str, path: s
 
 
 def _institution_or_error(deps: ToolDeps, institution: str):
-    found = deps.library.find_institution(institution)
+    found = deps.archive.find_institution(institution)
     if found.institution is None:
         near = "; ".join(f"{md_escape(i.name)} (id {i.id})" for i, _s in found.candidates[:5])
         raise ToolError(
@@ -137,7 +137,7 @@ def find_institution(deps: ToolDeps, institution: str) -> ToolResult:
     Args:
         institution: What to resolve, e.g. "MIT", "https://ror.org/042nb2s44" or "Univ. of Toronto, Canada".
     """
-    found = deps.library.find_institution(institution)
+    found = deps.archive.find_institution(institution)
     if found.institution is None:
         near = [f"- {md_escape(i.name)} (institution id {i.id}; score {s:.2f})" for i, s in found.candidates[:5]]
         text = f"Not found: no institution in this archive matches {md_escape(institution[:200])!r}."
@@ -166,7 +166,7 @@ def get_institution(deps: ToolDeps, institution: str, category: str | None = Non
         page: Which page of papers, from 1.
     """
     found = _institution_or_error(deps, institution)
-    built = institution_page(deps.library, found.institution.id, max(1, page), category)
+    built = institution_page(deps.archive, found.institution.id, max(1, page), category)
     card = Card("institution", str(built.id), built.name, built.path, built.location)
     return ToolResult(built.to_markdown(), [card])
 
@@ -180,7 +180,7 @@ def summarize_institution(deps: ToolDeps, institution: str) -> ToolResult:
         institution: Its id, ROR id, name or acronym.
     """
     found = _institution_or_error(deps, institution)
-    profile = deps.library.institution(found.institution.id, per_page=SUMMARY_PAPERS)
+    profile = deps.archive.institution(found.institution.id, per_page=SUMMARY_PAPERS)
     i = profile.institution
     facts = [f"{i.name}" + (f" ({', '.join(x for x in (i.city, i.country_name) if x)})" if i.city else "")]
     facts[0] += f" has {profile.paper_count} papers and {profile.researcher_count} researchers in this archive"

@@ -66,7 +66,7 @@ class JudgedCell:
         return any(" ".join(e.split()).lower() in said for e in self.expected)
 
 
-def judge_cells(library, path) -> list[JudgedCell]:
+def judge_cells(archive, path) -> list[JudgedCell]:
     """The extractive comparison cell of each judged (paper, aspect) of a JSON-lines file, against its expected
     sentences (`{"paper": id, "aspect": text, "expected": [part of a sentence, ...]}`)."""
     judged = []
@@ -74,6 +74,6 @@ def judge_cells(library, path) -> list[JudgedCell]:
         if not line.strip():
             continue
         item = json.loads(line)
-        cell = library.compare([item["paper"]], [item["aspect"]]).cell(item["paper"], item["aspect"])
+        cell = archive.compare([item["paper"]], [item["aspect"]]).cell(item["paper"], item["aspect"])
         judged.append(JudgedCell(item["paper"], item["aspect"], tuple(item["expected"]), cell.text if cell else None))
     return judged

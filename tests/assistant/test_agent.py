@@ -51,7 +51,7 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
         tool_call("search_papers", query="replay log statements from checkpoints after training", limit=3),
         text("Hindsight logging adds log statements after training and replays them from checkpoints [1]."),
     )
-    deps = ToolDeps(demo.library(), user="alice")
+    deps = ToolDeps(demo.archive(), user="alice")
     ui, history = RecordingUI(), []
     outcome = await agent_for(scripted).turn(deps, history, "How can I add logging after training has finished?", ui)
 
@@ -78,7 +78,7 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
 
 async def test_model_made_up_links_are_dropped(demo, scripted):
     scripted.enqueue(text("See [this page](https://evil.example/steal) and ![x](https://evil.example/p.png) [7]."))
-    deps = ToolDeps(demo.library(), sources=SourceBook())
+    deps = ToolDeps(demo.archive(), sources=SourceBook())
     ui = RecordingUI()
     await agent_for(scripted).turn(deps, [], "hello", ui)
     assert "evil.example" not in ui.final and "this page" in ui.final and "\\[7\\]" in ui.final
@@ -86,7 +86,7 @@ async def test_model_made_up_links_are_dropped(demo, scripted):
 
 async def test_tool_rounds_are_capped(demo, scripted):
     scripted.enqueue(*[tool_call("search_papers", query=f"graphs {n}") for n in range(3)], text("Done."))
-    deps = ToolDeps(demo.library())
+    deps = ToolDeps(demo.archive())
     ui = RecordingUI()
     outcome = await agent_for(scripted).turn(deps, [], "loop", ui)
     assert outcome.tool_calls == 3 and ui.final == "Done."
@@ -97,7 +97,7 @@ async def test_llm_down_gives_a_clear_message(demo):
     pauses = Pauses()
     config = LLMConfig(model="openai/scripted", api_base="http://127.0.0.1:9/v1", api_key="x", timeout=2)
     agent = Agent(config, retrier=llm_retrier(async_sleep=pauses))
-    deps = ToolDeps(demo.library())
+    deps = ToolDeps(demo.archive())
     ui = RecordingUI()
     outcome = await agent.turn(deps, [], "anything", ui)
     assert outcome.error and ui.final.startswith("**The language model could not answer**: the model's server at "
@@ -106,7 +106,7 @@ async def test_llm_down_gives_a_clear_message(demo):
 
 
 async def test_retrieval_only_mode(demo):
-    deps = ToolDeps(demo.library())
+    deps = ToolDeps(demo.archive())
     ui = RecordingUI()
     outcome = await Agent(None).turn(deps, [], "replay log statements from checkpoints after training", ui)
     assert ui.final.startswith(NOTICE) and "SCHOLARLOOM_LLM" in ui.final
@@ -119,13 +119,13 @@ async def test_retrieval_only_mode(demo):
 
 async def test_retrieval_only_lists_the_named_researchers_papers_first(demo):
     ui = RecordingUI()
-    outcome = await Agent(None).turn(ToolDeps(demo.library()), [], "papers by Joseph M. Hellerstein", ui)
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "papers by Joseph M. Hellerstein", ui)
     assert ui.steps[0]["name"] == "search_papers" and outcome.cards[0].id == "2006.07357"
     assert "researcher named come first" in ui.final
 
 
 async def test_retrieval_only_reads_a_mentioned_paper(demo):
-    deps = ToolDeps(demo.library())
+    deps = ToolDeps(demo.archive())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What is 2006.07357 about?", ui)
     assert ui.steps[0] == {
@@ -144,7 +144,7 @@ async def test_starter_questions_find_their_papers(demo):
                 "An institution": "openalex:W2936368166", "Inside a paper": "2004.07180"}  # fmt: skip
     for label, question in STARTERS:
         ui = RecordingUI()
-        outcome = await Agent(None).turn(ToolDeps(demo.library()), [], question, ui)
+        outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], question, ui)
         assert next(c for c in outcome.cards if c.kind == "paper").id == expected[label], label
         if label == "Inside a paper":  # answered from the PDF's text, with the page it is on
             assert re.search(r"- \[1, p\. \d+\] \[SPECTER[^\]]*\]\(/papers/2004\.07180", ui.final), ui.final
@@ -152,7 +152,7 @@ async def test_starter_questions_find_their_papers(demo):
 
 
 async def test_retrieval_only_answers_about_a_researcher_or_an_institution(demo):
-    deps = ToolDeps(demo.library())
+    deps = ToolDeps(demo.archive())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
     assert ui.steps[0]["name"] == "summarize_researcher" and ui.final.startswith(NOTICE)
@@ -173,7 +173,7 @@ async def test_provider_error_after_retries_gives_a_clear_message(demo, scripted
     pauses = Pauses()
     agent = agent_for(scripted, pauses)
     ui = RecordingUI()
-    outcome = await agent.turn(ToolDeps(demo.library()), [], "anything", ui)
+    outcome = await agent.turn(ToolDeps(demo.archive()), [], "anything", ui)
     assert outcome.error and ui.final.startswith("**The language model could not answer**: the model's server at "
                                                  f"{scripted.api_base} failed (500)")
     assert len(scripted.requests) == 3 and len(pauses) == 2  # the first try and two bounded retries
@@ -186,7 +186,7 @@ async def test_rate_limited_provider_is_retried_after_its_retry_after(demo, scri
     scripted.enqueue(failure(429, retry_after="1"), failure(503), text("Here it is."))
     ui = RecordingUI()
     pauses = Pauses()
-    deps = ToolDeps(demo.library())
+    deps = ToolDeps(demo.archive())
     outcome = await agent_for(scripted, pauses).turn(deps, [], "q", ui)
     assert outcome.error is None and ui.final == "Here it is."
     # The provider's second (plus up to 10%, so refused clients do not all return at once), then a back-off.
@@ -199,7 +199,7 @@ async def test_a_provider_asking_for_a_long_pause_gets_a_clear_message_at_once(d
     scripted.enqueue(failure(429, retry_after="3600"))
     ui = RecordingUI()
     pauses = Pauses()
-    outcome = await agent_for(scripted, pauses).turn(ToolDeps(demo.library()), [], "q", ui)
+    outcome = await agent_for(scripted, pauses).turn(ToolDeps(demo.archive()), [], "q", ui)
     assert outcome.error and ui.final.startswith("**The language model could not answer**: the model's provider is "
                                                  "limiting requests (429)")
     assert len(scripted.requests) == 1 and pauses == []
@@ -209,7 +209,7 @@ async def test_retrieval_only_follow_ups_resolve_she_and_it(demo):
     """Without a model, "who else did she write with?" and "what cites it?" are about the last answer's cards."""
     from assistant.tools import Card
 
-    deps = ToolDeps(demo.library())
+    deps = ToolDeps(demo.archive())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
     person = next(c for c in ui.cards if c.kind == "researcher")
@@ -229,7 +229,7 @@ async def test_retrieval_only_follow_ups_resolve_she_and_it(demo):
 
 
 async def test_retrieval_only_what_else_did_they_write_is_their_work(demo):
-    deps = ToolDeps(demo.library())
+    deps = ToolDeps(demo.archive())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
     deps.focus = tuple(ui.cards)
@@ -245,14 +245,14 @@ async def test_the_full_text_starter_is_answered_from_a_page_with_the_scripted_l
     from assistant.prompts import STARTERS
 
     question = dict(STARTERS)["Inside a paper"]
-    best = demo.library().passages("SPECTER citation graph document embeddings", limit=1).hits[0]
+    best = demo.archive().passages("SPECTER citation graph document embeddings", limit=1).hits[0]
     assert best.paper.id == "2004.07180"
     scripted.enqueue(
         tool_call("search_fulltext", query="SPECTER citation graph document embeddings", limit=3),
         text(f"SPECTER pretrains a Transformer so that papers which cite each other embed close [1, p. {best.page}]."),
     )
     ui = RecordingUI()
-    outcome = await agent_for(scripted).turn(ToolDeps(demo.library()), [], question, ui)
+    outcome = await agent_for(scripted).turn(ToolDeps(demo.archive()), [], question, ui)
     tool_result = [m for m in scripted.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
     assert f"[1, p. {best.page}" in tool_result  # the page came from the PDF's passages, not from the model
     assert re.search(rf"\[\\\[1, p\. {best.page}\\\]\]\(/papers/2004\.07180[^)]*\)", ui.final), ui.final

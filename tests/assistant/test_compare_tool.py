@@ -8,15 +8,15 @@ import re
 from assistant.retrieval_only import NOTICE, answer_without_llm
 from assistant.tools import ToolDeps, call_tool
 from assistant.tools.compare import compare_papers
+from harness.llm_server import text, tool_call
 from pages.compare import ComparePage
 from tests.assistant.test_agent import RecordingUI, agent_for
-from harness.llm_server import text, tool_call
 
 PAPERS = ["2004.07180", "1802.05365", "2005.02877"]
 
 
 def test_every_cell_names_its_paper_and_full_text_its_page(demo):
-    deps = ToolDeps(demo.library(), user="alice")
+    deps = ToolDeps(demo.archive(), user="alice")
     result = call_tool(compare_papers, deps, {"paper_ids": [*PAPERS, "9999.99999"],
                                               "aspects": ["task", "data set", "training details"]})  # fmt: skip
     assert not result.failed and isinstance(result.data, ComparePage)
@@ -42,7 +42,7 @@ def test_every_cell_names_its_paper_and_full_text_its_page(demo):
 
 async def test_retrieval_only_answers_a_comparison_with_the_table(demo):
     ui = RecordingUI()
-    deps = ToolDeps(demo.library(), user="alice")
+    deps = ToolDeps(demo.archive(), user="alice")
     outcome = await answer_without_llm(deps, "Compare 2004.07180, 1802.05365 and 2005.02877 on task and data set", ui)
     assert [s["name"] for s in ui.steps] == ["compare_papers"]
     assert ui.steps[0]["arguments"]["aspects"] == ["task", "data set"]
@@ -54,7 +54,7 @@ async def test_retrieval_only_answers_a_comparison_with_the_table(demo):
         assert len(re.findall(rf"\[\\\[{n}(?:, p\. \d+)?\\\]\]\(/papers/{PAPERS[n - 1]}-", line)) == 3
     assert "[Open the table as a page](/compare?ids=" in outcome.answer
     # "compare them" after an answer that showed papers compares those papers
-    later = ToolDeps(demo.library(), user="alice", focus=tuple(c for c in outcome.cards if c.kind == "paper")[:2])
+    later = ToolDeps(demo.archive(), user="alice", focus=tuple(c for c in outcome.cards if c.kind == "paper")[:2])
     again = await answer_without_llm(later, "How do they compare in terms of method?", RecordingUI())
     assert "| Paper | method |" in again.answer and again.answer.count("| [\\[") == 2
 
@@ -67,7 +67,7 @@ async def test_a_model_writes_the_table_from_the_cells(demo, scripted):
              "| ELMo [2] | a large text corpus [2] | better on six NLP problems [2] |"),
     )  # fmt: skip
     ui = RecordingUI()
-    outcome = await agent_for(scripted).turn(ToolDeps(demo.library(), user="alice"), [], "Compare SPECTER and ELMo", ui)
+    outcome = await agent_for(scripted).turn(ToolDeps(demo.archive(), user="alice"), [], "Compare SPECTER and ELMo", ui)
     told = scripted.requests[1]["messages"][-1]["content"]  # what the model read: the cells, each with its [n]
     assert told.startswith("Comparison of 2 papers on data set, main result")
     assert "- data set [1]: " in told and "- main result [2]: " in told

@@ -6,7 +6,7 @@ from tests.conftest import LONGEVAL, S2ORC
 
 
 def _deps(settings, scope=None):
-    return ToolDeps(settings.library(), user="ann", scope_paper_id=scope)
+    return ToolDeps(settings.archive(), user="ann", scope_paper_id=scope)
 
 
 def test_passages_come_with_numbers_pages_and_cards(fulltext):

@@ -10,15 +10,15 @@ from assistant.failures import config_hints, missing_key
 from assistant.llm import LLMConfig, llm_retrier
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
-from tests.assistant.test_agent import Pauses, RecordingUI, agent_for
 from harness.llm_server import failure, text, tool_call
+from tests.assistant.test_agent import Pauses, RecordingUI, agent_for
 
 QUESTION = "replay log statements from checkpoints after training"
 
 
 async def _fails_with(demo, agent, expected: str, kind: str):
     ui = RecordingUI()
-    outcome = await agent.turn(ToolDeps(demo.library(), user="alice"), [], QUESTION, ui)
+    outcome = await agent.turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, ui)
     assert outcome.error and expected in outcome.error, outcome.error
     first = ui.final.split("\n\n")[0]
     assert first.startswith("**The language model could not answer**") and expected in first, first
@@ -74,7 +74,7 @@ async def test_a_reasoning_models_thoughts_are_never_the_answer(demo, scripted):
              "statements from checkpoints [1]."),
     )
     ui = RecordingUI()
-    outcome = await agent_for(scripted).turn(ToolDeps(demo.library(), user="alice"), [], QUESTION, ui)
+    outcome = await agent_for(scripted).turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, ui)
     streamed = "".join(ui.streamed)
     assert "think" not in streamed and "I should search" not in streamed and "Cite it" not in streamed
     assert ui.final.startswith("Flor replays the log statements from checkpoints [")

@@ -11,8 +11,8 @@ from assistant.agent import Agent
 from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
 from assistant.llm_process import GONE, LLMProcess
 from assistant.tools import ToolDeps
-from tests.assistant.test_agent import RecordingUI
 from harness.llm_server import failure, text, tool_call
+from tests.assistant.test_agent import RecordingUI
 
 HELLO = [{"role": "user", "content": "hello"}]
 
@@ -100,7 +100,7 @@ async def test_the_agent_answers_through_the_child(process, demo, scripted):
     agent = Agent(_config(scripted), max_tool_rounds=3)
     agent.stream = process.stream
     ui = RecordingUI()
-    outcome = await agent.turn(ToolDeps(demo.library(), user="alice"), [], "How can I log after training?", ui)
+    outcome = await agent.turn(ToolDeps(demo.archive(), user="alice"), [], "How can I log after training?", ui)
     assert outcome.mode == "agent" and outcome.tool_calls == 1 and "(/papers/2006.07357-" in outcome.answer
     assert ui.cards[0].id == "2006.07357" and outcome.usage.tokens > 0
     with pytest.raises(ValueError, match="no retrier"):  # a test's recorded pauses cannot cross to the child

@@ -9,8 +9,8 @@ from assistant.pipeline import plain_history, search_queries
 from assistant.probe import probe
 from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import ToolDeps
-from tests.assistant.test_agent import Pauses, RecordingUI, agent_for
 from harness.llm_server import _chunks, raw_tool_call, text
+from tests.assistant.test_agent import Pauses, RecordingUI, agent_for
 
 QUESTION = "How can I add log statements after a model has finished training?"
 ANSWER = "Flor records checkpoints during training and replays them to run log statements added later [1]."
@@ -41,7 +41,7 @@ async def test_a_model_without_tools_answers_through_the_pipeline_with_citations
     agent = Agent(_config(scripted), retrier=llm_retrier(async_sleep=Pauses()))
     agent.probed_tools = lambda: found.calls_tools
     ui = RecordingUI()
-    outcome = await agent.turn(ToolDeps(demo.library(), user="alice"), [], QUESTION, ui)
+    outcome = await agent.turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, ui)
 
     assert outcome.mode == "pipeline" and "did not call a tool when probed" in outcome.why
     assert [(s["name"], s["arguments"]["query"]) for s in ui.steps] == [
@@ -60,7 +60,7 @@ async def test_tools_switched_off_use_the_pipeline_and_name_a_researcher(demo, s
     scripted.enqueue(text("Bobby Yan research"), text("Bobby Yan works on model training tools [1]."))
     agent = Agent(_config(scripted), retrier=llm_retrier(async_sleep=Pauses()), tools="off")
     ui = RecordingUI()
-    outcome = await agent.turn(ToolDeps(demo.library(), user="alice"), [], "What does Bobby Yan work on?", ui)
+    outcome = await agent.turn(ToolDeps(demo.archive(), user="alice"), [], "What does Bobby Yan work on?", ui)
     assert outcome.mode == "pipeline" and "SCHOLARLOOM_LLM_TOOLS=off" in outcome.why
     assert ui.steps[0]["name"] == "summarize_researcher"  # a name the catalog knows: its profile is searched too
     assert "summarize_researcher" in scripted.requests[-1]["messages"][-1]["content"]
@@ -75,7 +75,7 @@ async def test_calls_that_cannot_be_read_twice_fall_back_to_the_pipeline(demo, s
         text(ANSWER),
     )
     ui = RecordingUI()
-    outcome = await agent_for(scripted).turn(ToolDeps(demo.library(), user="alice"), [], QUESTION, ui)
+    outcome = await agent_for(scripted).turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, ui)
     assert outcome.mode == "pipeline" and "tool calls could not be read" in outcome.why
     told = [m["content"] for m in scripted.requests[1]["messages"] if m["role"] == "tool"]
     assert told and "are not a JSON object" in told[0]  # the model was told what failed, once
@@ -89,7 +89,7 @@ async def test_python_style_arguments_and_calls_written_as_text_are_recovered(de
         text(ANSWER),
     )
     ui = RecordingUI()
-    outcome = await agent_for(scripted).turn(ToolDeps(demo.library(), user="alice"), [], QUESTION, ui)
+    outcome = await agent_for(scripted).turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, ui)
     assert outcome.mode == "agent" and [s["name"] for s in ui.steps] == ["search_papers", "search_fulltext"]
     assert ui.steps[0]["arguments"] == {"query": "hindsight logging", "limit": 3}
     assert "search_fulltext" not in "".join(ui.streamed)  # the call written as text was never shown

@@ -6,12 +6,12 @@ import pytest
 
 from assistant.tools import TOOLS, SourceBook, ToolDeps, call_tool, get_paper, search_papers, tool_schema
 from assistant.tools.base import unavailable
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from tests.conftest import FIXTURES
 
 
 def deps_for(demo, **kwargs) -> ToolDeps:
-    return ToolDeps(demo.library(), user="alice", **kwargs)
+    return ToolDeps(demo.archive(), user="alice", **kwargs)
 
 
 def test_schemas_are_pinned():
@@ -59,7 +59,7 @@ def test_broken_store_reports_unavailable(demo):
         def papers(self, *args, **kwargs):
             raise RuntimeError("disk on fire")
 
-    deps = ToolDeps(Library(demo.catalog(), BrokenIndex(), demo.embedder()), sources=SourceBook())
+    deps = ToolDeps(Archive(demo.catalog(), BrokenIndex(), demo.embedder()), sources=SourceBook())
     result = call_tool(search_papers, deps, {"query": "graphs"})
     assert result.failed and result.output.startswith(
         "Error: search_papers is unavailable right now: it failed unexpectedly (RuntimeError)."
@@ -81,7 +81,7 @@ async def test_the_index_going_away_mid_conversation_and_coming_back(demo, tmp_p
     with pytest.raises(IndexUnavailable, match="cannot reach the vector index"):
         Index.open("scholarloom", path=tmp_path / "unused", url="http://127.0.0.1:9")
     index = demo.index()
-    deps = ToolDeps(Library(demo.catalog(), index, demo.embedder()))
+    deps = ToolDeps(Archive(demo.catalog(), index, demo.embedder()))
 
     def down(*args, **kwargs):
         raise IndexUnavailable("cannot reach the vector index: [Errno 111] Connection refused")

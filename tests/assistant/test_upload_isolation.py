@@ -39,11 +39,11 @@ def test_no_tool_shows_another_users_upload(make_instance, tmp_path):
     index_upload(settings.catalog(), settings.index(), settings.embedder(), settings.uploads(), upload.id, PdfLimits(),
                  Summary())  # fmt: skip
     paper_id = f"upload:{upload.id}"
-    library = settings.library()
-    owner = call_tool(TOOLS[[t.__name__ for t in TOOLS].index("search_fulltext")], ToolDeps(library, user="carol"),
+    archive = settings.archive()
+    owner = call_tool(TOOLS[[t.__name__ for t in TOOLS].index("search_fulltext")], ToolDeps(archive, user="carol"),
                       {"query": PHRASE, "paper_id": paper_id})  # fmt: skip
     assert LEAKS.search(owner.output) and "p. " in owner.output  # the probe finds it for its owner
-    opened = call_tool(TOOLS[[t.__name__ for t in TOOLS].index("get_paper")], ToolDeps(library, user="carol"),
+    opened = call_tool(TOOLS[[t.__name__ for t in TOOLS].index("get_paper")], ToolDeps(archive, user="carol"),
                        {"paper_id": paper_id})  # fmt: skip
     assert not opened.failed and "# LongEval: Guidelines for Human Evaluation" in opened.output
     assert [(c.kind, c.id, c.path) for c in opened.cards] == [("upload", paper_id, f"/me/library/{upload.id}")]
@@ -51,7 +51,7 @@ def test_no_tool_shows_another_users_upload(make_instance, tmp_path):
     for viewer in ("dave", None):
         for tool in TOOLS:
             for arguments in _arguments(tool, paper_id):
-                result = call_tool(tool, ToolDeps(library, user=viewer), arguments)
+                result = call_tool(tool, ToolDeps(archive, user=viewer), arguments)
                 shown = result.output + " ".join(f"{c.id} {c.title} {c.path}" for c in result.cards)
                 for value in arguments.values():  # what the asker said may come back ("no paper with id ..."):
                     for echoed in value if isinstance(value, list) else [value]:  # only what they did not say counts

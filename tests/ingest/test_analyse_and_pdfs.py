@@ -7,6 +7,7 @@ import json
 import pytest
 from sqlmodel import select
 
+from harness.llm_server import text
 from ingest.analyse import analyse_papers, parse_analysis
 from ingest.fulltext import cited_identifiers
 from ingest.pdfs import download_pdfs
@@ -18,7 +19,6 @@ from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from scholarloom.settings import Settings
 from tests.conftest import LONGEVAL, PDFS
 from tests.ingest.test_http import make_client
-from harness.llm_server import text
 from tests.replay import Replay
 
 GOOD = {
@@ -66,9 +66,9 @@ def test_analysis_is_validated_retried_and_stored(catalog, scripted, tmp_path):
     assert scripted.requests[0]["response_format"] == {"type": "json_object"}
     assert "<paper>" in scripted.requests[0]["messages"][1]["content"]  # the abstract goes in as data
     from pages.paper import paper_page
-    from retrieval.archive import Library
+    from retrieval.archive import Archive
 
-    markdown = paper_page(Library(catalog, None, None), done[0].id).to_markdown()
+    markdown = paper_page(Archive(catalog, None, None), done[0].id).to_markdown()
     assert "## Summary (written by an LLM from the abstract)" in markdown
     assert "**Topics:** logging, model training, checkpointing" in markdown and "**Type:** system" in markdown
 

@@ -66,11 +66,11 @@ def test_the_shipped_vectors_answer_first_and_nothing_is_kept_beside_them(demo, 
 
 def test_demo_ships_full_text_with_pages(demo_load):
     settings, summary = demo_load
-    library = settings.library()
-    assert summary.counts["passages"] == library.index.count(Filters(kinds=("passage",))) > 300
-    hits = library.passages("pretraining on the citation graph for document-level embeddings", limit=5).hits
+    archive = settings.archive()
+    assert summary.counts["passages"] == archive.index.count(Filters(kinds=("passage",))) > 300
+    hits = archive.passages("pretraining on the citation graph for document-level embeddings", limit=5).hits
     assert hits[0].paper.id == "2004.07180" and hits[0].page and hits[0].page > 1  # SPECTER, past its first page
-    specter = library.paper_view("2004.07180")
+    specter = archive.paper_view("2004.07180")
     assert [a.name for a in specter.authors][:2] == ["Arman Cohan", "Sergey Feldman"]
     assert specter.paper.doi == "10.18653/v1/2020.acl-main.207" and specter.paper.license == "CC BY 4.0"
 

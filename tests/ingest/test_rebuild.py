@@ -27,10 +27,10 @@ def _by_kind(index) -> dict[str, int]:
     return {kind: index.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in ("abstract", "window", "passage")}
 
 
-def _answers(library) -> list:
-    found = [[h.paper.id for h in library.search(q, Filters(), limit=10).hits] for q in QUESTIONS]
-    found += [[(h.paper.id, h.page) for h in library.passages(q, Filters(), limit=10).hits] for q in QUESTIONS]
-    return found + [[h.paper.id for h in library.passages(PHRASE, Filters(viewer="carol"), limit=3).hits]]
+def _answers(archive) -> list:
+    found = [[h.paper.id for h in archive.search(q, Filters(), limit=10).hits] for q in QUESTIONS]
+    found += [[(h.paper.id, h.page) for h in archive.passages(q, Filters(), limit=10).hits] for q in QUESTIONS]
+    return found + [[h.paper.id for h in archive.passages(PHRASE, Filters(viewer="carol"), limit=3).hits]]
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +58,9 @@ def archive(prepared, make_instance, tmp_path):
 
 
 def test_a_rebuilt_index_holds_the_same_points_answers_alike_and_takes_the_old_ones_place(archive, make_instance):
-    settings, library = archive, archive.library()
+    settings, archive = archive, archive.archive()
     index, old_folder = settings.index(), edge_folder(settings.index_dir, settings.collection)
-    before_kinds, before_answers = _by_kind(index), _answers(library)
+    before_kinds, before_answers = _by_kind(index), _answers(archive)
     before_passages = {p.id: p.payload for chunk in index.points() for p in chunk if p.payload["kind"] == "passage"}
     assert before_kinds["passage"] > 20 and set(before_answers[-1]) == {"upload:1"}
 
@@ -73,11 +73,11 @@ def test_a_rebuilt_index_holds_the_same_points_answers_alike_and_takes_the_old_o
         index.store.path.name]  # fmt: skip
     assert settings.index() is index and index.store.path != old_folder and not old_folder.exists()
     assert f"now in {index.store.path}" in note and f"{before_kinds['passage']:,} passages" in note
-    assert _by_kind(index) == before_kinds and _answers(library) == before_answers
+    assert _by_kind(index) == before_kinds and _answers(archive) == before_answers
     after = {p.id: p.payload for chunk in index.points() for p in chunk if p.payload["kind"] == "passage"}
     assert after == before_passages
     for viewer in ("dave", None):  # carol's upload is still hers alone
-        assert "upload:1" not in [h.paper.id for h in library.passages(PHRASE, Filters(viewer=viewer), limit=20).hits]
+        assert "upload:1" not in [h.paper.id for h in archive.passages(PHRASE, Filters(viewer=viewer), limit=20).hits]
     new_folder = index.store.path
     settings.close()
     reopened = make_instance(settings.data_dir)  # the next start opens the new folder
@@ -124,5 +124,5 @@ def test_an_upload_deleted_while_the_index_is_rebuilt_stays_deleted(archive):
     note = run_rebuild(settings.job_context(index, embedder), {"grace": 0}, Summary(), None)
     assert "index rebuilt" in note and uploads.get("carol", 1) is None
     assert index.count(Filters(paper_ids=("upload:1",), viewer=ANYONE)) == 0
-    found = settings.library().passages(PHRASE, Filters(viewer="carol"), limit=5).hits
+    found = settings.archive().passages(PHRASE, Filters(viewer="carol"), limit=5).hits
     assert all(hit.paper.id != "upload:1" for hit in found)

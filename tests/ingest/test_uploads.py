@@ -27,7 +27,7 @@ def _owned_points(index, owner_paper: str) -> int:
 
 def test_an_upload_is_indexed_for_its_owner_alone_and_deleted_whole(make_instance, tmp_path):
     settings = make_instance(tmp_path / "data")
-    library, uploads = settings.library(), settings.uploads()
+    archive, uploads = settings.archive(), settings.uploads()
     upload = _stored(settings, tmp_path)
     assert not uploads.folder.joinpath(".incoming-test.pdf").exists()  # moved, not copied
     note = index_upload(settings.catalog(), settings.index(), settings.embedder(), uploads, upload.id, PdfLimits(),
@@ -39,14 +39,14 @@ def test_an_upload_is_indexed_for_its_owner_alone_and_deleted_whole(make_instanc
     paper_id = row.point_paper_id
     assert _owned_points(settings.index(), paper_id) == row.passages + 1  # the passages and the title+abstract
 
-    mine = library.passages(PHRASE, Filters(viewer="carol"), limit=5).hits
+    mine = archive.passages(PHRASE, Filters(viewer="carol"), limit=5).hits
     assert mine and mine[0].paper.id == paper_id and mine[0].page is not None
-    assert library.search(PHRASE, Filters(viewer="carol"), limit=3).hits[0].paper.id == paper_id
+    assert archive.search(PHRASE, Filters(viewer="carol"), limit=3).hits[0].paper.id == paper_id
     for viewer in ("dave", None):
-        assert paper_id not in [h.paper.id for h in library.passages(PHRASE, Filters(viewer=viewer), limit=20).hits]
-        assert paper_id not in [h.paper.id for h in library.search(PHRASE, Filters(viewer=viewer), limit=20).hits]
-        assert library.resolve_paper_id(paper_id, viewer) is None
-    assert uploads.get("dave", upload.id) is None and library.papers([paper_id], "dave") == {}
+        assert paper_id not in [h.paper.id for h in archive.passages(PHRASE, Filters(viewer=viewer), limit=20).hits]
+        assert paper_id not in [h.paper.id for h in archive.search(PHRASE, Filters(viewer=viewer), limit=20).hits]
+        assert archive.resolve_paper_id(paper_id, viewer) is None
+    assert uploads.get("dave", upload.id) is None and archive.papers([paper_id], "dave") == {}
 
     uploads.delete(row, settings.index())
     assert _owned_points(settings.index(), paper_id) == 0
@@ -89,7 +89,7 @@ def test_a_correction_made_while_the_file_is_read_wins(make_instance, tmp_path, 
     row = uploads.get("carol", upload.id)
     assert "described again" in note and row.state == "indexed" and row.passages > 20
     assert (row.title, row.authors) == ("Zebrafish Guidelines", ["Someone Else"])
-    hit = settings.library().search("zebrafish guidelines", Filters(viewer="carol"), limit=1).hits[0]
+    hit = settings.archive().search("zebrafish guidelines", Filters(viewer="carol"), limit=1).hits[0]
     assert hit.paper.id == row.point_paper_id  # the corrected title is what search matches
     monkeypatch.setattr(job, "passages", cut)  # the correction's own job: the title point only, passages kept
     before = _owned_points(settings.index(), row.point_paper_id)

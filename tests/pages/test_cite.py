@@ -62,9 +62,9 @@ def test_every_demo_paper_reads_back_as_written(demo):
     from pylatexenc.latex2text import LatexNodes2Text
 
     decode = LatexNodes2Text(math_mode="verbatim", keep_braced_groups=False).latex_to_text  # as the reader's middleware
-    library = demo.library()
-    papers = list(library.catalog.iter_papers())
-    names = library.author_names([p.id for p in papers])
+    archive = demo.archive()
+    papers = list(archive.catalog.iter_papers())
+    names = archive.author_names([p.id for p in papers])
     special = 0
     for paper in papers:
         authors = names.get(paper.id, [])
@@ -164,9 +164,9 @@ async def test_csl_json_fits_the_schema_and_a_csl_processor_formats_it(client, d
     assert formatted.startswith("Garcia, R. et al. (2020)") or formatted.startswith("Garcia, R., Liu, E."), formatted
     assert "Hindsight Logging for Model Training" in formatted
     # every demo paper: valid, formatted, names and titles kept as written (no LaTeX in CSL)
-    library = demo.library()
-    papers = list(library.catalog.iter_papers())
-    names = library.author_names([p.id for p in papers])
+    archive = demo.archive()
+    papers = list(archive.catalog.iter_papers())
+    names = archive.author_names([p.id for p in papers])
     text = csl_json([(p, names.get(p.id, [])) for p in papers])
     every = json.loads(text)
     jsonschema.validate(every, CSL_ITEMS)

@@ -33,7 +33,7 @@ async def test_html_markdown_and_csv_hold_the_same_cells(client, demo):
     assert rows[0].select_one("th a")["href"].startswith("/papers/2004.07180-specter")
     shown = [[td.get_text(" ", strip=True) for td in r.select("td")] for r in rows]
 
-    table = demo.library().compare(PAPERS.split(","), ASPECTS.split(","))
+    table = demo.archive().compare(PAPERS.split(","), ASPECTS.split(","))
     expected = [[f"{c.text} ({c.where})" for c in (table.cell(p.id, a) for a in table.aspects)] for p in table.papers]
     assert [[" ".join(cell.split()) for cell in row] for row in shown] == [
         [" ".join(cell.split()) for cell in row] for row in expected

@@ -39,20 +39,20 @@ async def test_sitemap_lists_every_kind_of_page(client, demo):
 
 
 def test_past_the_limit_the_sitemap_is_an_index_of_parts(demo):
-    library, base = demo.library(), "http://test"
-    index = ElementTree.fromstring(sitemap(library, base, limit=1000).encode())
+    archive, base = demo.archive(), "http://test"
+    index = ElementTree.fromstring(sitemap(archive, base, limit=1000).encode())
     assert index.tag == f"{SM}sitemapindex"
     parts = [loc.text.removeprefix(f"{base}/sitemaps/") for loc in index.iter(f"{SM}loc")]
     assert parts[0] == "pages.xml" and "papers-1.xml" in parts and "papers-2.xml" in parts
     urls = []
     for name in parts:
-        part = ElementTree.fromstring(sitemap_part(library, base, name, limit=1000).encode())
+        part = ElementTree.fromstring(sitemap_part(archive, base, name, limit=1000).encode())
         found = [loc.text for loc in part.iter(f"{SM}loc")]
         assert 0 < len(found) <= 1000
         urls += found
-    whole = ElementTree.fromstring(sitemap(library, base).encode())
+    whole = ElementTree.fromstring(sitemap(archive, base).encode())
     assert sorted(urls) == sorted(loc.text for loc in whole.iter(f"{SM}loc"))
-    assert sitemap_part(library, base, "papers-999.xml", limit=1000) is None
+    assert sitemap_part(archive, base, "papers-999.xml", limit=1000) is None
 
 
 async def test_rss_feeds(client, demo):

@@ -53,12 +53,12 @@ async def test_every_page_has_the_same_header_and_footer(client, path):
 
 
 async def test_papers_by_category_a_page_at_a_time(client, demo):
-    category, count = demo.library().categories(1)[0]
+    category, count = demo.archive().categories(1)[0]
     first = await _soup(client, f"/papers?category={category}")
     second = await _soup(client, f"/papers?category={category}&page=2")
     ids = [[a["href"] for a in page.select("ol.paper-list li a")] for page in (first, second)]
     assert len(ids[0]) == 50 and ids[1] and not set(ids[0]) & set(ids[1])
-    papers = demo.library().papers([href.split("/")[2].split("-")[0] for href in ids[0] + ids[1]])
+    papers = demo.archive().papers([href.split("/")[2].split("-")[0] for href in ids[0] + ids[1]])
     assert {p.primary_category for p in papers.values()} == {category}
     assert f"{count:,} papers" in first.select_one("main").get_text(" ", strip=True)
     assert first.select_one('a[rel="next"]')["href"] == f"/papers?page=2&category={category}"

@@ -12,7 +12,7 @@ from ingest.report import Summary
 from pages.feeds import rss, sitemap
 from pages.people import researcher_page
 from pages.render import Renderer
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from retrieval.scholarly.researchers import find_researchers
@@ -29,7 +29,7 @@ def test_hostile_names_render_as_text(tmp_path):
     )  # fmt: skip
     load_records(catalog, "t", [record], Summary())
     (mallory,) = find_researchers(catalog, "Mallory")
-    page = researcher_page(Library(catalog, None, None), mallory.researcher.id)
+    page = researcher_page(Archive(catalog, None, None), mallory.researcher.id)
     html = Renderer("http://test").html("researcher.html", page.meta("http://test"), page=page, matching_note="")
     soup = BeautifulSoup(html, "html.parser")
     assert not soup.select("main script")
@@ -37,10 +37,10 @@ def test_hostile_names_render_as_text(tmp_path):
     assert soup.h1.get_text().startswith('Mallory <script>alert("x")</script>')
     markdown = page.to_markdown()
     assert "<script>" not in markdown and "\\[click\\](https://evil.example/)" in markdown
-    library = Library(catalog, None, None)
-    for xml in (rss(library, "http://test"), sitemap(library, "http://test")):
+    archive = Archive(catalog, None, None)
+    for xml in (rss(archive, "http://test"), sitemap(archive, "http://test")):
         ElementTree.fromstring(xml.encode())  # still well-formed XML
-    item = ElementTree.fromstring(rss(library, "http://test").encode()).find("./channel/item")
+    item = ElementTree.fromstring(rss(archive, "http://test").encode()).find("./channel/item")
     assert item.findtext("title") == f"Title {EVIL}"  # the text survives as text, escaped once
     # A reader decodes the XML, then renders <description> as HTML: what it renders must hold no element at all,
     # and read back as the abstract's own text.

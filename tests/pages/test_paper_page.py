@@ -11,7 +11,7 @@ from pages.http import PagesDeps
 from pages.paper import paper_page
 from pages.render import Renderer
 from pages.web import make_router
-from retrieval.archive import Library
+from retrieval.archive import Archive
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 
@@ -27,7 +27,7 @@ def client(demo):
     from fastapi import FastAPI
 
     app = FastAPI()
-    deps = PagesDeps(demo.library(), Renderer("http://test"))
+    deps = PagesDeps(demo.archive(), Renderer("http://test"))
     app.include_router(make_router(deps))
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 
@@ -63,7 +63,7 @@ async def test_paper_markdown_by_accept_and_suffix(client, demo):
     by_accept = await client.get(CANONICAL, headers={"Accept": "text/markdown"})
     by_suffix = await client.get(CANONICAL + ".md")
     assert by_accept.headers["content-type"].startswith("text/markdown")
-    assert by_accept.text == by_suffix.text == paper_page(demo.library(), "2006.07357").to_markdown()
+    assert by_accept.text == by_suffix.text == paper_page(demo.archive(), "2006.07357").to_markdown()
     assert by_accept.text.startswith("# Hindsight Logging for Model Training")
     byline = next(line for line in by_accept.text.splitlines() if line.startswith("**Authors:**"))
     assert re.findall(r"\[([^\]]+)\]\(/researchers/", byline) == AUTHORS
@@ -112,7 +112,7 @@ async def small_client(tmp_path):
         )
         session.commit()
     app = FastAPI()
-    app.include_router(make_router(PagesDeps(Library(catalog, None, None), Renderer("http://test"))))
+    app.include_router(make_router(PagesDeps(Archive(catalog, None, None), Renderer("http://test"))))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         yield client
     catalog.close()
@@ -195,7 +195,7 @@ async def test_similar_papers_come_from_the_stored_vector(client, demo, embedder
         raise AssertionError("a page view embedded a text")
 
     monkeypatch.setattr(type(embedder), "dense", no_embedding)
-    expected = [p.id for p, _ in demo.library().similar(paper.id, 5)]
+    expected = [p.id for p, _ in demo.archive().similar(paper.id, 5)]
     soup = BeautifulSoup((await client.get(CANONICAL)).text, "html.parser")
     listed = [a["href"].split("/")[2].split("-")[0] for a in soup.select("ul.similar li a")]
     assert listed == expected and len(listed) == 5 and paper.id not in listed

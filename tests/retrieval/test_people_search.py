@@ -14,8 +14,8 @@ from retrieval.vectors.store import Filters
 HINDSIGHT = "2006.07357"  # by Rolando Garcia, ..., Bobby Yan, ..., Joseph M. Hellerstein, Koushik Sen
 
 
-def _ids(library, name: str) -> tuple[int, ...]:
-    return tuple(sorted(c.researcher.id for c in library.find_researchers(name) if c.researcher.name == name))
+def _ids(archive, name: str) -> tuple[int, ...]:
+    return tuple(sorted(c.researcher.id for c in archive.find_researchers(name) if c.researcher.name == name))
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def _ids(library, name: str) -> tuple[int, ...]:
 )
 def test_the_person_a_query_names_and_what_it_asks(demo, query, name, topic):
     named = named_people(demo.catalog(), query)
-    assert named is not None and named.ids == _ids(demo.library(), name)
+    assert named is not None and named.ids == _ids(demo.archive(), name)
     assert named.topic == topic
 
 
@@ -48,32 +48,32 @@ def test_topic_queries_name_nobody(demo, query):
 
 def test_initials_keep_only_compatible_given_names(demo):
     named = named_people(demo.catalog(), "J. E. Gonzalez")
-    assert named is not None and named.ids == _ids(demo.library(), "Joseph E. Gonzalez")  # not Joseph M. Hellerstein
+    assert named is not None and named.ids == _ids(demo.archive(), "Joseph E. Gonzalez")  # not Joseph M. Hellerstein
 
 
 def test_their_papers_come_first_then_topic_matches(demo):
-    library = demo.library()
+    archive = demo.archive()
     for query in ("Bobby Yan", "papers by Joseph M. Hellerstein", "what does Bobby Yan work on"):
-        result = library.search(query, limit=10)
+        result = archive.search(query, limit=10)
         assert HINDSIGHT in [h.paper.id for h in result.hits[:3]], query
         assert result.hits[0].kind == "author" and [h.rank for h in result.hits] == list(range(1, 11))
-    plain = library.search("hindsight logging", limit=10)
+    plain = archive.search("hindsight logging", limit=10)
     assert plain.people == () and all(h.kind == "abstract" for h in plain.hits)
 
 
 def test_namesakes_are_separate_people_and_each_ones_papers_come_first(demo):
-    library = demo.library()
-    people = _ids(library, "Jun Zhao")
+    archive = demo.archive()
+    people = _ids(archive, "Jun Zhao")
     assert len(people) == 3
-    result = library.search("Jun Zhao", limit=10)
+    result = archive.search("Jun Zhao", limit=10)
     assert result.people == people
-    theirs = {p.id for p in library.newest_papers_of(list(people))}
+    theirs = {p.id for p in archive.newest_papers_of(list(people))}
     assert {h.paper.id for h in result.hits[: len(theirs)]} == theirs
     assert all(h.kind == "author" for h in result.hits[: len(theirs)])
 
 
 def test_filters_still_apply_to_the_persons_papers(demo):
-    result = demo.library().search("Bobby Yan", Filters(categories=("math.AG",)), limit=10)
+    result = demo.archive().search("Bobby Yan", Filters(categories=("math.AG",)), limit=10)
     assert HINDSIGHT not in [h.paper.id for h in result.hits]
     assert all("math.AG" in h.paper.categories for h in result.hits)
 

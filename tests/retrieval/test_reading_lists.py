@@ -65,7 +65,7 @@ def with_two_papers(empty_instance):
 def _import(archive, text: str, on_demand: bool = True):
     name, entries = read_reading_list(text)
     queue = JobQueue(archive.catalog().engine)
-    report = import_entries(archive.library(), archive.uploads(), queue, "jo", name, entries, on_demand=on_demand,
+    report = import_entries(archive.archive(), archive.uploads(), queue, "jo", name, entries, on_demand=on_demand,
                             daily=20)  # fmt: skip
     return report, queue
 

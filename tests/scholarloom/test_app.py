@@ -5,9 +5,9 @@ import asyncio
 import httpx
 
 from assistant.agent import STOPPED
-from tests.chat_server import PASSWORD, ChatClient
 from harness.llm_server import text, tool_call
 from harness.serve import user_message
+from tests.chat_server import PASSWORD, ChatClient
 
 
 def test_pages_and_chat_share_one_app(server):
@@ -87,9 +87,9 @@ async def test_chat_about_one_paper(server, scripted, history):
 
 
 async def test_a_chat_opened_from_a_researchers_or_an_institutions_page_is_about_them(server, scripted, demo):
-    library = demo.library()
-    (person,) = [c.researcher for c in library.find_researchers("Bobby Yan")]
-    place = library.find_institution("Massachusetts Institute of Technology").institution
+    archive = demo.archive()
+    (person,) = [c.researcher for c in archive.find_researchers("Bobby Yan")]
+    place = archive.find_institution("Massachusetts Institute of Technology").institution
     scripted.enqueue(text("He works on logging for model training."))
     chat = ChatClient(server)
     await chat.connect(referer=server + f"/chat/?researcher={person.id}")
@@ -184,9 +184,9 @@ def address_seen(trusted: str, spoofed: str = "203.0.113.77") -> str:
 
     import uvicorn
 
+    from harness.serve import free_port
     from scholarloom.app import server_config
     from scholarloom.settings import Settings
-    from harness.serve import free_port
 
     async def echo(scope, receive, send):
         if scope["type"] != "http":
