@@ -15,7 +15,7 @@ from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, tool_schema
-from assistant.turn import TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
+from assistant.turn import TurnMode, TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 from common.retry import Retrier
 
 log = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ class Agent:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]})
                 exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
         answer, shown, cited = await finish_cited(ui, deps, completion.text, cards)
-        return TurnOutcome(answer, shown, cited, calls[0], exchange=exchange, mode="agent", usage=usage,
+        return TurnOutcome(answer, shown, cited, calls[0], exchange=exchange, mode=TurnMode.AGENT, usage=usage,
                            why=f"{self.llm.model} calls the tools and writes the answer")  # fmt: skip
 
     async def _round(self, messages: list[dict], tools: list[dict], ui: TurnUI) -> Completion:

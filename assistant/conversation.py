@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from assistant.tools import Card, SourceBook
+from assistant.tools.base import CardKind, Quote
 
 MAX_FOCUS_CARDS = 10
 
@@ -17,8 +18,9 @@ def _cards(items: object) -> tuple[Card, ...]:
     cards = []
     for item in items if isinstance(items, list) else []:
         try:
-            cards.append(Card(**{**item, "quotes": tuple(item.get("quotes") or ())}))
-        except (TypeError, AttributeError):  # stored by another version, or not a card at all
+            quotes = tuple(Quote.of(q) for q in item.get("quotes") or ())
+            cards.append(Card(**{**item, "kind": CardKind(item.get("kind")), "quotes": quotes}))
+        except (TypeError, AttributeError, ValueError):  # stored by another version, or not a card at all
             continue
     return tuple(cards)
 
@@ -86,10 +88,10 @@ class Conversation:
         return {
             "history": self.history,
             "sources": {pid: list(entry) for pid, entry in self.sources.entries.items()},
-            "focus": [{**asdict(c), "quotes": list(c.quotes)} for c in self.focus],
+            "focus": [asdict(c) for c in self.focus],
             "paper": self.paper,
             "paper_checked": self.paper_checked,
-            "about": {**asdict(self.about), "quotes": list(self.about.quotes)} if self.about else None,
+            "about": asdict(self.about) if self.about else None,
             "library": self.library,
         }
 
@@ -161,11 +163,11 @@ def subject_card(archive, kind: str, subject: str) -> Card | None:
     if kind == "researcher" and (person := archive.researchers_by_ids([number]).get(number)):
         count = archive.paper_counts([number])[number]
         path = researcher_path(number, person.name)
-        return Card("researcher", str(number), person.name, path, f"{count} paper{'s' if count != 1 else ''} here")
+        return Card(CardKind.RESEARCHER, str(number), person.name, path, f"{count} paper{'s' if count != 1 else ''} here")
     if kind == "institution":
         found = archive.find_institution(str(number)).institution
         if found is not None and found.id == number:
-            return Card("institution", str(number), found.name, institution_path(number, found.name))
+            return Card(CardKind.INSTITUTION, str(number), found.name, institution_path(number, found.name))
     return None
 
 
@@ -184,6 +186,6 @@ def introduction(conversation: Conversation, archive, viewer: str | None = None)
         return ("This chat searches **[your library](/me/library)** only: your PDFs and the papers you keep. Add a "
                 "PDF with the paperclip, or reading lists on that page.")  # fmt: skip
     if (about := conversation.about) is not None:
-        whose = "their work" if about.kind == "researcher" else "its researchers and papers"
+        whose = "their work" if about.kind == CardKind.RESEARCHER else "its researchers and papers"
         return f"This chat is about **[{md_escape(about.title)}]({about.path})**. Ask about {whose}."
     return None

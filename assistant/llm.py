@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -34,14 +33,6 @@ class ToolCall:
     id: str
     name: str
     arguments: str = ""
-
-    def parsed_arguments(self) -> dict:
-        """The arguments as a dict; malformed JSON becomes an empty dict (the tool then reports what is missing)."""
-        try:
-            value = json.loads(self.arguments or "{}")
-        except json.JSONDecodeError:
-            return {}
-        return value if isinstance(value, dict) else {}
 
 
 @dataclass

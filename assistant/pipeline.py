@@ -21,7 +21,7 @@ from assistant.retrieval_only import named_profile
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
-from assistant.turn import TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
+from assistant.turn import TurnMode, TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 from common.retry import Retrier
 from retrieval.search.hybrid import clean_query
 
@@ -105,5 +105,5 @@ async def answer_with_pipeline(
                 {"role": "user", "content": f"{question}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
     text = await _written(config, messages, retrier, ui, usage, stream)
     answer, shown, cited = await finish_cited(ui, deps, text, cards)
-    return TurnOutcome(answer, shown, cited, calls, mode="pipeline", why=why, usage=usage)
+    return TurnOutcome(answer, shown, cited, calls, mode=TurnMode.PIPELINE, why=why, usage=usage)
 

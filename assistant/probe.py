@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from assistant.failures import LLMError
 from assistant.llm import LLMConfig, complete, stream_completion
 from assistant.provider import litellm_module
+from assistant.turn import TurnMode
 from common.retry import Retrier
 
 READY = "Reply with the single word: ready"
@@ -38,10 +39,12 @@ class Probe:
     at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> TurnMode:
         """What the chat can do with this model: the agent with tools, the search-then-write pipeline without
         them (`assistant.pipeline`), and search alone without a model that answers."""
-        return ("agent" if self.calls_tools else "pipeline") if self.answers else "retrieval-only"
+        if not self.answers:
+            return TurnMode.RETRIEVAL_ONLY
+        return TurnMode.AGENT if self.calls_tools else TurnMode.PIPELINE
 
 
 def _once() -> Retrier:

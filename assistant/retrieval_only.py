@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from assistant.citations import link_citations
 from assistant.tools import ToolDeps
-from assistant.tools.base import ProfileSummary, unavailable
+from assistant.tools.base import CardKind, PapersFound, ProfileSummary, unavailable
 from assistant.turn import TurnOutcome, TurnUI, run_tool
 from pages.addresses import institution_path, researcher_path
 from pages.base import md_escape
@@ -81,8 +81,9 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: 
         lines += ["", "From their full text:", ""]
         for card in passages:
             for quote in card.quotes:
-                page, _, text = quote.partition(": ")
-                lines += [f"- [{card.number}, {page}] [{md_escape(card.title)}]({card.path})", f"  > {md_escape(text)}"]
+                where = f"p. {quote.page}" if quote.page is not None else "abstract"
+                lines += [f"- [{card.number}, {where}] [{md_escape(card.title)}]({card.path})",
+                          f"  > {md_escape(quote.text)}"]  # fmt: skip
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
     return TurnOutcome(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1)
@@ -100,7 +101,7 @@ async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Tu
         return None
     ids = list(dict.fromkeys(m.group(1) for m in _ARXIV_ID.finditer(query)))
     if len(ids) < 2:
-        ids = [c.id for c in deps.focus if c.kind == "paper"]
+        ids = [c.id for c in deps.focus if c.kind == CardKind.PAPER]
     if len(ids) < 2:
         return None
     named = _ASPECTS.search(_ARXIV_ID.sub(" ", query))
@@ -109,7 +110,7 @@ async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Tu
     if result.failed or not isinstance(result.data, ComparePage):
         return None
     page = result.data
-    numbers = {c.id: c.number for c in result.cards if c.kind == "paper" and c.number}
+    numbers = {c.id: c.number for c in result.cards if c.kind == CardKind.PAPER and c.number}
     lines = [notice, "", f"**{len(page.rows)} papers** side by side: each cell is the paper's own sentence that "
              f"answers the column best, from its abstract or, with the page, its full text. [Open the table as a page]"
              f"({page.path}) to download it as CSV or markdown.", "", *page.table(numbers)]  # fmt: skip
@@ -125,8 +126,7 @@ def _what_was_found(query: str, result) -> str:
     cards only, not said twice)."""
     count = len(result.cards)
     found = f"**{count} paper{'s' if count != 1 else ''}** match **{md_escape(query)}**, best first"
-    named = [line for line in result.output.splitlines() if line.startswith("The query names ")]
-    if named:
+    if isinstance(result.data, PapersFound) and result.data.named_people:
         found += " (the papers of the researcher named come first)"
     return (f"{found}. Each card below is one paper with the sentences of its abstract that match best; its number"
             " is how to ask about it (\"tell me more about [1]\") and its title opens its page.")
@@ -155,8 +155,8 @@ _REFERENCES = re.compile(r"\b(reference\w*|build[s]? on|based on|prior work)\b",
 async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> TurnOutcome | None:
     """A follow-up that names no one ("who else did she write with?", "what cites it?") is about what the last
     answer showed: its first researcher card for a person, its first paper card for a thing."""
-    person = next((c for c in deps.focus if c.kind == "researcher"), None)
-    paper = next((c for c in deps.focus if c.kind == "paper"), None)
+    person = next((c for c in deps.focus if c.kind == CardKind.RESEARCHER), None)
+    paper = next((c for c in deps.focus if c.kind == CardKind.PAPER), None)
     if person is not None and _PERSON.search(query):
         if _WROTE_WITH.search(query):
             result = await run_tool(ui, deps, "get_researcher", {"researcher_id": int(person.id)})
@@ -221,7 +221,7 @@ async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, no
     if result.failed or not isinstance(result.data, ProfileSummary):
         return None
     lines = [notice, "", md_escape(result.data.assembled), ""]
-    paper_cards = [c for c in result.cards if c.kind == "paper"]
+    paper_cards = [c for c in result.cards if c.kind == CardKind.PAPER]
     for card in paper_cards:
         year = f" ({card.subtitle})" if card.subtitle else ""
         lines.append(f"{card.number}. [{md_escape(card.title)}]({card.path}){year}")

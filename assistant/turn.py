@@ -7,11 +7,13 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Protocol
 
 from assistant.citations import link_citations, sources_footer
 from assistant.provider import litellm_module
 from assistant.tools import TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool
+from assistant.tools.base import CardKind
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,14 @@ def _price(model: str, prompt: int, written: int) -> float | None:
     return total if total > 0 else None
 
 
+class TurnMode(StrEnum):
+    """Who answered a turn (a metric's label, the usage row's mode, the answer's label)."""
+
+    AGENT = "agent"  # the model, calling tools
+    PIPELINE = "pipeline"  # the model without tool calling: search first, then it writes
+    RETRIEVAL_ONLY = "retrieval-only"  # no model: what search found, said plainly
+
+
 @dataclass
 class TurnOutcome:
     answer: str
@@ -102,7 +112,7 @@ class TurnOutcome:
     # The turn's tool calls and (shortened) results, so a follow-up question sees what was found, not only
     # what was said ("who else did she write with?" needs the researcher id the last turn looked up).
     exchange: list[dict] = field(default_factory=list)
-    mode: str = "retrieval-only"  # who answered: "agent" (the model with tools) or "retrieval-only"
+    mode: TurnMode = TurnMode.RETRIEVAL_ONLY  # who answered
     why: str = ""  # and why that mode, in a few words for the label
     usage: TurnUsage = field(default_factory=TurnUsage)
     error_kind: str | None = None  # how the model failed (assistant.failures), when it did
@@ -129,7 +139,7 @@ async def finish_cited(ui: TurnUI, deps: ToolDeps, text: str, cards: list[Card])
     sources = deps.sources.by_number()
     linked, cited = link_citations(text.strip() or "I could not find an answer.", sources)
     answer = linked + sources_footer(cited, sources)
-    shown = [c for c in cards if c.kind != "paper" or c.number in cited] if cited else cards
+    shown = [c for c in cards if c.kind != CardKind.PAPER or c.number in cited] if cited else cards
     await ui.finish(answer, shown)
     return answer, shown, cited
 

@@ -179,13 +179,6 @@ def is_admin(engine: Engine, username: str) -> bool:
         return bool(account and account.active and account.is_admin)
 
 
-def is_active(engine: Engine, username: str) -> bool:
-    """Whether a user name from a session still names an active account."""
-    with Session(engine) as session:
-        account = session.exec(select(Account).where(Account.username == username)).first()
-        return bool(account and account.active)
-
-
 # Where each provider puts its stable subject id (OpenID Connect's "sub"; GitHub's and GitLab's numeric "id";
 # Azure AD's object id "oid").
 _SUBJECT_KEYS = ("sub", "oid", "id")

@@ -43,12 +43,6 @@ def session_version(metadata) -> int:
     return version if isinstance(version, int) else 0
 
 
-def signed_in_user(cookies: dict[str, str], secret: str) -> str | None:
-    """The user name in a valid, unexpired session token signed with our secret; None otherwise."""
-    found = signed_in_session(cookies, secret)
-    return found[0] if found else None
-
-
 # The user name of the signed-in user of the HTTP request being served (set by the app's middleware from the
 # verified session cookie); Chainlit's feedback routes do not tell the chat-history layer who is asking.
 request_user: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_user", default=None)

@@ -13,7 +13,7 @@ import chainlit as cl
 
 from assistant.safe_markdown import safe_markdown
 from pages.base import md_escape
-from retrieval.library.uploads import Upload, UploadLimits, UploadRefused, Uploads
+from retrieval.library.uploads import Upload, UploadLimits, UploadRefused, Uploads, UploadState
 
 FOLLOW_SECONDS = 300  # after this the chat stops watching; the upload goes on being indexed
 
@@ -58,7 +58,7 @@ async def _follow(uploads: Uploads, user: str, upload: Upload) -> Upload | None:
     await message.send()
     for _ in range(FOLLOW_SECONDS * 2):
         current = await asyncio.to_thread(uploads.get, user, upload.id)
-        if current is None or current.state != "queued":
+        if current is None or current.state != UploadState.QUEUED:
             break
         await asyncio.sleep(0.5)
     else:

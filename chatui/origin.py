@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from retrieval.library.uploads import UploadLimits
+
 GUARDED = ("/chat/login", "/chat/auth/")
 
 
@@ -91,7 +93,7 @@ def upload_limit() -> int:
     feature = config.features.spontaneous_file_upload
     if feature is None or not feature.enabled:
         return 0
-    return (feature.max_size_mb or 50) * MB + 64 * 1024  # room for the multipart framing
+    return UploadLimits(max_mb=feature.max_size_mb or UploadLimits.max_mb).request_bytes()
 
 
 class UploadLimit:

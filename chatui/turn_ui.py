@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import time
-from urllib.parse import quote, urlencode
 
 import chainlit as cl
 
 from assistant.safe_markdown import StreamGuard, safe_markdown
 from assistant.tools import TOOLS_BY_NAME, Card, ToolResult
+from assistant.tools.base import CardKind
+from assistant.turn import TurnMode
+from pages.addresses import chat_path, citation_path, citations_path, thread_path
 
 STEP_OUTPUT_CHARS = 1_500
 MAX_CARDS = 10
@@ -27,20 +29,20 @@ def card_element(card: Card) -> cl.CustomElement:
         "path": card.path,
         "subtitle": card.subtitle,
         "number": card.number,
-        "quotes": list(card.quotes),
+        "quotes": [str(q) for q in card.quotes],
     }
-    if card.kind == "paper":
-        props["chatPath"] = "/chat?paper=" + quote(card.id, safe=":")
-        props["bibPath"] = "/papers/" + quote(card.id, safe=":") + ".bib"
+    if card.kind == CardKind.PAPER:
+        props["chatPath"] = chat_path(paper=card.id)
+        props["bibPath"] = citation_path(card.id, "bib")
     return cl.CustomElement(name=CARD_ELEMENT, props=props, display="inline")
 
 
 def answer_actions(markdown: str, cards: list[Card], thread_id: str | None) -> cl.CustomElement:
     """The answer's own actions: its markdown to copy, its papers (the sources it cites, or the papers a search
     found) as one BibTeX file; and the whole conversation's, as markdown and as a reading list (its owner's)."""
-    ids = list(dict.fromkeys(c.id for c in cards if c.kind == "paper"))
-    props = {"markdown": markdown, "bibPath": "/cite.bib?" + urlencode({"ids": ",".join(ids)}) if ids else None,
-             "threadPath": f"/me/threads/{quote(thread_id, safe='')}" if thread_id else None}  # fmt: skip
+    ids = list(dict.fromkeys(c.id for c in cards if c.kind == CardKind.PAPER))
+    props = {"markdown": markdown, "bibPath": citations_path(ids) if ids else None,
+             "threadPath": thread_path(thread_id) if thread_id else None}  # fmt: skip
     return cl.CustomElement(name=ACTIONS_ELEMENT, props=props, display="inline")
 
 
@@ -94,8 +96,8 @@ class ChainlitTurnUI:
             self.actions = answer_actions(self.message.content, cards, thread_id)
             self.message.elements.append(self.actions)
 
-    def label(self, mode: str, why: str) -> None:
-        """Which mode answered ("agent", "retrieval-only") and why, shown small under the answer."""
+    def label(self, mode: TurnMode, why: str) -> None:
+        """Which mode answered (`TurnMode`) and why, shown small under the answer."""
         if self.actions is not None:
             self.actions.props |= {"mode": mode, "why": why}
 

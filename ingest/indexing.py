@@ -11,10 +11,11 @@ from itertools import islice
 
 from ingest.fulltext import passages
 from ingest.pipeline import NullProgress
+from ingest.points import Filed, abstract_point, passage_points, window_points
 from ingest.report import Summary
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
-from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder, SparseVector
+from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder
 from retrieval.vectors.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index, IndexPoint
 from retrieval.vectors.windows import chunk_spans
 
@@ -31,9 +32,6 @@ class Windowing:
 
     tokens: int = 80
     overlap: bool = False
-
-
-EMPTY_SPARSE = SparseVector([], [])
 
 
 def index_text(paper: Paper) -> str:
@@ -97,21 +95,10 @@ def _abstract_points(
     window_vectors = iter(embedder.dense([text for own in windows for text, _ in own]))
     points = []
     for paper, vector, sparse, own in zip(papers, dense, keywords, windows, strict=True):
-        common = _fields(paper, people)
-        points.append(IndexPoint(paper_id=paper.id, kind="abstract", number=0, vectors=Embedded(vector, sparse),
-                                 **common))  # fmt: skip
-        for number, (_, span) in enumerate(own, start=1):
-            window = Embedded(next(window_vectors), EMPTY_SPARSE)
-            points.append(
-                IndexPoint(paper_id=paper.id, kind="window", number=number, vectors=window, span=span, **common)
-            )
+        filed = Filed.of(paper, people)
+        points.append(abstract_point(paper.id, Embedded(vector, sparse), filed))
+        points += window_points(paper.id, [(next(window_vectors), span) for _, span in own], filed)
     return points
-
-
-def _fields(paper: Paper, people: dict) -> dict:
-    researchers, institutions = people.get(paper.id, ([], []))
-    return dict(categories=paper.categories, published=paper.published, researcher_ids=researchers,
-                institution_ids=institutions)  # fmt: skip
 
 
 def index_papers(
@@ -185,10 +172,8 @@ def _new_keywords(
             kept.append((paper, digest))
             points.append((paper, dense))
         keywords = embedder.sparse([keyword_text(p, names.get(p.id, [])) for p, _ in points])
-        index.upsert([
-            IndexPoint(paper_id=p.id, kind="abstract", number=0, vectors=Embedded(dense, sparse), **_fields(p, people))
-            for (p, dense), sparse in zip(points, keywords, strict=True)
-        ])  # fmt: skip
+        index.upsert([abstract_point(p.id, Embedded(dense, sparse), Filed.of(p, people))
+                      for (p, dense), sparse in zip(points, keywords, strict=True)])  # fmt: skip
         for paper, _ in kept:  # windows and passages: the same filter fields
             _set_fields(index, paper, people)
         _mark_indexed(catalog, kept)
@@ -223,22 +208,6 @@ def index_fulltext(
     """Cut one paper's page texts into passages, embed them and replace the paper's passages in the index."""
     found = passages(pages, embedder.count_tokens)
     vectors = embedder.documents([p.text for p in found]) if found else []
-    researchers, institutions = (people or {}).get(paper.id, ([], []))
-    points = [
-        IndexPoint(
-            paper_id=paper.id,
-            kind="passage",
-            number=p.number,
-            vectors=v,
-            text=p.text,
-            page=p.page,
-            section=p.section,
-            categories=paper.categories,
-            published=paper.published,
-            researcher_ids=researchers,
-            institution_ids=institutions,
-        )
-        for p, v in zip(found, vectors, strict=True)
-    ]
+    points = passage_points(paper.id, found, vectors, Filed.of(paper, people))
     index.replace([paper.id], points, kinds=PASSAGE_KINDS)
     return len(points)

@@ -19,6 +19,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from retrieval.scholarly.records import NEW_ID
+
 MARK = "\ue000"  # where a line had a raised or lowered mark (it separates names in a byline)
 Line = tuple[str, float, float]  # text, largest font size on the line, height on the page (PDF points, up)
 
@@ -120,7 +122,7 @@ _NOT_NAME = re.compile(
 _ABSTRACT = re.compile(r"^\s*abstract\b[\s.:—-]*", re.I)
 _SECTION = re.compile(r"^\s*(1\.?\s+|I\.\s+)?(introduction|keywords|index terms|ccs concepts)\b", re.I)
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;)])")
-_ARXIV = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5})(v\d+)?", re.I)
+_ARXIV = re.compile(rf"arXiv:\s*({NEW_ID})(v\d+)?", re.I)
 
 
 def guess_metadata(info: dict, lines: list[Line], first_page: str) -> FileMetadata:

@@ -12,11 +12,12 @@ from dataclasses import replace
 
 from ingest.fulltext import passages
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
+from ingest.points import Filed, abstract_point, passage_points
 from ingest.report import Failure, Summary
-from retrieval.library.uploads import JOB_KIND, KINDS, Upload, Uploads
+from retrieval.library.uploads import JOB_KIND, KINDS, Upload, Uploads, UploadState
 from retrieval.scholarly.catalog import Catalog
 from retrieval.vectors.embeddings import Embedder
-from retrieval.vectors.index import Index, IndexPoint
+from retrieval.vectors.index import Index, PointKind
 
 KIND = JOB_KIND
 
@@ -40,7 +41,7 @@ def index_upload(
         with PdfWorker(limits) as worker:
             parsed = worker.read(uploads.file(upload).read_bytes())
     except (PdfError, OSError) as exc:
-        uploads.update(upload_id, state="failed", error=str(exc)[:500])
+        uploads.move(upload_id, UploadState.FAILED, error=str(exc)[:500])
         summary.fail(Failure(KIND, upload.filename, str(exc)))
         raise UploadFailed(str(exc)) from exc
     meta = parsed.meta
@@ -49,12 +50,9 @@ def index_upload(
     title = meta.title or upload.filename.removesuffix(".pdf")
     found = passages(parsed.pages, embedder.count_tokens)
     vectors = embedder.documents([upload_text(title, meta.abstract), *(p.text for p in found)])
-    points = [IndexPoint(upload.point_paper_id, "abstract", 0, vectors[0], owner=upload.owner)]
-    points += [
-        IndexPoint(upload.point_paper_id, "passage", p.number, v, text=p.text, page=p.page, section=p.section,
-                   owner=upload.owner)  # fmt: skip
-        for p, v in zip(found, vectors[1:], strict=True)
-    ]
+    filed = Filed(owner=upload.owner)
+    points = [abstract_point(upload.point_paper_id, vectors[0], filed)]
+    points += passage_points(upload.point_paper_id, found, vectors[1:], filed)
     index.replace([upload.point_paper_id], points, kinds=KINDS)
     now = uploads.by_id(upload_id)
     if now is None:  # deleted while it was being indexed: leave nothing behind
@@ -68,8 +66,8 @@ def index_upload(
     if now.edited and not upload.edited:  # corrected while the file was read: the corrections win
         uploads.update(upload_id, **counts)
         return _describe_again(index, embedder, uploads, uploads.by_id(upload_id))
-    uploads.update(upload_id, state="indexed", error=None, title=title, authors=meta.authors, abstract=meta.abstract,
-                   **counts)  # fmt: skip
+    uploads.move(upload_id, UploadState.INDEXED, error=None, title=title, authors=meta.authors, abstract=meta.abstract,
+                 **counts)  # fmt: skip
     return f"{upload.filename}: {len(parsed.pages)} pages, {len(found)} passages"
 
 
@@ -81,10 +79,10 @@ def _describe_again(index: Index, embedder: Embedder, uploads: Uploads, upload: 
     """The corrected title and abstract embedded as the upload's one `abstract` point; its passages are the file's
     own and stay."""
     vector = embedder.documents([upload_text(upload.title, upload.abstract)])[0]
-    point = IndexPoint(upload.point_paper_id, "abstract", 0, vector, owner=upload.owner)
-    index.replace([upload.point_paper_id], [point], kinds=("abstract",))
+    point = abstract_point(upload.point_paper_id, vector, Filed(owner=upload.owner))
+    index.replace([upload.point_paper_id], [point], kinds=(PointKind.ABSTRACT.value,))
     if uploads.by_id(upload.id) is None:  # deleted meanwhile: leave nothing behind
         index.replace([upload.point_paper_id], [], kinds=KINDS)
         return f"upload {upload.id} was deleted while it was described again"
-    uploads.update(upload.id, state="indexed", error=None)
+    uploads.move(upload.id, UploadState.INDEXED, error=None)
     return f"{upload.filename}: described again"

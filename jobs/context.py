@@ -13,7 +13,7 @@ from ingest.http import PoliteClient
 from ingest.pdf_worker import PdfLimits
 from ingest.report import Summary
 from ingest.sources import SourceSettings
-from retrieval.library.uploads import Uploads
+from retrieval.library.uploads import UploadLimits, Uploads
 from retrieval.scholarly.catalog import Catalog
 from retrieval.vectors.embeddings import Embedder
 from retrieval.vectors.index import Index, IndexPlace
@@ -34,18 +34,17 @@ class Analyst:
 
 @dataclass(frozen=True)
 class Limits:
-    """How much one job may read: a downloaded PDF's bytes, an upload's megabytes and pages, papers per batch."""
+    """How much one job may read: a downloaded PDF's bytes, an upload (`UploadLimits`), papers per batch."""
 
     pdf_max_bytes: int = 50_000_000
-    upload_max_mb: int = 50
-    upload_max_pages: int = 400
+    upload: UploadLimits = UploadLimits()
     index_batch: int = 64
 
     def pdfs(self, memory_mb: int = 1024, seconds: float = 60.0) -> PdfLimits:
         return PdfLimits(memory_mb=memory_mb, seconds=seconds, max_bytes=self.pdf_max_bytes)
 
     def uploads(self) -> PdfLimits:
-        return PdfLimits(max_bytes=self.upload_max_mb * 1024 * 1024, max_pages=self.upload_max_pages)
+        return PdfLimits(max_bytes=self.upload.max_bytes, max_pages=self.upload.max_pages)
 
 
 @dataclass(frozen=True)

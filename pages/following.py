@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote
 
-from pages.addresses import researcher_path
+from pages.addresses import feed_path, researcher_path
 from pages.base import PageMeta, md_escape
 from pages.people import Counted, PaperItem, paper_items, paper_lines
 from retrieval.archive import Archive
@@ -49,4 +48,4 @@ def following_page(archive: Archive, researcher_ids: list[int], feed_key: str) -
         Counted(people[r].name, counts[r], researcher_path(r, people[r].name)) for r in researcher_ids if r in people
     ]
     papers = paper_items(archive.newest_papers_of(list(people), limit=30))
-    return FollowingPage(researchers, papers, f"/me/feed.xml?key={quote(feed_key)}")
+    return FollowingPage(researchers, papers, feed_path(feed_key))

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from pages.addresses import paper_path
+from pages.addresses import LIBRARY, paper_path
 from pages.base import PageMeta
 from pages.http import PagesDeps, not_found, page_headers, respond, same_origin
 from pages.library_pages import LibraryPage, UploadPage
@@ -98,9 +98,9 @@ async def receive_pdf(request: Request, deps: PagesDeps, owner: str) -> Upload:
     room = await run_in_threadpool(deps.uploads.room, owner, limits)
     declared = request.headers.get("content-length", "")
     size = int(declared) if declared.isdigit() else None
-    if size is not None and size > limits.max_mb * MB + 64 * 1024:  # the form's own lines are small
+    if size is not None and size > limits.request_bytes():  # the form's own lines are small
         raise Refused(413, f"The file is larger than the limit of {limits.max_mb} MB.")
-    if room <= 0 or (size is not None and size > room + 64 * 1024):
+    if room <= 0 or (size is not None and size > limits.request_bytes(room)):
         raise Refused(413, f"Your library is full ({limits.quota_mb} MB); delete items to make room.")
     capped = Request(request.scope, _capped(request.receive, room + 64 * 1024))
     async with capped.form(max_files=1, max_fields=4) as form:
@@ -222,7 +222,7 @@ def _upload_route(router: APIRouter, deps: PagesDeps, owner_of) -> None:
             upload = await receive_pdf(request, deps, owner)
         except Refused as refused:
             if html:
-                meta = PageMeta(title="Not added", description=str(refused), path="/me/library", noindex=True)
+                meta = PageMeta(title="Not added", description=str(refused), path=LIBRARY, noindex=True)
                 page = deps.renderer.html("not_found.html", meta, message=str(refused), signed_in=True)
                 return _private(Response(page, status_code=refused.status, media_type="text/html",
                                          headers=page_headers()))  # fmt: skip
@@ -288,4 +288,4 @@ def _library_pages(router: APIRouter, deps: PagesDeps) -> None:
             return not_found(request, deps, "No such item in your library.")
         within_write_rate(deps, found.owner)
         deps.uploads.delete(found, deps.archive.index)
-        return RedirectResponse("/me/library", status_code=303)
+        return RedirectResponse(LIBRARY, status_code=303)

@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from jobs.requests import ImportReport, import_entries
+from pages.addresses import LIBRARY
 from pages.base import PageMeta, md_escape
 from pages.http import PagesDeps, respond, same_origin
 from pages.library import (
@@ -57,7 +58,7 @@ class ImportOut(BaseModel):
 @dataclass(frozen=True)
 class ImportPage:
     report: ImportOut
-    path: str = "/me/library"
+    path: str = LIBRARY
     title: str = "Reading list imported"
 
     def meta(self, base_url: str) -> PageMeta:
@@ -143,4 +144,4 @@ def import_routes(router: APIRouter, deps: PagesDeps) -> None:
             return Response("Refused: the form did not come from this site.", status_code=403)
         within_write_rate(deps, owner)
         deps.uploads.leave(owner, paper_id[:200])
-        return RedirectResponse("/me/library", status_code=303)
+        return RedirectResponse(LIBRARY, status_code=303)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pages.addresses import LIBRARY, chat_path
 from pages.base import PageMeta, md_escape
-from retrieval.library.uploads import MB, Upload
+from retrieval.library.uploads import MB, Upload, UploadState
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class LibraryPage:
     quota_mb: int
     max_mb: int
     papers: list[tuple[str, str | None, str]] = ()  # public papers kept here: id, title (None: being fetched), path
-    path: str = "/me/library"
+    path: str = LIBRARY
     title: str = "My library"
 
     def meta(self, base_url: str) -> PageMeta:
@@ -46,13 +47,13 @@ class UploadPage:
 
     @property
     def chat_path(self) -> str:  # the page's chat dock opens a chat about this file (its owner's alone)
-        return f"/chat?paper=upload:{self.item.id}"
+        return chat_path(paper=f"upload:{self.item.id}")
 
     dock_label = "this PDF"
 
     def meta(self, base_url: str) -> PageMeta:
         return PageMeta(self.title, f"{self.item.filename}: {self.item.state}", self.item.path, noindex=True,
-                        refresh_seconds=2 if self.item.state == "queued" else None)  # fmt: skip
+                        refresh_seconds=2 if self.item.state == UploadState.QUEUED else None)  # fmt: skip
 
     def to_markdown(self) -> str:
         u = self.item

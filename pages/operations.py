@@ -19,11 +19,11 @@ def readiness(deps: PagesDeps) -> tuple[bool, dict]:
     model files. Each check says what failed, never a trace."""
     checks: dict[str, str] = {}
     try:
-        checks["catalog"] = f"{deps.library.counts()['papers']} papers"
+        checks["catalog"] = f"{deps.archive.counts()['papers']} papers"
     except Exception as exc:  # the database is down or unreadable
         checks["catalog"] = f"failed: {type(exc).__name__}"
     try:
-        checks["index"] = f"{sum(deps.library.index_points().values())} points"
+        checks["index"] = f"{sum(deps.archive.index_points().values())} points"
     except Exception as exc:
         checks["index"] = f"failed: {type(exc).__name__}"
     try:

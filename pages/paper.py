@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import quote
 
-from pages.addresses import external, paper_path, researcher_path
+from pages.addresses import chat_path, external, paper_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
 from retrieval.archive import Archive
 from retrieval.scholarly.catalog import PaperView
@@ -79,7 +79,7 @@ class PaperPage:
 
     @property
     def chat_path(self) -> str:
-        return f"/chat?paper={self.id}"
+        return chat_path(paper=self.id)
 
     dock_label = "this paper"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from pages.addresses import external, institution_path, paper_path, researcher_path
+from pages.addresses import chat_path, external, institution_path, paper_path, researcher_path
 from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
 from retrieval.archive import Archive
 from retrieval.scholarly.paging import PER_PAGE
@@ -77,7 +77,7 @@ class ResearcherPage:
 
     @property
     def chat_path(self) -> str:
-        return f"/chat?researcher={self.id}"
+        return chat_path(researcher=self.id)
 
     @property
     def position_note(self) -> str:
@@ -188,7 +188,7 @@ class InstitutionPage:
 
     @property
     def chat_path(self) -> str:
-        return f"/chat?institution={self.id}"
+        return chat_path(institution=self.id)
 
     def meta(self, base_url: str) -> PageMeta:
         description = f"{self.name}: {self.paper_count} papers and {self.researcher_count} researchers in this archive."

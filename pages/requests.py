@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 
 from jobs.queue import Job, JobState
 from jobs.requests import KIND, request_paper
-from pages.addresses import paper_path
+from pages.addresses import paper_path, request_path
 from pages.base import PageMeta, md_escape
 from pages.http import PagesDeps, not_found, page_headers, respond, same_origin
 from pages.library import within_write_rate
@@ -34,7 +34,7 @@ class RequestPage:
 
     @property
     def path(self) -> str:
-        return f"/papers/requests/{self.job_id}" + (f"?for={self.signature}" if self.signature else "")
+        return request_path(self.job_id, self.signature)
 
     @property
     def title(self) -> str:

@@ -83,10 +83,7 @@ class Runtime:
 
     @property
     def upload_limits(self):
-        from retrieval.library.uploads import UploadLimits
-
-        s = self.settings
-        return UploadLimits(s.upload_max_mb, s.upload_max_pages, s.upload_quota_mb)
+        return self.settings.upload_limits()
 
     @property
     def jobs(self):

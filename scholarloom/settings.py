@@ -13,7 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 if TYPE_CHECKING:  # pragma: no cover
     from jobs.context import Analyst, JobContext
     from retrieval.archive import Archive
-    from retrieval.library.uploads import Uploads
+    from retrieval.library.uploads import UploadLimits, Uploads
     from retrieval.scholarly.catalog import Catalog
     from retrieval.vectors.embeddings import Embedder
     from retrieval.vectors.index import Index, IndexPlace
@@ -234,6 +234,12 @@ class Settings(BaseSettings):
 
         return self._once("uploads", build)
 
+    def upload_limits(self) -> "UploadLimits":
+        """How large a user's upload may be (`retrieval.library.uploads.UploadLimits`)."""
+        from retrieval.library.uploads import UploadLimits
+
+        return UploadLimits(self.upload_max_mb, self.upload_max_pages, self.upload_quota_mb)
+
     def archive(self) -> "Archive":
         """The archive as one object (catalog, index, embedder): what tools, pages and benchmarks hold."""
         from retrieval.archive import Archive
@@ -299,7 +305,7 @@ class Settings(BaseSettings):
         `serve`'s worker gives its encoder process and its one polite client."""
         from jobs.context import Backups, JobContext, Limits
 
-        limits = Limits(self.sources.pdf_max_bytes, self.upload_max_mb, self.upload_max_pages, self.index_batch)
+        limits = Limits(self.sources.pdf_max_bytes, self.upload_limits(), self.index_batch)
         return JobContext(
             self.catalog(), index or self.index(), embedder or self.embedder(), self.uploads(), self.sources,
             self.index_place(), limits, Backups(self.backup_folders(), self.without_secrets()), self.analyst(),

@@ -17,9 +17,9 @@ for name in list(os.environ):
     if name.startswith("SCHOLARLOOM_") or name.endswith("_API_KEY") or name == "DATABASE_URL":
         del os.environ[name]
 
+from harness.llm_server import ScriptedLLM  # noqa: E402
 from retrieval.vectors.embeddings import DENSE_DIM, Embedder  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
-from harness.llm_server import ScriptedLLM  # noqa: E402
 from tests.xdist_groups import put_in_group  # noqa: E402
 
 # The chat app on a real port, for every test that touches Chainlit: Chainlit reads its config on first import, so

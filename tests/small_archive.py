@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from auth.accounts import add_user, create_tables
+from harness.serve import Server, served
 from ingest.demo import DEMO_DIR, load_demo
 from tests.chat_server import PASSWORD
 from tests.ingest.ondemand_fixtures import ALSO_ASKED, ASKED, OPENALEX_NOTHING, STAND_IN_PDF, id_list_answer
-from harness.serve import Server, served
 
 
 def small_archive(tmp_path: Path, make_instance, users: dict[str, str]) -> Path:

@@ -9,6 +9,7 @@ import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from pydantic import Field, ValidationError, create_model
 
@@ -55,17 +56,55 @@ class ToolDeps:
     about: "Card | None" = None
 
 
+class CardKind(StrEnum):
+    """What a card stands for; the chat's card element shows each kind's own actions."""
+
+    PAPER = "paper"
+    UPLOAD = "upload"  # a user's own PDF: only its page (no references, citations or BibTeX of the catalog's)
+    RESEARCHER = "researcher"
+    INSTITUTION = "institution"
+    COMPARE = "compare"  # a comparison table, opened as a page
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A sentence or passage of a paper that matches the question; `page` when it is from the full text."""
+
+    text: str
+    page: int | None = None
+
+    def __str__(self) -> str:  # how a card shows it
+        return f"p. {self.page}: {self.text}" if self.page is not None else self.text
+
+    @classmethod
+    def of(cls, stored: object) -> "Quote":
+        """From an answer's stored metadata: a dict of this version; a plain string of an older one (its text)."""
+        if isinstance(stored, dict):
+            page = stored.get("page")
+            return cls(str(stored.get("text", "")), page if isinstance(page, int) else None)
+        return cls(str(stored))
+
+
+@dataclass(frozen=True)
+class PapersFound:
+    """What `search_papers` found, for the app: the query as searched and the researchers it names (their papers
+    come first)."""
+
+    query: str
+    named_people: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Card:
     """A structured item the chat shows beside the text (a paper card with actions)."""
 
-    kind: str
+    kind: CardKind
     id: str
     title: str
     path: str
     subtitle: str = ""
     number: int | None = None
-    quotes: tuple[str, ...] = ()  # sentences of the paper that match the question
+    quotes: tuple[Quote, ...] = ()  # sentences of the paper that match the question
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
+from assistant.tools.base import Card, CardKind, ToolDeps, ToolError, ToolResult
 from pages.base import md_escape
 from pages.paper import MAX_REFERENCES_SHOWN, reference_items
 
@@ -19,7 +19,7 @@ def _paper_line(deps: ToolDeps, paper) -> tuple[str, Card]:
     path = deps.sources.entries[paper.id][2]
     year = str(paper.year) if paper.year else ""
     line = f"[{n}] {md_escape(paper.title)}" + (f" ({year})" if year else "") + f"; id {paper.id}; page {path}"
-    return line, Card("paper", paper.id, paper.title, path, year, n)
+    return line, Card(CardKind.PAPER, paper.id, paper.title, path, year, n)
 
 
 def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
+from assistant.tools.base import Card, CardKind, ToolDeps, ToolError, ToolResult
 from pages.base import md_escape
 from pages.compare import build_compare_page
 from retrieval.search.compare import MAX_ASPECTS, MAX_PAPERS
@@ -31,7 +31,7 @@ def compare_papers(deps: ToolDeps, paper_ids: list[str], aspects: list[str] | No
              f"(at most {MAX_PAPERS} papers and {MAX_ASPECTS} aspects); the table as a page: {page.path}"]  # fmt: skip
     if page.unknown:
         lines.append("Not in this archive (left out): " + ", ".join(md_escape(u) for u in page.unknown))
-    cards = [Card("compare", ",".join(page.ids), f"Comparison of {len(page.rows)} papers", page.path,
+    cards = [Card(CardKind.COMPARE, ",".join(page.ids), f"Comparison of {len(page.rows)} papers", page.path,
                   ", ".join(page.aspects))]  # fmt: skip
     for row in page.rows:
         n = deps.sources.number(papers[row.paper_id])
@@ -42,5 +42,5 @@ def compare_papers(deps: ToolDeps, paper_ids: list[str], aspects: list[str] | No
             else:
                 cite = f"[{n}, {cell.where}]" if cell.where.startswith("p.") else f"[{n}]"
                 lines.append(f"- {md_escape(aspect)} {cite}: {md_escape(cell.text)}")
-        cards.append(Card("paper", row.paper_id, row.title, row.path, row.byline, n))
+        cards.append(Card(CardKind.PAPER, row.paper_id, row.title, row.path, row.byline, n))
     return ToolResult("\n".join(lines), cards, data=page)

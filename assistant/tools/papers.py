@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
+from assistant.tools.base import Card, CardKind, PapersFound, Quote, ToolDeps, ToolError, ToolResult
 from pages.base import byline, md_escape
 from pages.paper import paper_page
 from retrieval.library.uploads import upload_number
@@ -27,9 +27,9 @@ def _in_library(filters: Filters, deps: ToolDeps) -> Filters:
     return replace(filters, paper_ids=tuple(p for p in wanted if p in deps.only_papers) or ("none",))
 
 
-def _card_kind(paper_id: str) -> str:
+def _card_kind(paper_id: str) -> CardKind:
     """A user's own upload is a card with only its page (no references, citations or BibTeX of the catalog's)."""
-    return "upload" if upload_number(paper_id) is not None else "paper"
+    return CardKind.UPLOAD if upload_number(paper_id) is not None else CardKind.PAPER
 
 
 def search_papers(
@@ -71,9 +71,9 @@ def search_papers(
     if not hits:
         return ToolResult(result.note or "No paper matched.")
     authors = deps.archive.author_names([h.paper.id for h in hits])
-    lines, cards = [f"Papers matching {md_escape(result.query)!r}:"], []
+    lines, cards, named = [f"Papers matching {md_escape(result.query)!r}:"], [], []
     if result.people:
-        named = deps.archive.researchers_by_ids(list(result.people)).values()
+        named = list(deps.archive.researchers_by_ids(list(result.people)).values())
         people = "; ".join(f"{md_escape(r.name)} (researcher id {r.id})" for r in named)
         lines.append(f"The query names {people}: their papers, marked 'by the named researcher', come first.")
     for hit in hits:
@@ -84,8 +84,8 @@ def search_papers(
         lines.append(f"[{n}] {md_escape(hit.paper.title)} ({subtitle}); id {hit.paper.id}; page {path}{mark}")
         lines += [f"    matching: {md_escape(s)}" for s in hit.sentences]
         cards.append(Card(_card_kind(hit.paper.id), hit.paper.id, hit.paper.title, path, subtitle, n,
-                          tuple(hit.sentences)))  # fmt: skip
-    return ToolResult("\n".join(lines), cards)
+                          tuple(Quote(s) for s in hit.sentences)))  # fmt: skip
+    return ToolResult("\n".join(lines), cards, data=PapersFound(result.query, tuple(r.name for r in named)))
 
 
 def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
@@ -103,7 +103,7 @@ def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
     paper = deps.archive.papers([page.id])[page.id]
     n = deps.sources.number(paper)
     subtitle = _byline(page.authors, page.year)
-    card = Card("paper", page.id, page.title, page.path, subtitle, n)
+    card = Card(CardKind.PAPER, page.id, page.title, page.path, subtitle, n)
     return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card], data=page)
 
 
@@ -127,7 +127,7 @@ def _own_upload(deps: ToolDeps, paper_id: str) -> ToolResult:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title instead")
     n = deps.sources.number(paper)
     page = OwnUpload(paper)
-    card = Card("upload", paper_id, paper.title, deps.sources.entries[paper_id][2], "", n)
+    card = Card(CardKind.UPLOAD, paper_id, paper.title, deps.sources.entries[paper_id][2], "", n)
     return ToolResult(f"Paper [{n}]:\n\n{page.to_markdown()}", [card], data=page)
 
 
@@ -167,7 +167,7 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
         where = f"p. {hit.page}" + (f", section {md_escape(hit.section)!r}" if hit.section else "")
         text = hit.text if len(hit.text) <= 700 else hit.text[:700].rsplit(" ", 1)[0] + " …"
         lines.append(f"[{n}, {where}] {md_escape(hit.paper.title)}; page {path}\n    {md_escape(text)}")
-        quote = f"p. {hit.page}: {text[:300]}"
+        quote = Quote(text[:300], hit.page)
         if hit.paper.id in cards:
             card = cards[hit.paper.id]
             cards[hit.paper.id] = replace(card, quotes=card.quotes + (quote,))

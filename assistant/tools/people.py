@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.tools.base import Card, ProfileSummary, ToolDeps, ToolError, ToolResult
+from assistant.tools.base import Card, CardKind, ProfileSummary, ToolDeps, ToolError, ToolResult
 from pages.addresses import institution_path, researcher_path
 from pages.base import md_escape
 from pages.people import institution_page, researcher_page
@@ -12,7 +12,7 @@ SUMMARY_HEAD = "Summary from the catalog (statistics and titles only): "
 
 
 def _researcher_card(researcher_id: int, name: str, subtitle: str) -> Card:
-    return Card("researcher", str(researcher_id), name, researcher_path(researcher_id, name), subtitle)
+    return Card(CardKind.RESEARCHER, str(researcher_id), name, researcher_path(researcher_id, name), subtitle)
 
 
 def _span(first, last) -> str:
@@ -114,7 +114,7 @@ def _summary_material(deps: ToolDeps, assembled: str, papers, name: str, path: s
         lines.append(f"[{number}] {md_escape(paper.title)}{year}; page {deps.sources.entries[paper.id][2]}")
         if opening:
             lines.append(f"    abstract: {md_escape(opening)}")
-        cards.append(Card("paper", paper.id, paper.title, deps.sources.entries[paper.id][2], year.strip(" ()"), number))
+        cards.append(Card(CardKind.PAPER, paper.id, paper.title, deps.sources.entries[paper.id][2], year.strip(" ()"), number))
     lines += ["", f"Profile page: {path} ({md_escape(name)})"]
     return ToolResult("\n".join(lines), cards, data=ProfileSummary(assembled, name, path))
 
@@ -152,7 +152,7 @@ def find_institution(deps: ToolDeps, institution: str) -> ToolResult:
     others = [f"{md_escape(c.name)} (id {c.id})" for c, _s in found.candidates[1:4]]
     if others:
         lines.append("Other candidates: " + "; ".join(others))
-    card = Card("institution", str(i.id), i.name, institution_path(i.id, i.name), place)
+    card = Card(CardKind.INSTITUTION, str(i.id), i.name, institution_path(i.id, i.name), place)
     return ToolResult("\n".join(lines), [card])
 
 
@@ -167,7 +167,7 @@ def get_institution(deps: ToolDeps, institution: str, category: str | None = Non
     """
     found = _institution_or_error(deps, institution)
     built = institution_page(deps.archive, found.institution.id, max(1, page), category)
-    card = Card("institution", str(built.id), built.name, built.path, built.location)
+    card = Card(CardKind.INSTITUTION, str(built.id), built.name, built.path, built.location)
     return ToolResult(built.to_markdown(), [card])
 
 

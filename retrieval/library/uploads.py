@@ -13,6 +13,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from enum import StrEnum
 from pathlib import Path
 
 from sqlalchemy import Column, UniqueConstraint
@@ -32,6 +33,22 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+class UploadState(StrEnum):
+    """Where an upload stands. Its moves (`MOVES`) are the only ones `Uploads.move` makes."""
+
+    QUEUED = "queued"  # its job will read and index it (new, corrected, or asked again)
+    INDEXED = "indexed"  # its passages are searchable
+    FAILED = "failed"  # the file could not be read; `error` says why
+
+
+# An indexed file never becomes failed: a later run of its job that fails leaves the passages it has searchable.
+MOVES: dict[UploadState, frozenset[UploadState]] = {
+    UploadState.QUEUED: frozenset({UploadState.QUEUED, UploadState.INDEXED, UploadState.FAILED}),
+    UploadState.INDEXED: frozenset({UploadState.QUEUED, UploadState.INDEXED}),
+    UploadState.FAILED: frozenset({UploadState.QUEUED, UploadState.INDEXED, UploadState.FAILED}),
+}
+
+
 class Upload(SQLModel, table=True):
     __tablename__ = "uploads"
 
@@ -40,7 +57,7 @@ class Upload(SQLModel, table=True):
     filename: str = Field(max_length=300, description="as the user's browser named it; shown, never a path")
     sha256: str = Field(max_length=64)
     size: int
-    state: str = Field(default="queued", max_length=20, description="queued, indexed or failed")
+    state: str = Field(default=UploadState.QUEUED, max_length=20, description="queued, indexed or failed")
     error: str | None = None
     pages: int = 0
     passages: int = 0
@@ -65,9 +82,26 @@ class Upload(SQLModel, table=True):
 
 @dataclass(frozen=True)
 class UploadLimits:
+    """How large an upload may be: the one place its limits are written (the settings fill it; the web form, the
+    chat's attach button, the store and the job that reads the file all ask it)."""
+
     max_mb: int = 50  # one file
     max_pages: int = 400
     quota_mb: int = 500  # all of one user's files
+
+    FRAMING = 64 * 1024  # what a multipart request adds around the file (its boundary and headers)
+
+    @property
+    def max_bytes(self) -> int:
+        return self.max_mb * MB
+
+    @property
+    def quota_bytes(self) -> int:
+        return self.quota_mb * MB
+
+    def request_bytes(self, file_bytes: int | None = None) -> int:
+        """The largest request body that can carry a file of `file_bytes` (the cap by default)."""
+        return (self.max_bytes if file_bytes is None else file_bytes) + self.FRAMING
 
 
 class LibraryPaper(SQLModel, table=True):
@@ -170,16 +204,16 @@ class Uploads:
 
     def room(self, owner: str, limits: UploadLimits) -> int:
         """Bytes the owner may still add in one file: the file cap or what is left of the quota, the smaller."""
-        return min(limits.max_mb * MB, limits.quota_mb * MB - self.used_bytes(owner))
+        return min(limits.max_bytes, limits.quota_bytes - self.used_bytes(owner))
 
     def accept(self, owner: str, filename: str, spooled: Path, limits: UploadLimits, queue) -> Upload:
         """A spooled file (in this folder) checked and stored, with its `upload` job queued; the spooled file is
         gone either way. Raises UploadRefused."""
         try:
             size = spooled.stat().st_size
-            if size > limits.max_mb * MB:
+            if size > limits.max_bytes:
                 raise UploadRefused(413, f"The file is larger than the limit of {limits.max_mb} MB.")
-            if size > limits.quota_mb * MB - self.used_bytes(owner):
+            if size > limits.quota_bytes - self.used_bytes(owner):
                 raise UploadRefused(413, f"Your library is full ({limits.quota_mb} MB); delete items to make room.")
             digest = hashlib.sha256()
             with spooled.open("rb") as handle:
@@ -190,7 +224,7 @@ class Uploads:
                 while chunk := handle.read(1 << 20):
                     digest.update(chunk)
             upload = self.add(owner, Path(filename or "upload.pdf").name, spooled, size, digest.hexdigest(), queue,
-                              limits.quota_mb * MB)  # fmt: skip
+                              limits.quota_bytes)  # fmt: skip
         finally:
             spooled.unlink(missing_ok=True)
         return self.get(owner, upload.id)
@@ -208,7 +242,7 @@ class Uploads:
             job, _ = queue.submit(JOB_KIND, arguments, owner, key=f"{JOB_KIND}:{upload_id}", for_user=True)
         except ShareUsedUp as refused:
             raise UploadRefused(429, str(refused)) from None
-        self.update(upload_id, **changed, edited=True, state="queued", job_id=job.id)
+        self.move(upload_id, UploadState.QUEUED, **changed, edited=True, job_id=job.id)
         return self.get(owner, upload_id)
 
     def by_id(self, upload_id: int) -> Upload | None:
@@ -228,7 +262,23 @@ class Uploads:
     def _used(session: Session, owner: str) -> int:
         return int(session.exec(select(func.coalesce(func.sum(Upload.size), 0)).where(Upload.owner == owner)).one())
 
+    def move(self, upload_id: int, to: UploadState, **fields) -> bool:
+        """The upload to state `to` with `fields`, when `MOVES` allows it from where it stands; False (nothing
+        written) when it was deleted or the move is not one of its moves."""
+        with Session(self.engine) as session:
+            row = session.get(Upload, upload_id)
+            if row is None or to not in MOVES[UploadState(row.state)]:
+                return False
+            row.state = to
+            for name, value in fields.items():
+                setattr(row, name, value)
+            session.add(row)
+            session.commit()
+        return True
+
     def update(self, upload_id: int, **fields) -> None:
+        """Fields other than the state (`move` changes that)."""
+        assert "state" not in fields, "an upload's state changes through Uploads.move"
         with Session(self.engine) as session:
             row = session.get(Upload, upload_id)
             if row is not None:

@@ -131,9 +131,3 @@ def find_institution(catalog: Catalog, text: str, threshold: float | None = None
         return InstitutionLookup(candidates[0][0], matches[0].evidence, candidates)
     return InstitutionLookup(None, MatchedBy.NOT_FOUND, candidates)
 
-
-def institutions_named(catalog: Catalog, ids: list[int]) -> dict[int, str]:
-    if not ids:
-        return {}
-    with catalog.session() as session:
-        return dict(session.exec(select(Institution.id, Institution.name).where(Institution.id.in_(ids))).all())

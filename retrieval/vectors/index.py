@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -39,21 +40,29 @@ __all__ = [
     "ANYONE", "Filters", "Index", "IndexPlace", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "point_id",
 ]  # fmt: skip
 
-ABSTRACT_KINDS = ("abstract", "window")
+class PointKind(StrEnum):
+    """What a point of the index holds."""
+
+    ABSTRACT = "abstract"  # a paper's title and abstract (dense + BM25)
+    WINDOW = "window"  # the rest of a long abstract (dense only)
+    PASSAGE = "passage"  # a passage of the full text, with its page (dense + BM25)
+
+
+ABSTRACT_KINDS = (PointKind.ABSTRACT.value, PointKind.WINDOW.value)  # plain strings: what filters send the store
 DENSE_POINTS_PER_PAPER = 5
-PASSAGE_KINDS = ("passage",)
+PASSAGE_KINDS = (PointKind.PASSAGE.value,)
 _NAMESPACE = uuid.UUID("6f1f5d1e-8f7c-4a4e-9d0a-5c1a2b3c4d5e")
 
 
 def point_id(paper_id: str, kind: str, number: int = 0) -> str:
     """A stable UUID from the point's key, so rewriting a paper overwrites its points."""
-    return str(uuid.uuid5(_NAMESPACE, f"{paper_id}#{kind}#{number}"))
+    return str(uuid.uuid5(_NAMESPACE, f"{paper_id}#{str(kind)}#{number}"))
 
 
 @dataclass(frozen=True)
 class IndexPoint:
     paper_id: str
-    kind: str  # "abstract", "window" or "passage"
+    kind: PointKind
     number: int
     vectors: Embedded  # a window carries no BM25 vector (its words are in the abstract point's)
     text: str = ""
@@ -67,10 +76,10 @@ class IndexPoint:
     owner: str | None = None  # a user's private upload: only searches for that user see it
 
     def stored(self) -> StoredPoint:
-        sparse = self.vectors.sparse if self.kind != "window" else None
+        sparse = self.vectors.sparse if self.kind != PointKind.WINDOW else None
         payload = {
             "paper_id": self.paper_id,
-            "kind": self.kind,
+            "kind": str(self.kind),
             "number": self.number,
             "categories": self.categories,
             "published": self.published.isoformat() if self.published else None,
@@ -147,7 +156,7 @@ class Index:
     def points_by_kind(self) -> dict[str, int]:
         """Points by kind (a paper's title and abstract, its sentence windows, a full-text passage), public and
         private."""
-        return {kind: self.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in ("abstract", "window", "passage")}
+        return {kind: self.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in map(str, PointKind)}
 
     def optimize(self) -> None:
         self.store.optimize()
@@ -192,7 +201,7 @@ class Index:
 
     def abstract_vector(self, paper_id: str) -> np.ndarray | None:
         """The dense vector the paper's title and abstract were indexed with (None when it is not indexed)."""
-        point = point_id(paper_id, "abstract")
+        point = point_id(paper_id, PointKind.ABSTRACT)
         return self.store.dense_vectors([point]).get(point)
 
     def _candidates(

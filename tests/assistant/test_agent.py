@@ -114,7 +114,7 @@ async def test_retrieval_only_mode(demo):
     assert outcome.cards[0].path == CANONICAL and outcome.cards[0].quotes  # the paper and its sentences: on its card
     # ... once: the text says what was found and how to read the cards, without repeating them
     assert f"**{len(outcome.cards)} papers** match" in ui.final
-    assert not [c for c in outcome.cards if c.title in ui.final or any(q in ui.final for q in c.quotes)]
+    assert not [c for c in outcome.cards if c.title in ui.final or any(q.text in ui.final for q in c.quotes)]
 
 
 async def test_retrieval_only_lists_the_named_researchers_papers_first(demo):

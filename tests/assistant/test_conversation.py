@@ -1,9 +1,11 @@
 """The conversation's state: rebuilt from a thread's stored steps, and read back from what a session stored."""
 
 import json
+from dataclasses import asdict
 
 from assistant.conversation import Conversation, resumed_history
 from assistant.tools import Card, SourceBook
+from assistant.tools.base import Quote
 
 
 def test_a_resumed_thread_keeps_a_question_whose_own_step_was_never_stored():
@@ -54,11 +56,13 @@ def test_a_resumed_thread_keeps_a_question_whose_own_step_was_never_stored():
 
 
 def test_a_conversation_survives_its_dict_and_refuses_what_it_cannot_read():
-    card = Card("paper", "2006.07357", "Hindsight Logging", "/papers/2006.07357", "2020", 1, ("a sentence",))
+    card = Card("paper", "2006.07357", "Hindsight Logging", "/papers/2006.07357", "2020", 1, (Quote("a sentence"),))
     sources = SourceBook({"2006.07357": (1, "Hindsight Logging", "/papers/2006.07357")})
     conversation = Conversation([{"role": "user", "content": "q"}], sources, (card,), "2006.07357", True)
     again = Conversation.from_dict(json.loads(json.dumps(conversation.to_dict())))
     assert again == conversation
+    older = {**conversation.to_dict(), "focus": [{**asdict(card), "quotes": ["a sentence"]}]}  # quotes as text
+    assert Conversation.from_dict(json.loads(json.dumps(older))) == conversation
     person = Card("researcher", "7", "Bobby Yan", "/researchers/7-bobby-yan", "1 paper here")
     opened = Conversation(paper_checked=True, about=person)  # from a researcher's page
     assert Conversation.from_dict(json.loads(json.dumps(opened.to_dict()))) == opened

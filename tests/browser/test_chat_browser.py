@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from auth.accounts import add_user, clear_sign_in_failures, create_tables
+from harness.llm_server import text, tool_call
+from harness.serve import served
 from scholarloom.settings import Settings
 from tests.browser.conftest import page_text, require_chromium, screenshot, shot_on_failure, signed_in
 from tests.conftest import PDFS, REPO, first_pages
 from tests.demo_cache import copy_live_data
-from harness.llm_server import text, tool_call
-from harness.serve import served
 
 SHOTS = REPO / "test-artifacts" / "browser"
 PASSWORD = "browser test password"

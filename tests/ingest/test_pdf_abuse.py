@@ -3,12 +3,12 @@ worker stopped at its limit and restarted, and the ingesting process's memory fl
 
 import pytest
 
+from harness.hostile_pdfs import backtracking_references, decompression_bomb, reference_loop, truncated
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker, read_frame_within
 from ingest.pdfs import FAILED, STAGE, store_fulltext
 from ingest.pipeline import load_records
 from ingest.report import Summary
 from tests.conftest import LONGEVAL, PDFS, _fulltext_paper
-from harness.hostile_pdfs import backtracking_references, decompression_bomb, reference_loop, truncated
 
 
 def _rss_mb() -> float:

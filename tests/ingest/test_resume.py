@@ -19,11 +19,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from harness.serve import child_environment
 from ingest.demo import DEMO_DIR
 from ingest.indexing import abstract_windows
 from retrieval.vectors.index import Filters
 from scholarloom.settings import Settings
-from harness.serve import child_environment
 
 ATOM = DEMO_DIR / "arxiv_api_atom"
 PAPERS, PAGE, STEP = 30, 15, 10

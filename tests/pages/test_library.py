@@ -10,6 +10,7 @@ import pytest
 
 from ingest.uploads import KIND
 from jobs.queue import JobQueue
+from retrieval.library.uploads import UploadState
 from retrieval.vectors.index import ANYONE, Filters
 from tests.conftest import PDFS
 from tests.pages.test_follow import client_for
@@ -171,7 +172,7 @@ async def test_an_upload_naming_an_arxiv_paper_that_is_not_here_offers_to_fetch_
     spooled = instance.uploads().folder / ".incoming-x.pdf"
     spooled.write_bytes(LONGEVAL)
     upload = instance.uploads().add("jo", "preprint.pdf", spooled, len(LONGEVAL), "0" * 64)
-    instance.uploads().update(upload.id, state="indexed", arxiv_id=ASKED)  # as if the file printed arXiv:<ASKED>
+    instance.uploads().move(upload.id, UploadState.INDEXED, arxiv_id=ASKED)  # as if the file printed arXiv:<ASKED>
     page = await jo.get(upload.path)
     assert f"names arXiv {ASKED}, which is not in this archive" in page.text
     assert 'action="/papers/request"' in page.text and f'value="{ASKED}"' in page.text

@@ -10,6 +10,7 @@ import time
 
 import httpx
 
+from harness.serve import child_environment, served
 from ingest.demo import DEMO_DIR
 from retrieval.upkeep.backup import read_manifest, table_counts
 from retrieval.vectors.index import PASSAGE_KINDS, Filters
@@ -18,7 +19,6 @@ from scholarloom.settings import Settings
 from tests.chat_server import ChatClient, sign_in
 from tests.conftest import first_pages
 from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _keep_asking
-from harness.serve import child_environment, served
 from tests.small_archive import new_user_on
 
 ELMO = "1802.05365"

@@ -8,8 +8,8 @@ import uuid
 import httpx
 import pytest
 
-from tests.chat_server import ChatClient
 from harness.llm_server import text, tool_call
+from tests.chat_server import ChatClient
 
 FLOR = "2006.07357"
 

@@ -8,12 +8,12 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from harness.llm_server import text, tool_call
 from ingest.indexing import index_papers
 from ingest.pipeline import load_records
 from ingest.report import Summary
 from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from scholarloom.cli import app
-from harness.llm_server import text, tool_call
 
 runner = CliRunner()
 

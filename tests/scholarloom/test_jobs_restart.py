@@ -7,11 +7,11 @@ import signal
 import subprocess
 import time
 
+from harness.serve import child_environment, free_port, served
 from ingest.demo import DEMO_DIR
 from jobs.queue import JobState
 from retrieval.vectors.index import Filters
 from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _archive, _queue
-from harness.serve import child_environment, free_port, served
 
 SMALL_PDFS = ("1805.02262", "2006.12719", "2005.07362")  # the three smallest of the demo's six
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import httpx
 
+from harness.serve import child_environment
 from ingest.demo import DEMO_DIR
 from jobs.queue import JobQueue, JobState
 from tests.chat_server import PASSWORD, ChatClient
-from harness.serve import child_environment
 from tests.small_archive import small_archive
 
 SPECTER = "2004.07180"

@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 
 from common.logs import JsonLines, Redact
-from tests.chat_server import PASSWORD, ChatClient
 from harness.llm_server import failure, text, tool_call
 from harness.serve import served
+from tests.chat_server import PASSWORD, ChatClient
 from tests.small_archive import small_archive
 
 API_KEY = "sk-scholarloom-test-FAKE-4f9c2d7e1a"

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from auth.accounts import oauth_account, provider_subject
-from scholarloom.settings import Settings
 from harness.serve import served
+from scholarloom.settings import Settings
 
 
 class Provider:

@@ -8,12 +8,12 @@ import asyncio
 
 import httpx
 
+from harness.serve import child_environment, served
 from ingest.demo import DEMO_DIR
 from ingest.pdfs import ingest_pdf_files, pdf_files
 from ingest.report import Summary
 from tests.chat_server import PASSWORD
 from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _keep_asking
-from harness.serve import child_environment, served
 from tests.small_archive import small_archive
 
 ELMO = "1802.05365"

@@ -19,12 +19,12 @@ from sqlmodel import select
 
 from auth.accounts import add_user, address_key, clear_sign_in_failures, set_admin
 from auth.throttle import Throttle
+from harness.serve import served, tls
 from jobs.queue import JobQueue, JobState
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Institution, Paper
 from tests.chat_server import PASSWORD, ChatClient, sign_in
 from tests.postgres import PostgresServer, require_postgres
-from harness.serve import served, tls
 
 require_postgres()
 

@@ -12,8 +12,8 @@ import pytest
 import socketio
 
 from auth.accounts import add_user, clear_sign_in_failures, create_tables, set_active
-from tests.chat_server import PASSWORD, ChatClient, sign_in
 from harness.serve import child_environment, tls
+from tests.chat_server import PASSWORD, ChatClient, sign_in
 
 SCHOLARLOOM = str(Path(sys.executable).with_name("scholarloom"))
 
