@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -15,13 +14,12 @@ from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, tool_schema
-from assistant.turn import TurnMode, TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
+from assistant.turn import Answer, TurnMode, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 from common.retry import Retrier
 
 log = logging.getLogger(__name__)
 TOOL_OUTPUT_CHARS = 12_000  # what one tool result may add to the model's context
 HISTORY_TOOL_CHARS = 2_000  # what one tool result keeps in the history later turns see
-STOPPED = "*Stopped before the answer was finished.*"
 
 
 def recent_history(history: list[dict], keep: int) -> list[dict]:
@@ -50,33 +48,23 @@ class Agent:
     async def turn(
         self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, held: str | None = None,
         usage: TurnUsage | None = None,
-    ) -> TurnOutcome:  # fmt: skip
-        """Answer one question; history holds earlier user/assistant messages and is extended in place. `held`:
-        why this user's turn may not use the model now (today's budget spent), said above search's answer.
-        `usage` gathers the model's tokens as the turn goes: a stopped turn has no outcome, but its caller still
-        knows what it cost (the request cut off counted by estimate)."""
-        watched, usage = _Watched(ui), usage if usage is not None else TurnUsage()
-        try:
-            if self.llm is None:
-                outcome = await answer_without_llm(deps, question, watched)
-                outcome.why = "no language model is configured (SCHOLARLOOM_LLM)"
-            elif held:
-                outcome = await answer_without_llm(deps, question, watched, notice=held)
-                outcome.why = "today's language-model budget is spent (SCHOLARLOOM_LLM_DAILY_TOKENS)"
-            else:
-                outcome = await self._with_llm(deps, history, question, watched, usage)
-        except asyncio.CancelledError:  # the user's stop: the question stays, with what was written so far
-            usage.stopped(watched.text)
-            stopped = f"{watched.text.rstrip()}\n\n{STOPPED}" if watched.text.strip() else STOPPED
-            history += [{"role": "user", "content": question}, {"role": "assistant", "content": stopped}]
-            await ui.finish(stopped, [])
-            raise
-        history += [
-            {"role": "user", "content": question},
-            *outcome.exchange,
-            {"role": "assistant", "content": outcome.answer},
-        ]
-        return outcome
+    ) -> Answer:  # fmt: skip
+        """Answer one question with the model and its tools, the pipeline, or search alone; `history` (earlier
+        user/assistant messages) is read, never changed: the turn's own messages are `Answer.messages()`. `held`:
+        why this user's turn may not use the model now (today's budget spent), said above search's answer. `usage`
+        gathers the model's tokens as the turn goes: a stopped turn has no answer, but its caller still knows what it
+        cost. The conversation's answer service is `assistant.chat.Chat`, which calls this."""
+        usage = usage if usage is not None else TurnUsage()
+        if self.llm is None:
+            answer = await answer_without_llm(deps, question, ui)
+            answer.why = "no language model is configured (SCHOLARLOOM_LLM)"
+        elif held:
+            answer = await answer_without_llm(deps, question, ui, notice=held)
+            answer.why = "today's language-model budget is spent (SCHOLARLOOM_LLM_DAILY_TOKENS)"
+        else:
+            answer = await self._with_llm(deps, list(history), question, ui, usage)
+        answer.question = question
+        return answer
 
     def pipeline_reason(self) -> str | None:
         """Why this model answers through the pipeline rather than with tools, or None (the agent)."""
@@ -88,7 +76,7 @@ class Agent:
 
     async def _with_llm(
         self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, usage: TurnUsage
-    ) -> TurnOutcome:
+    ) -> Answer:
         calls = [0]
         try:
             if why := self.pipeline_reason():
@@ -113,7 +101,7 @@ class Agent:
 
     async def _agent(
         self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, calls: list[int], usage: TurnUsage
-    ) -> TurnOutcome | None:
+    ) -> Answer | None:
         """The model calls tools until it answers; None when two rounds running held only calls that could not be
         read (unknown tools, arguments that are not a dict)."""
         messages = [{"role": "system", "content": system_prompt(deps)}, *history, {"role": "user", "content": question}]
@@ -161,8 +149,8 @@ class Agent:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]})
                 exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
         answer, shown, cited = await finish_cited(ui, deps, completion.text, cards)
-        return TurnOutcome(answer, shown, cited, calls[0], exchange=exchange, mode=TurnMode.AGENT, usage=usage,
-                           why=f"{self.llm.model} calls the tools and writes the answer")  # fmt: skip
+        return Answer(answer, shown, cited, calls[0], exchange=exchange, mode=TurnMode.AGENT, usage=usage,
+                      why=f"{self.llm.model} calls the tools and writes the answer", weak=not cards)  # fmt: skip
 
     async def _round(self, messages: list[dict], tools: list[dict], ui: TurnUI) -> Completion:
         """One request: its text streamed (reasoning and unsafe links held back), then the whole completion."""
@@ -182,20 +170,6 @@ class Agent:
                     await ui.stream(shown)
         completion.text = strip_thinking(completion.text)  # a reasoning model's thoughts are not the answer
         return completion
-
-
-class _Watched:
-    """The turn's UI, keeping what was streamed (a stopped turn keeps it as its answer)."""
-
-    def __init__(self, ui: TurnUI) -> None:
-        self.ui, self.text = ui, ""
-
-    async def stream(self, text: str) -> None:
-        self.text += text
-        await self.ui.stream(text)
-
-    def __getattr__(self, name: str):
-        return getattr(self.ui, name)
 
 
 def _shortened(output: str) -> str:

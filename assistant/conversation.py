@@ -5,7 +5,7 @@ the paper the chat is scoped to. The chat handler keeps it under one session key
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from assistant.tools import Card, SourceBook
@@ -126,11 +126,10 @@ class Conversation:
             library=last.get("library") is True,
         )
 
-    def after_turn(self, history: list[dict], cards: list[Card]) -> None:
-        """Keep the turn for the next one; new cards become what the conversation is about."""
-        self.history = history
-        if cards:
-            self.focus = tuple(cards[:MAX_FOCUS_CARDS])
+    def after(self, history: list[dict], cards: list[Card], sources: SourceBook) -> "Conversation":
+        """The conversation after a turn, this one unchanged: `history` (what the next turn sees: the recent
+        messages and the turn's own), the turn's source numbers, and its cards as what it is now about."""
+        return replace(self, history=history, sources=sources, focus=tuple(cards[:MAX_FOCUS_CARDS]) or self.focus)
 
     def answer_metadata(self, asked: str | None = None, usage: dict | None = None) -> dict[str, Any]:
         """What the answer's step keeps for a resumed thread: this turn's tool calls and shortened results, the
@@ -163,7 +162,8 @@ def subject_card(archive, kind: str, subject: str) -> Card | None:
     if kind == "researcher" and (person := archive.researchers_by_ids([number]).get(number)):
         count = archive.paper_counts([number])[number]
         path = researcher_path(number, person.name)
-        return Card(CardKind.RESEARCHER, str(number), person.name, path, f"{count} paper{'s' if count != 1 else ''} here")
+        papers = f"{count} paper{'s' if count != 1 else ''} here"
+        return Card(CardKind.RESEARCHER, str(number), person.name, path, papers)
     if kind == "institution":
         found = archive.find_institution(str(number)).institution
         if found is not None and found.id == number:

@@ -2,7 +2,7 @@
 
 1. The model rewrites the question (read with the conversation) into one or two search queries.
 2. The app runs the searches itself: abstracts for each query, the full text for the first, and the profile of a
-   researcher or institution the question names (`retrieval_only.named_profile`).
+   researcher or institution the question names (`assistant.questions.named_profile`).
 3. The model writes the answer from those results, citing the same numbers the tools gave, exactly as the agent's
    answers do (links, sources footer, cards).
 
@@ -17,11 +17,11 @@ import time
 
 from assistant.llm import Completion, LLMConfig, Streamer, stream_completion
 from assistant.prompts import system_prompt
-from assistant.retrieval_only import named_profile
+from assistant.questions import named_profile
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
-from assistant.turn import TurnMode, TurnOutcome, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
+from assistant.turn import Answer, TurnMode, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 from common.retry import Retrier
 from retrieval.search.hybrid import clean_query
 
@@ -82,7 +82,7 @@ async def _written(
 async def answer_with_pipeline(
     config: LLMConfig, retrier: Retrier | None, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI,
     why: str, usage: TurnUsage | None = None, stream: Streamer = stream_completion,
-) -> TurnOutcome:  # fmt: skip
+) -> Answer:  # fmt: skip
     """Search first, then write (see the module's text). LLM failures propagate (the agent falls back). `stream`
     makes the model's requests (`Agent.stream`: in the server, the model's own process)."""
     usage = usage if usage is not None else TurnUsage()
@@ -105,5 +105,5 @@ async def answer_with_pipeline(
                 {"role": "user", "content": f"{question}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
     text = await _written(config, messages, retrier, ui, usage, stream)
     answer, shown, cited = await finish_cited(ui, deps, text, cards)
-    return TurnOutcome(answer, shown, cited, calls, mode=TurnMode.PIPELINE, why=why, usage=usage)
+    return Answer(answer, shown, cited, calls, mode=TurnMode.PIPELINE, why=why, usage=usage, weak=not cards)
 

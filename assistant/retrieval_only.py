@@ -6,15 +6,13 @@ import re
 from dataclasses import replace
 
 from assistant.citations import link_citations
+from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
 from assistant.tools.base import CardKind, PapersFound, ProfileSummary, unavailable
-from assistant.turn import TurnOutcome, TurnUI, run_tool
-from pages.addresses import institution_path, researcher_path
+from assistant.turn import Answer, TurnUI, run_tool
 from pages.base import md_escape
 from pages.compare import ComparePage
 from pages.people import ResearcherPage
-from retrieval.scholarly.records import NEW_ID, OLD_ID
-from retrieval.scholarly.upsert import normalise_name
 from retrieval.search.hybrid import clean_query
 
 NOTICE = (
@@ -27,39 +25,21 @@ SEARCH_UNAVAILABLE = (
     "**Search is unavailable right now**: the catalog or the search index did not answer. Nothing is lost; "
     "please ask again in a minute."
 )
-# A word of a name is at most 40 characters: unbounded, each of the many starts in "A.A.A.A..." ran to the end.
-_NAME = re.compile(r"\b([A-Z][\w'.-]{1,40}(?:\s+(?:[A-Z][\w'.-]{1,40}|de|van|von|da|di|del|la|le|of|for|and)){1,5})")
-_ACRONYM = re.compile(r"\b([A-Z][A-Z&]{1,9})\b")
-# Words of a question that asks about a person or a place as such ("What does X work on?", "Who at X has
-# papers here?"); any other word means the question is about a topic, which a paper search answers better.
-_PROFILE_WORDS = frozenset(
-    "who what whom where which does do did is are was were has have had work works working worked on at in of "
-    "about tell me us show give list the a an papers paper publications research researchers people "
-    "here this archive there their his her its s summary summarize summarise profile field fields topics".split()
-)
 
 
-def _only_about(query: str, span: str) -> bool:
-    rest = re.findall(r"[a-z]+", query.replace(span, " ").lower())
-    return all(word in _PROFILE_WORDS for word in rest)
-
-
-_ARXIV_ID = re.compile(rf"\b({NEW_ID}(?:v\d+)?|{OLD_ID})\b")
-
-
-async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: str = NOTICE) -> TurnOutcome:
+async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: str = NOTICE) -> Answer:
     """The answer search alone can give, opened by `notice` (why there is no written answer)."""
     query = clean_query(question)
     if (comparison := await _comparison(deps, query, ui, notice)) is not None:
         return comparison
-    mentioned = _ARXIV_ID.search(query)
+    mentioned = ARXIV_MENTION.search(query)
     if mentioned:
         result = await run_tool(ui, deps, "get_paper", {"paper_id": mentioned.group(1)})
         if not result.failed:
             (card,) = result.cards
             answer = f"{notice}\n\nPaper [{card.number}]:\n\n{result.data.to_markdown()}"
             await ui.finish(answer, result.cards)
-            return TurnOutcome(answer, result.cards, [c.number for c in result.cards if c.number], 1)
+            return Answer(answer, result.cards, [c.number for c in result.cards if c.number], 1)
     follow_up = await _follow_up(deps, query, ui, notice)
     if follow_up is not None:
         return follow_up
@@ -70,11 +50,11 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: 
     if unavailable(result):
         answer = SEARCH_UNAVAILABLE
         await ui.finish(answer, [])
-        return TurnOutcome(answer, [], [], 1, result.output)
+        return Answer(answer, [], [], 1, result.output, weak=True)
     if result.failed or not result.cards:
         answer = f"{notice}\n\n{result.output}"
         await ui.finish(answer, [])
-        return TurnOutcome(answer, [], [], 1, result.output if result.failed else None)
+        return Answer(answer, [], [], 1, result.output if result.failed else None, weak=True)
     lines = [notice, "", _what_was_found(query, result), ""]
     passages = await _full_text_of(deps, query or question, result.cards, ui)
     if passages:
@@ -86,25 +66,25 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: 
                           f"  > {md_escape(quote.text)}"]  # fmt: skip
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
-    return TurnOutcome(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1)
+    return Answer(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1)
 
 
 _COMPARE = re.compile(r"\b(compar\w*|versus|vs\.?|side by side|contrast\w*|differ\w*)\b", re.I)
 _ASPECTS = re.compile(r"\b(?:on|by|in terms of|regarding|for|across)\s+(?:their\s+|the\s+)?([^?.!]+?)\s*[?.!]*$", re.I)
 
 
-async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> TurnOutcome | None:
+async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Answer | None:
     """"Compare 2004.07180 and 1802.05365 on task and data set", or "compare them" after an answer that showed
     papers: the extractive table (`compare_papers`), with the aspects named after "on"/"by"/"in terms of" (the
     default four otherwise)."""
     if not _COMPARE.search(query):
         return None
-    ids = list(dict.fromkeys(m.group(1) for m in _ARXIV_ID.finditer(query)))
+    ids = list(dict.fromkeys(m.group(1) for m in ARXIV_MENTION.finditer(query)))
     if len(ids) < 2:
         ids = [c.id for c in deps.focus if c.kind == CardKind.PAPER]
     if len(ids) < 2:
         return None
-    named = _ASPECTS.search(_ARXIV_ID.sub(" ", query))
+    named = _ASPECTS.search(ARXIV_MENTION.sub(" ", query))
     aspects = [a.strip() for a in re.split(r",|\band\b|;", named.group(1)) if a.strip()] if named else []
     result = await run_tool(ui, deps, "compare_papers", {"paper_ids": ids, "aspects": aspects or None})
     if result.failed or not isinstance(result.data, ComparePage):
@@ -118,7 +98,7 @@ async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Tu
         lines += ["", "Not in this archive: " + ", ".join(md_escape(u) for u in page.unknown)]
     text, cited = link_citations("\n".join(lines), deps.sources.by_number())
     await ui.finish(text, result.cards)
-    return TurnOutcome(text, result.cards, cited, 1)
+    return Answer(text, result.cards, cited, 1)
 
 
 def _what_was_found(query: str, result) -> str:
@@ -152,7 +132,7 @@ _CITES = re.compile(r"\b(cit(?:e|es|ed|ing|ation|ations)|follow(?:ed|s)? (?:up|o
 _REFERENCES = re.compile(r"\b(reference\w*|build[s]? on|based on|prior work)\b", re.I)
 
 
-async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> TurnOutcome | None:
+async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Answer | None:
     """A follow-up that names no one ("who else did she write with?", "what cites it?") is about what the last
     answer showed: its first researcher card for a person, its first paper card for a thing."""
     person = next((c for c in deps.focus if c.kind == CardKind.RESEARCHER), None)
@@ -175,7 +155,7 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Tur
             lines = [notice, "", md_escape(result.data.assembled)]
         answer = "\n".join(lines)
         await ui.finish(answer, result.cards)
-        return TurnOutcome(answer, result.cards, [], 1)
+        return Answer(answer, result.cards, [], 1)
     if paper is not None and _THING.search(query) and (_CITES.search(query) or _REFERENCES.search(query)):
         tool = "get_cited_by" if _CITES.search(query) else "get_references"
         result = await run_tool(ui, deps, tool, {"paper_id": paper.id})
@@ -184,33 +164,11 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Tur
         text, cited = link_citations(result.output, deps.sources.by_number())
         answer = f"{notice}\n\n**{md_escape(paper.title)}**\n\n{text}"
         await ui.finish(answer, result.cards)
-        return TurnOutcome(answer, result.cards, cited, 1)
+        return Answer(answer, result.cards, cited, 1)
     return None
 
 
-def named_profile(deps: ToolDeps, query: str) -> tuple[str, dict, str] | None:
-    """The profile a question is about, when it names a researcher (a known full name) or an institution (a name
-    or acronym the resolver is sure of): (summary tool, its arguments, the profile's path)."""
-    for span in _NAME.findall(query):
-        if not _only_about(query, span):
-            continue
-        people = [
-            c for c in deps.archive.find_researchers(span, limit=3) if c.researcher.name_key == normalise_name(span)
-        ]
-        if len(people) == 1:
-            person = people[0].researcher
-            return "summarize_researcher", {"researcher_id": person.id}, researcher_path(person.id, person.name)
-    for span in [*_NAME.findall(query), *_ACRONYM.findall(query)]:
-        if not _only_about(query, span):
-            continue
-        hit = deps.archive.find_institution(span, threshold=0.9)
-        if hit.institution is not None and hit.how.certain:
-            place = hit.institution
-            return "summarize_institution", {"institution": str(place.id)}, institution_path(place.id, place.name)
-    return None
-
-
-async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> TurnOutcome | None:
+async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Answer | None:
     """A question naming a researcher or an institution is answered with that profile's summary assembled from
     the catalog."""
     named = named_profile(deps, query)
@@ -228,4 +186,4 @@ async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, no
     lines += ["", f"[Open the profile]({profile})"]
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
-    return TurnOutcome(answer, result.cards, [c.number for c in paper_cards], 1)
+    return Answer(answer, result.cards, [c.number for c in paper_cards], 1)

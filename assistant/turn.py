@@ -100,13 +100,18 @@ class TurnMode(StrEnum):
     AGENT = "agent"  # the model, calling tools
     PIPELINE = "pipeline"  # the model without tool calling: search first, then it writes
     RETRIEVAL_ONLY = "retrieval-only"  # no model: what search found, said plainly
+    ACTION = "action"  # a card's button: the one tool it names
 
 
 @dataclass
-class TurnOutcome:
-    answer: str
+class Answer:
+    """What answered one question or one card's button, whoever answered it (`TurnMode`): the text shown (with its
+    [n] linked), the cards shown with it, the source numbers it cites, what it cost, and how it came about. The
+    conversation moves on from this alone (`Conversation.after`)."""
+
+    text: str
     cards: list[Card] = field(default_factory=list)
-    cited: list[int] = field(default_factory=list)
+    citations: list[int] = field(default_factory=list)
     tool_calls: int = 0
     error: str | None = None
     # The turn's tool calls and (shortened) results, so a follow-up question sees what was found, not only
@@ -116,6 +121,12 @@ class TurnOutcome:
     why: str = ""  # and why that mode, in a few words for the label
     usage: TurnUsage = field(default_factory=TurnUsage)
     error_kind: str | None = None  # how the model failed (assistant.failures), when it did
+    weak: bool = False  # the evidence was weak: search found nothing to show, or could not search
+    question: str = ""  # what was asked, as the conversation keeps it (a card's button words its request)
+
+    def messages(self) -> list[dict]:
+        """The turn as the conversation's history keeps it: the question, the tool calls and results, the answer."""
+        return [{"role": "user", "content": self.question}, *self.exchange, {"role": "assistant", "content": self.text}]
 
 
 async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> ToolResult:

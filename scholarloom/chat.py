@@ -9,12 +9,11 @@ import functools
 import chainlit as cl
 import chainlit.server
 
-from assistant.agent import recent_history
-from assistant.citations import link_citations
+from assistant.chat import CARD_ACTIONS, Chat
 from assistant.conversation import Conversation, introduction, subject_card
 from assistant.prompts import STARTERS
 from assistant.safe_markdown import safe_markdown
-from assistant.turn import TurnUsage, run_tool
+from assistant.turn import TurnUsage
 from auth.accounts import oauth_account, provider_subject, session_is_live
 from auth.nonces import spend
 from auth.sessions import SESSION_VERSION, client_address
@@ -27,18 +26,10 @@ from chatui.sessions import still_signed_in
 from chatui.turn_ui import ChainlitTurnUI
 from common.logs import REQUEST_ID, new_request_id
 from jobs.requests import missing_papers, request_paper
-from pages.base import md_escape
 from retrieval.scholarly.records import arxiv_ids_in
 from scholarloom.runtime import Runtime
 
 SESSION_KEY = "conversation"  # the one key this chat keeps in Chainlit's user session (chatui.layer.SESSION_ONLY)
-# What a card's buttons may ask for: action name -> (tool, its id argument, what the request reads like).
-CARD_ACTIONS = {
-    "show_references": ("get_references", "paper_id", "References of {title}"),
-    "show_cited_by": ("get_cited_by", "paper_id", "Papers citing {title}"),
-    "summarize_researcher": ("summarize_researcher", "researcher_id", "What does {title} work on?"),
-    "summarize_institution": ("summarize_institution", "institution", "What is {title} working on?"),
-}
 
 
 def runtime() -> Runtime:
@@ -128,10 +119,13 @@ def _username() -> str:
     return user.identifier if user else "anonymous"
 
 
-def _deps(conversation: Conversation):
-    deps = runtime().tool_deps(_username(), conversation.sources, conversation.paper, conversation.library)
-    deps.focus, deps.about = conversation.focus, conversation.about
-    return deps
+def _chat(conversation: Conversation) -> Chat:
+    return runtime().chat(_username(), conversation)
+
+
+def _keep(chat: Chat) -> None:
+    """The conversation a turn left, stored under the session's one key."""
+    cl.user_session.set(SESSION_KEY, chat.conversation)
 
 
 @cl.on_chat_start
@@ -155,22 +149,22 @@ async def on_message(message: cl.Message) -> None:
             conversation.paper, conversation.paper_checked = ready[-1].point_paper_id, True
         if not message.content.strip():
             return
-    ui = ChainlitTurnUI()
-    recent = recent_history(conversation.history, runtime().settings.agent.history_messages)
-    user, outcome, stopped = _username(), None, False
+    ui, chat = ChainlitTurnUI(), _chat(conversation)
+    user, answer, stopped = _username(), None, False
     REQUEST_ID.set(f"turn-{new_request_id()}")  # this turn's log lines, its tools' and its model calls' too
     held = await asyncio.to_thread(runtime().budget_notice, user) if runtime().settings.llm_daily_tokens else None
     usage = TurnUsage()  # what the model cost, kept even when the user stops the turn
     try:
-        outcome = await runtime().agent.turn(_deps(conversation), recent, message.content, ui, held, usage)
-        ui.label(outcome.mode, outcome.why)
+        answer = await chat.ask(message.content, ui, held, usage)
+        ui.label(answer.mode, answer.why)
     except asyncio.CancelledError:  # the stop button
         stopped = True
         raise
     finally:  # even a turn that broke leaves what it showed in the thread
-        runtime().after_turn(user, outcome, ui.tool_times, stopped, usage)  # (queues its record: no I/O here)
-        conversation.after_turn(recent, ui.cards)
-        await ui.deliver(conversation.answer_metadata(message.content, (outcome.usage if outcome else usage).to_dict()))
+        runtime().after_turn(user, answer, ui.tool_times, stopped, usage)  # (queues its record: no I/O here)
+        _keep(chat)
+        spent = (answer.usage if answer else usage).to_dict()
+        await ui.deliver(chat.conversation.answer_metadata(message.content, spent))
     if runtime().settings.on_demand == "signed-in" and (named := arxiv_ids_in(message.content)):
         missing = await asyncio.to_thread(missing_papers, runtime().archive, named)  # (the catalog, off the loop)
         if missing:
@@ -199,19 +193,14 @@ async def _card_action(action: cl.Action) -> None:
     """A card's button: run the one tool it names on the card's catalog id and show what it found."""
     if not await still_signed_in(_live):
         return
-    tool, argument, wording = CARD_ACTIONS[action.name]
-    target = str((action.payload or {}).get("id", ""))[:200]
-    asked = wording.format(title=str((action.payload or {}).get("title", target))[:300])
     conversation = _conversation()
     await _scoped(conversation)
-    ui = ChainlitTurnUI()
-    result = await run_tool(ui, _deps(conversation), tool, {argument: target})
-    text, _cited = link_citations(result.output, conversation.sources.by_number())
-    text = f"**{md_escape(asked)}**\n\n{text}"
-    await ui.finish(text, result.cards)
-    history = [*conversation.history, {"role": "user", "content": asked}, {"role": "assistant", "content": text}]
-    conversation.after_turn(history, ui.cards)
-    await ui.deliver(conversation.answer_metadata(asked))
+    ui, chat = ChainlitTurnUI(), _chat(conversation)
+    payload = action.payload or {}
+    target = str(payload.get("id", ""))[:200]
+    answer = await chat.act(action.name, target, str(payload.get("title", target)), ui)
+    _keep(chat)
+    await ui.deliver(chat.conversation.answer_metadata(answer.question))
 
 
 for _name in CARD_ACTIONS:

@@ -8,9 +8,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from assistant.agent import Agent
+from assistant.chat import Chat
+from assistant.conversation import Conversation
 from assistant.llm_process import LLMProcess
-from assistant.tools import SourceBook, ToolDeps
-from assistant.turn import TurnOutcome, TurnUsage
+from assistant.turn import Answer, TurnUsage
 from auth.accounts import create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
@@ -141,7 +142,7 @@ class Runtime:
         return budget_notice(self.usage.tokens_today(username), budget)
 
     def after_turn(
-        self, username: str, outcome: TurnOutcome | None, tool_times: list[tuple[str, float]], stopped: bool = False,
+        self, username: str, outcome: Answer | None, tool_times: list[tuple[str, float]], stopped: bool = False,
         usage: TurnUsage | None = None,
     ) -> None:  # fmt: skip
         """Count the turn (no outcome: stopped by the user, or broken) and its tools' and model's times; keep what
@@ -164,8 +165,7 @@ class Runtime:
             self.usage.record(username, self.agent.llm.model, outcome.mode, used.prompt_tokens,
                               used.completion_tokens, used.estimated, used.cost_usd)  # fmt: skip
 
-    def tool_deps(
-        self, user: str, sources: SourceBook, scope_paper_id: str | None = None, library: bool = False
-    ) -> ToolDeps:
-        only = tuple(self.uploads.library_ids(user)) if library else None  # a chat about the user's own library
-        return ToolDeps(self.archive, user=user, sources=sources, scope_paper_id=scope_paper_id, only_papers=only)
+    def chat(self, user: str, conversation: Conversation) -> Chat:
+        """The answer service for `user`'s conversation (`assistant.chat`)."""
+        only = tuple(self.uploads.library_ids(user)) if conversation.library else None  # a chat about their library
+        return Chat(self.agent, self.archive, user, conversation, self.settings.agent.history_messages, only)

@@ -65,7 +65,7 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
     assert re.search(
         r"\*\*Sources\*\*\s+1\. \[Hindsight Logging for Model Training\]\(" + re.escape(CANONICAL), ui.final
     )
-    assert [c.id for c in ui.cards] == ["2006.07357"] and outcome.cited == [1]
+    assert [c.id for c in ui.cards] == ["2006.07357"] and outcome.citations == [1]
     # The model received the tools, then the tool result in the second request.
     first, second = scripted.requests
     from assistant.tools import TOOLS
@@ -73,7 +73,7 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
     assert first["stream"] is True and [t["function"]["name"] for t in first["tools"]] == [t.__name__ for t in TOOLS]
     tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
     assert "2006.07357" in tool_messages[0]["content"]
-    assert history[-1] == {"role": "assistant", "content": outcome.answer}
+    assert history == [] and outcome.messages()[-1] == {"role": "assistant", "content": outcome.text}
 
 
 async def test_model_made_up_links_are_dropped(demo, scripted):
@@ -256,4 +256,4 @@ async def test_the_full_text_starter_is_answered_from_a_page_with_the_scripted_l
     tool_result = [m for m in scripted.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
     assert f"[1, p. {best.page}" in tool_result  # the page came from the PDF's passages, not from the model
     assert re.search(rf"\[\\\[1, p\. {best.page}\\\]\]\(/papers/2004\.07180[^)]*\)", ui.final), ui.final
-    assert outcome.cited == [1] and [c.id for c in ui.cards] == ["2004.07180"]
+    assert outcome.citations == [1] and [c.id for c in ui.cards] == ["2004.07180"]

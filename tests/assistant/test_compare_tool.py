@@ -46,17 +46,17 @@ async def test_retrieval_only_answers_a_comparison_with_the_table(demo):
     outcome = await answer_without_llm(deps, "Compare 2004.07180, 1802.05365 and 2005.02877 on task and data set", ui)
     assert [s["name"] for s in ui.steps] == ["compare_papers"]
     assert ui.steps[0]["arguments"]["aspects"] == ["task", "data set"]
-    assert outcome.answer.startswith(NOTICE) and "| Paper | task | data set |" in outcome.answer
-    rows = [line for line in outcome.answer.splitlines() if line.startswith("| [\\[")]
+    assert outcome.text.startswith(NOTICE) and "| Paper | task | data set |" in outcome.text
+    rows = [line for line in outcome.text.splitlines() if line.startswith("| [\\[")]
     assert len(rows) == 3
     for n, line in enumerate(rows, start=1):  # each row, and each of its cells, cites its own paper
         assert line.startswith(f"| [\\[{n}\\]](/papers/{PAPERS[n - 1]}-")
         assert len(re.findall(rf"\[\\\[{n}(?:, p\. \d+)?\\\]\]\(/papers/{PAPERS[n - 1]}-", line)) == 3
-    assert "[Open the table as a page](/compare?ids=" in outcome.answer
+    assert "[Open the table as a page](/compare?ids=" in outcome.text
     # "compare them" after an answer that showed papers compares those papers
     later = ToolDeps(demo.archive(), user="alice", focus=tuple(c for c in outcome.cards if c.kind == "paper")[:2])
     again = await answer_without_llm(later, "How do they compare in terms of method?", RecordingUI())
-    assert "| Paper | method |" in again.answer and again.answer.count("| [\\[") == 2
+    assert "| Paper | method |" in again.text and again.text.count("| [\\[") == 2
 
 
 async def test_a_model_writes_the_table_from_the_cells(demo, scripted):
@@ -71,6 +71,6 @@ async def test_a_model_writes_the_table_from_the_cells(demo, scripted):
     told = scripted.requests[1]["messages"][-1]["content"]  # what the model read: the cells, each with its [n]
     assert told.startswith("Comparison of 2 papers on data set, main result")
     assert "- data set [1]: " in told and "- main result [2]: " in told
-    assert "[\\[1\\]](/papers/2004.07180-" in outcome.answer and "[\\[2\\]](/papers/1802.05365-" in outcome.answer
-    assert outcome.cited == [1, 2]
+    assert "[\\[1\\]](/papers/2004.07180-" in outcome.text and "[\\[2\\]](/papers/1802.05365-" in outcome.text
+    assert outcome.citations == [1, 2]
     assert [c.kind for c in ui.cards][:1] == ["compare"] and ui.cards[0].path.startswith("/compare?ids=")

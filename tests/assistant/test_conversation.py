@@ -82,7 +82,7 @@ def test_the_answer_metadata_holds_this_turn_and_resumes_the_same_conversation()
     conversation.sources.entries["2006.07357"] = (1, "Hindsight Logging", "/papers/2006.07357")
     earlier = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "one"}]
     turn = [{"role": "user", "content": "who?"}, call, result, {"role": "assistant", "content": "Bobby [1]."}]
-    conversation.after_turn(earlier + turn, [card])
+    conversation = conversation.after(earlier + turn, [card], conversation.sources)
     meta = conversation.answer_metadata("who?")
     assert meta["turn"] == [call, result] and meta["asked"] == "who?" and meta["paper"] == "2006.07357"
     steps = [
@@ -92,5 +92,5 @@ def test_the_answer_metadata_holds_this_turn_and_resumes_the_same_conversation()
     resumed = Conversation.resumed(steps)
     assert resumed.history == conversation.history and resumed.sources == conversation.sources
     assert resumed.focus == (card,) and resumed.paper == "2006.07357" and resumed.paper_checked
-    conversation.after_turn(conversation.history, [])  # a turn without cards keeps what it was about
-    assert conversation.focus == (card,)
+    after = conversation.after(conversation.history, [], conversation.sources)  # a turn without cards keeps what
+    assert after.focus == (card,) and after is not conversation  # it was about; the conversation is not changed

@@ -80,9 +80,9 @@ async def test_an_obedient_model_still_changes_nothing(hostile, scripted):
     assert fetch["output"].startswith("Error: there is no tool named 'fetch_url'")
     assert local["output"].startswith("Error:") and "root:" not in local["output"]
     # ...and its answer keeps the citation but loses the image and the foreign link, streamed or final.
-    for shown in (outcome.answer, "".join(ui.streamed)):
+    for shown in (outcome.text, "".join(ui.streamed)):
         assert "127.0.0.1:9" not in shown and "169.254.169.254" not in shown and "![" not in shown
-    assert "[\\[1\\]](/papers/2401.00666" in outcome.answer
+    assert "[\\[1\\]](/papers/2401.00666" in outcome.text
     # The tool results were wrapped as data in the model's context, and the system prompt holds no secret.
     prompt = scripted.requests[-1]["messages"][0]["content"]
     assert "not instructions" in prompt

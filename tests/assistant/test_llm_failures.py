@@ -78,7 +78,7 @@ async def test_a_reasoning_models_thoughts_are_never_the_answer(demo, scripted):
     streamed = "".join(ui.streamed)
     assert "think" not in streamed and "I should search" not in streamed and "Cite it" not in streamed
     assert ui.final.startswith("Flor replays the log statements from checkpoints [")
-    assert "Result [1] is Flor" not in ui.final and outcome.cited == [1] and outcome.mode == "agent"
+    assert "Result [1] is Flor" not in ui.final and outcome.citations == [1] and outcome.mode == "agent"
 
 
 def test_thoughts_split_across_pieces_are_hidden():

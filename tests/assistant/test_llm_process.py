@@ -101,7 +101,7 @@ async def test_the_agent_answers_through_the_child(process, demo, scripted):
     agent.stream = process.stream
     ui = RecordingUI()
     outcome = await agent.turn(ToolDeps(demo.archive(), user="alice"), [], "How can I log after training?", ui)
-    assert outcome.mode == "agent" and outcome.tool_calls == 1 and "(/papers/2006.07357-" in outcome.answer
+    assert outcome.mode == "agent" and outcome.tool_calls == 1 and "(/papers/2006.07357-" in outcome.text
     assert ui.cards[0].id == "2006.07357" and outcome.usage.tokens > 0
     with pytest.raises(ValueError, match="no retrier"):  # a test's recorded pauses cannot cross to the child
         await _items(process.stream(_config(scripted), HELLO, [], retrier=object()))

@@ -52,7 +52,7 @@ async def test_a_model_without_tools_answers_through_the_pipeline_with_citations
     written = asked[1]["messages"][-1]["content"]
     assert written.startswith(QUESTION) and "<results>" in written and "Hindsight Logging for Model Training" in written
     assert "Flor records checkpoints" in "".join(ui.streamed)  # the answer streams as it is written
-    assert r"[\[1\]](/papers/2006.07357" in ui.final and "**Sources**" in ui.final and outcome.cited == [1]
+    assert r"[\[1\]](/papers/2006.07357" in ui.final and "**Sources**" in ui.final and outcome.citations == [1]
     assert [c.id for c in ui.cards] == ["2006.07357"]
 
 
@@ -119,11 +119,12 @@ def test_reading_queries_arguments_and_written_calls():
 async def test_a_cancelled_turn_closes_the_request_and_keeps_what_was_written(scripted):
     import asyncio
 
-    from assistant.agent import STOPPED
+    from assistant.chat import STOPPED, Chat
+    from assistant.conversation import Conversation
 
     scripted.enqueue(text("Flor replays log statements from checkpoints " * 5, pause=0.2))
-    ui, history = RecordingUI(), []
-    turn = asyncio.create_task(agent_for(scripted).turn(ToolDeps(None, user="alice"), history, QUESTION, ui))
+    ui, chat = RecordingUI(), Chat(agent_for(scripted), None, "alice", Conversation())
+    turn = asyncio.create_task(chat.ask(QUESTION, ui))
     while len("".join(ui.streamed)) < 20:
         await asyncio.sleep(0.05)
     turn.cancel()
@@ -137,7 +138,8 @@ async def test_a_cancelled_turn_closes_the_request_and_keeps_what_was_written(sc
         await asyncio.sleep(0.05)
     assert scripted.hung_up, "the request was not closed"
     assert ui.final.startswith("Flor replays") and ui.final.endswith(STOPPED)
-    assert history == [{"role": "user", "content": QUESTION}, {"role": "assistant", "content": ui.final}]
+    kept = [{"role": "user", "content": QUESTION}, {"role": "assistant", "content": ui.final}]
+    assert chat.conversation.history == kept
 
 
 def test_a_turns_usage_reported_estimated_and_priced():
