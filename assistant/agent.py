@@ -53,7 +53,7 @@ class Agent:
         user/assistant messages) is read, never changed: the turn's own messages are `Answer.messages()`. `held`:
         why this user's turn may not use the model now (today's budget spent), said above search's answer. `usage`
         gathers the model's tokens as the turn goes: a stopped turn has no answer, but its caller still knows what it
-        cost. The conversation's answer service is `assistant.chat.Chat`, which calls this."""
+        cost. The conversation's answer service is `assistant.conversation.Chat`, which calls this."""
         usage = usage if usage is not None else TurnUsage()
         if self.llm is None:
             answer = await answer_without_llm(deps, question, ui)

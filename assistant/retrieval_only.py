@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from assistant.citations import link_citations
 from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
 from assistant.tools.base import CardKind, PapersFound, ProfileSummary, unavailable
-from assistant.turn import Answer, TurnUI, run_tool
+from assistant.turn import Answer, TurnUI, link_citations, run_tool
 from pages.base import md_escape
 from pages.compare import ComparePage
 from pages.people import ResearcherPage

@@ -11,12 +11,20 @@ from itertools import islice
 
 from ingest.fulltext import passages
 from ingest.pipeline import NullProgress
-from ingest.points import Filed, abstract_point, passage_points, window_points
 from ingest.report import Summary
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder
-from retrieval.vectors.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index, IndexPoint
+from retrieval.vectors.index import (
+    ABSTRACT_KINDS,
+    PASSAGE_KINDS,
+    Filed,
+    Index,
+    IndexPoint,
+    abstract_point,
+    passage_points,
+    window_points,
+)
 from retrieval.vectors.windows import chunk_spans
 
 INDEX_BATCH = 64
@@ -77,6 +85,12 @@ def _index_digest(
     return f"{text}:{fields}:{_digest(names)}"
 
 
+def filed(paper: Paper, people: dict | None = None) -> Filed:
+    """What every point of a catalog paper carries for filters (`people`: paper id -> researchers, institutions)."""
+    researchers, institutions = (people or {}).get(paper.id, ([], []))
+    return Filed(paper.categories, paper.published, researchers, institutions)
+
+
 def batches(items: Iterable, size: int):
     """Lists of up to `size` items, in order."""
     iterator = iter(items)
@@ -95,9 +109,9 @@ def _abstract_points(
     window_vectors = iter(embedder.dense([text for own in windows for text, _ in own]))
     points = []
     for paper, vector, sparse, own in zip(papers, dense, keywords, windows, strict=True):
-        filed = Filed.of(paper, people)
-        points.append(abstract_point(paper.id, Embedded(vector, sparse), filed))
-        points += window_points(paper.id, [(next(window_vectors), span) for _, span in own], filed)
+        fields = filed(paper, people)
+        points.append(abstract_point(paper.id, Embedded(vector, sparse), fields))
+        points += window_points(paper.id, [(next(window_vectors), span) for _, span in own], fields)
     return points
 
 
@@ -172,7 +186,7 @@ def _new_keywords(
             kept.append((paper, digest))
             points.append((paper, dense))
         keywords = embedder.sparse([keyword_text(p, names.get(p.id, [])) for p, _ in points])
-        index.upsert([abstract_point(p.id, Embedded(dense, sparse), Filed.of(p, people))
+        index.upsert([abstract_point(p.id, Embedded(dense, sparse), filed(p, people))
                       for (p, dense), sparse in zip(points, keywords, strict=True)])  # fmt: skip
         for paper, _ in kept:  # windows and passages: the same filter fields
             _set_fields(index, paper, people)
@@ -208,6 +222,6 @@ def index_fulltext(
     """Cut one paper's page texts into passages, embed them and replace the paper's passages in the index."""
     found = passages(pages, embedder.count_tokens)
     vectors = embedder.documents([p.text for p in found]) if found else []
-    points = passage_points(paper.id, found, vectors, Filed.of(paper, people))
+    points = passage_points(paper.id, found, vectors, filed(paper, people))
     index.replace([paper.id], points, kinds=PASSAGE_KINDS)
     return len(points)

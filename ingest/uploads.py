@@ -12,12 +12,11 @@ from dataclasses import replace
 
 from ingest.fulltext import passages
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
-from ingest.points import Filed, abstract_point, passage_points
 from ingest.report import Failure, Summary
 from retrieval.library.uploads import JOB_KIND, KINDS, Upload, Uploads, UploadState
 from retrieval.scholarly.catalog import Catalog
 from retrieval.vectors.embeddings import Embedder
-from retrieval.vectors.index import Index, PointKind
+from retrieval.vectors.index import Filed, Index, PointKind, abstract_point, passage_points
 
 KIND = JOB_KIND
 

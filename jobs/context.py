@@ -16,7 +16,8 @@ from ingest.sources import SourceSettings
 from retrieval.library.uploads import UploadLimits, Uploads
 from retrieval.scholarly.catalog import Catalog
 from retrieval.vectors.embeddings import Embedder
-from retrieval.vectors.index import Index, IndexPlace
+from retrieval.vectors.index import Index
+from retrieval.vectors.place import IndexPlace
 
 
 class JobIncomplete(RuntimeError):

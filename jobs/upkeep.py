@@ -1,7 +1,7 @@
 """The jobs that look after the archive rather than fill it: a backup (`retrieval.upkeep.backup`) and an index rebuilt
 from the catalog (`ingest.rebuild`). Both run as jobs, in `serve`'s worker when it holds the embedded index (so no
 ingest job writes meanwhile, and the chat goes on), else in the command's process. Where a rebuilt index is made and
-how it takes the old one's place is the index's own code (`retrieval.vectors.index.IndexPlace`)."""
+how it takes the old one's place is the index's own code (`retrieval.vectors.place.IndexPlace`)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from ingest.rebuild import RebuildError, rebuild_index
 from ingest.report import Summary
 from jobs.context import JobContext, JobIncomplete
 from retrieval.upkeep.backup import BackupError, Sources, write_backup
-from retrieval.vectors.index import SWAP_GRACE_SECONDS
+from retrieval.vectors.place import SWAP_GRACE_SECONDS
 
 
 def run_backup(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
-    """One archive of the catalog, the index, the files and the settings (`retrieval.upkeep.backup`); in `serve`'s worker
-    it runs between other jobs, so no ingest writes while the index is read."""
+    """One archive of the catalog, the index, the files and the settings (`retrieval.upkeep.backup`); in `serve`'s
+    worker it runs between other jobs, so no ingest writes while the index is read."""
     destination = Path(args["destination"])
     sources = Sources(ctx.catalog.engine, ctx.index, ctx.backups.folders, ctx.backups.settings)
     try:

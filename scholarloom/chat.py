@@ -9,8 +9,7 @@ import functools
 import chainlit as cl
 import chainlit.server
 
-from assistant.chat import CARD_ACTIONS, Chat
-from assistant.conversation import Conversation, introduction, subject_card
+from assistant.conversation import CARD_ACTIONS, Chat, Conversation, introduction, subject_card
 from assistant.prompts import STARTERS
 from assistant.safe_markdown import safe_markdown
 from assistant.turn import TurnUsage

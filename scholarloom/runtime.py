@@ -8,8 +8,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from assistant.agent import Agent
-from assistant.chat import Chat
-from assistant.conversation import Conversation
+from assistant.conversation import Chat, Conversation
 from assistant.llm_process import LLMProcess
 from assistant.turn import Answer, TurnUsage
 from auth.accounts import create_tables, sign_in
@@ -112,9 +111,9 @@ class Runtime:
 
     def job_context(self):
         """What this server's jobs run with: the index it answers from; an encoder of their own, in a process of its
-        own (`retrieval.vectors.encoder_process`: embedding holds the GIL the request threads need), behind a vector book
-        (SCHOLARLOOM_VECTOR_BOOK: the demo's); one polite HTTP client for all jobs (the pauses between requests hold
-        across jobs)."""
+        own (`retrieval.vectors.encoder_process`: embedding holds the GIL the request threads need), behind a vector
+        book (SCHOLARLOOM_VECTOR_BOOK: the demo's); one polite HTTP client for all jobs (the pauses between requests
+        hold across jobs)."""
         from ingest.demo import with_vector_book
         from retrieval.vectors.encoder_process import EmbedderProcess
 
@@ -166,6 +165,6 @@ class Runtime:
                               used.completion_tokens, used.estimated, used.cost_usd)  # fmt: skip
 
     def chat(self, user: str, conversation: Conversation) -> Chat:
-        """The answer service for `user`'s conversation (`assistant.chat`)."""
+        """The answer service for `user`'s conversation (`assistant.conversation`)."""
         only = tuple(self.uploads.library_ids(user)) if conversation.library else None  # a chat about their library
         return Chat(self.agent, self.archive, user, conversation, self.settings.agent.history_messages, only)

@@ -16,8 +16,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from retrieval.library.uploads import UploadLimits, Uploads
     from retrieval.scholarly.catalog import Catalog
     from retrieval.vectors.embeddings import Embedder
-    from retrieval.vectors.index import Index, IndexPlace
-
+    from retrieval.vectors.index import Index
+from retrieval.vectors.place import IndexPlace
 from scholarloom.sections import AgentSettings, SourceSettings
 
 __all__ = ["AgentSettings", "Settings", "SourceSettings"]
@@ -215,7 +215,7 @@ class Settings(BaseSettings):
 
     def index_place(self) -> "IndexPlace":
         """Where the index lives: the embedded engine's folder, or the collection of a Qdrant server."""
-        from retrieval.vectors.index import IndexPlace
+        from retrieval.vectors.place import IndexPlace
 
         api_key = self.qdrant_api_key.get_secret_value() if self.qdrant_api_key else None
         return IndexPlace(self.collection, path=self.index_dir, url=self.qdrant_url, api_key=api_key)

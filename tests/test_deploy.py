@@ -52,7 +52,8 @@ def test_the_image_installs_from_the_hash_locked_requirements():
     for source in re.findall(r"^COPY (.+) \S+$", dockerfile, flags=re.M):
         for path in source.split():
             assert (REPO / path).exists(), f"the Dockerfile copies {path}, which is not in the repository"
-    packages = {p.name for p in REPO.iterdir() if p.is_dir() and (p / "__init__.py").exists()} - {"tests", "bench", "harness"}
+    not_shipped = {"tests", "bench", "harness"}
+    packages = {p.name for p in REPO.iterdir() if p.is_dir() and (p / "__init__.py").exists()} - not_shipped
     assert all(f"COPY {name} {name}" in dockerfile for name in packages), "a package is missing from the image"
     assert "USER scholarloom" in dockerfile and "HEALTHCHECK" in dockerfile
 

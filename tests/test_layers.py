@@ -181,7 +181,8 @@ def test_a_planted_cycle_is_found(tmp_path):
     (tmp_path / "house" / "__init__.py").write_text("")
     (tmp_path / "house" / "a.py").write_text("def f():\n    from house.b import g\n    return g\n")
     (tmp_path / "house" / "b.py").write_text("def g():\n    from house import a\n    return a\n")
-    (tmp_path / "house" / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import house.d\n")
+    unread = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import house.d\n"
+    (tmp_path / "house" / "c.py").write_text(unread)
     (tmp_path / "house" / "d.py").write_text("import house.c\n")
     assert cycles(import_graph(tmp_path, ["house"])) == [["house.a", "house.b"]]
 

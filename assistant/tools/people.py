@@ -114,7 +114,8 @@ def _summary_material(deps: ToolDeps, assembled: str, papers, name: str, path: s
         lines.append(f"[{number}] {md_escape(paper.title)}{year}; page {deps.sources.entries[paper.id][2]}")
         if opening:
             lines.append(f"    abstract: {md_escape(opening)}")
-        cards.append(Card(CardKind.PAPER, paper.id, paper.title, deps.sources.entries[paper.id][2], year.strip(" ()"), number))
+        page = deps.sources.entries[paper.id][2]
+        cards.append(Card(CardKind.PAPER, paper.id, paper.title, page, year.strip(" ()"), number))
     lines += ["", f"Profile page: {path} ({md_escape(name)})"]
     return ToolResult("\n".join(lines), cards, data=ProfileSummary(assembled, name, path))
 

@@ -1,4 +1,5 @@
-"""The catalog's database engine: the driver, SQLite's settings and write lock (its schema: `retrieval/upkeep/schema.py`)."""
+"""The catalog's database engine: the driver, SQLite's settings and write lock, a user's lock and their shares
+(its schema: `retrieval/upkeep/schema.py`)."""
 
 from __future__ import annotations
 

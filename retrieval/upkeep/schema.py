@@ -1,5 +1,5 @@
-"""The database's schema, moved by Alembic revisions (`retrieval/upkeep/migrations/versions/`): the catalog, the accounts
-and the chat history share one database, so they share one history.
+"""The database's schema, moved by Alembic revisions (`retrieval/upkeep/migrations/versions/`): the catalog, the
+accounts and the chat history share one database, so they share one history.
 
 `migrate(engine)` brings a database to the newest revision. Every store that opens the database calls it (the
 catalog, the accounts, the chat history): a database already there costs one SELECT; otherwise the revisions run
@@ -52,7 +52,8 @@ def _config(connection: Connection | None = None, target_metadata=None):
 
 @cache
 def head() -> str:
-    """The newest revision in `retrieval/upkeep/migrations/versions/` (read once per process: the files never change)."""
+    """The newest revision in `retrieval/upkeep/migrations/versions/` (read once per process: the files never
+    change)."""
     from alembic.script import ScriptDirectory
 
     heads = ScriptDirectory.from_config(_config()).get_heads()

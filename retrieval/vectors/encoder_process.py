@@ -4,9 +4,10 @@ Embedding is mostly work that holds the GIL (fastembed's BM25 is pure Python; to
 around the ONNX session). In the server's job thread it competed with the request threads for the one GIL, and chat
 turns during a job took up to twice as long (BENCHMARKS.md). Here the models live in a child process (spawned, at
 the worker's lower priority) that answers `count_tokens`, `dense`, `sparse` and `documents` over a pipe: the server
-only sends texts and receives vectors. Like the PDF worker it is a plain `python -m retrieval.vectors.encoder_process`
-subprocess, not multiprocessing's spawn (which would import the parent's `__main__`: the whole CLI, or a test runner). The child dies with the server (Linux: `PR_SET_PDEATHSIG`) and is started
-again when it is found gone; a call it could not answer raises `EmbedderFailed` (the job fails and can be retried).
+only sends texts and receives vectors. Like the PDF worker it is a plain
+`python -m retrieval.vectors.encoder_process` subprocess, not multiprocessing's spawn (which would import the
+parent's `__main__`: the whole CLI, or a test runner). The child dies with the server (Linux: `PR_SET_PDEATHSIG`) and
+is started again when it is found gone; a call it could not answer raises `EmbedderFailed` (the job fails and can be retried).
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ class EmbedderProcess:
         root = str(Path(__file__).resolve().parent.parent)
         # Nothing of the parent's environment (API keys, database URLs): the child only embeds text.
         env = {"PYTHONPATH": root, "PATH": os.defpath, "LANG": "C.UTF-8"}
-        command = [sys.executable, "-m", "retrieval.vectors.encoder_process", str(self.models_dir), str(self.threads or 0),
-                   str(self.nice), str(os.getpid())]  # fmt: skip
+        command = [sys.executable, "-m", "retrieval.vectors.encoder_process", str(self.models_dir),
+                   str(self.threads or 0), str(self.nice), str(os.getpid())]  # fmt: skip
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self._conn = (Connection(os.dup(self._process.stdin.fileno()), readable=False),
                       Connection(os.dup(self._process.stdout.fileno()), writable=False))  # fmt: skip

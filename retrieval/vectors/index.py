@@ -9,19 +9,18 @@ a Qdrant server rank alike; `retrieval.vectors.fusion` holds the rule and its pa
 
 from __future__ import annotations
 
-import shutil
-import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from retrieval.vectors.edge import EdgeStore
-from retrieval.vectors.embeddings import Embedded
+from retrieval.vectors.embeddings import Embedded, SparseVector
 from retrieval.vectors.fusion import FusionParams, fuse, group_max
 from retrieval.vectors.server import ClientStore
 from retrieval.vectors.store import (
@@ -37,7 +36,7 @@ from retrieval.vectors.store import (
 )
 
 __all__ = [
-    "ANYONE", "Filters", "Index", "IndexPlace", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "point_id",
+    "ANYONE", "Filters", "Index", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "point_id",
 ]  # fmt: skip
 
 class PointKind(StrEnum):
@@ -253,60 +252,52 @@ class Index:
         return [_rescored(by_key[k], score) for k, score in ranked]
 
 
-# A rebuilt embedded index replaces the old one in the running server; searches that started on the old one get
-# this long to finish before it is closed.
-SWAP_GRACE_SECONDS = 2.0
+class PassageText(Protocol):
+    """A passage of a PDF's text as the full-text reader cuts it (`ingest.fulltext.Passage`)."""
+
+    number: int
+    page: int
+    section: str | None
+    text: str
+
+
+NO_KEYWORDS = SparseVector([], [])  # a window's words are in its abstract point's BM25 vector
 
 
 @dataclass(frozen=True)
-class IndexPlace:
-    """Where the index lives: the embedded engine's folder under `path` (the one `<collection>.current` names), or
-    a collection of a Qdrant server at `url`. A rebuild makes a new index beside the one in use (`beside`), then
-    either drops it (`discard`) or puts it in the old one's place (`adopt`)."""
+class Filed:
+    """What every point of one paper carries for filters: its categories, date, researchers and institutions, and
+    for a user's upload its owner (only searches for that user see it)."""
 
-    collection: str
-    path: Path | None = None
-    url: str | None = None
-    api_key: str | None = None
+    categories: list[str] = field(default_factory=list)
+    published: datetime | None = None
+    researcher_ids: list[int] = field(default_factory=list)
+    institution_ids: list[int] = field(default_factory=list)
+    owner: str | None = None
 
-    def open(self) -> Index:
-        return Index.open(self.collection, path=self.path, url=self.url, api_key=self.api_key)
+    def fields(self) -> dict:
+        return dict(categories=self.categories, published=self.published, researcher_ids=self.researcher_ids,
+                    institution_ids=self.institution_ids, owner=self.owner)  # fmt: skip
 
-    def beside(self) -> Index:
-        """A new, empty index named for now: a collection `<collection>-<stamp>` of the server, or the folder
-        `<collection>.<stamp>` beside the embedded one (folders an earlier rebuild left before its swap removed)."""
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d%H%M%S")
-        if self.url:
-            return Index.open(f"{self.collection}-{stamp}", url=self.url, api_key=self.api_key)
-        assert self.path is not None
-        in_use = edge_folder(self.path, self.collection)
-        for left in in_use.parent.glob(f"{self.collection}.2*"):
-            if left.is_dir() and left != in_use and left.name.removeprefix(f"{self.collection}.").isdigit():
-                shutil.rmtree(left, ignore_errors=True)
-        return Index(EdgeStore(in_use.with_name(f"{self.collection}.{stamp}")))
 
-    def discard(self, new: Index) -> None:
-        """A half-made index from `beside`: closed, and its folder removed (nothing of it stays on disk)."""
-        new.close()
-        if not self.url:
-            shutil.rmtree(new.store.path, ignore_errors=True)
+def abstract_point(paper_id: str, vectors: Embedded, filed: Filed) -> IndexPoint:
+    """The title and abstract: dense, and BM25 (with the authors' names for a catalog paper)."""
+    return IndexPoint(paper_id, PointKind.ABSTRACT, 0, vectors, **filed.fields())
 
-    def adopt(self, current: Index, new: Index, grace: float = SWAP_GRACE_SECONDS) -> str:
-        """The embedded `new` serves in `current`'s place from now on, in this process (searches that started on
-        the old store get `grace` seconds) and in the next (the pointer); the old folder is removed. A server's
-        collection is not switched here: its name is returned for the settings. Returns where the index now is."""
-        if self.url:
-            name = new.store.collection
-            new.close()
-            return name
-        assert self.path is not None
-        old_folder = edge_folder(self.path, self.collection)
-        point_edge_folder(self.path, self.collection, new.store.path)
-        old = current.swap(new.store)
-        time.sleep(grace)
-        old.close()
-        shutil.rmtree(old_folder, ignore_errors=True)
-        return str(new.store.path)
+
+def window_points(paper_id: str, windows: list[tuple[np.ndarray, tuple[int, int]]], filed: Filed) -> list[IndexPoint]:
+    """The rest of a long abstract, dense only, each window with its slice of the abstract's sentences."""
+    return [IndexPoint(paper_id, PointKind.WINDOW, number, Embedded(dense, NO_KEYWORDS), span=span, **filed.fields())
+            for number, (dense, span) in enumerate(windows, start=1)]  # fmt: skip
+
+
+def passage_points(
+    paper_id: str, found: Sequence[PassageText], vectors: list[Embedded], filed: Filed
+) -> list[IndexPoint]:
+    """Full-text passages, dense and BM25, each with its page and section."""
+    return [IndexPoint(paper_id, PointKind.PASSAGE, p.number, v, text=p.text, page=p.page, section=p.section,
+                       **filed.fields())
+            for p, v in zip(found, vectors, strict=True)]  # fmt: skip
 
 
 def _rescored(hit: PointHit, score: float) -> PointHit:

@@ -119,8 +119,7 @@ def test_reading_queries_arguments_and_written_calls():
 async def test_a_cancelled_turn_closes_the_request_and_keeps_what_was_written(scripted):
     import asyncio
 
-    from assistant.chat import STOPPED, Chat
-    from assistant.conversation import Conversation
+    from assistant.conversation import STOPPED, Chat, Conversation
 
     scripted.enqueue(text("Flor replays log statements from checkpoints " * 5, pause=0.2))
     ui, chat = RecordingUI(), Chat(agent_for(scripted), None, "alice", Conversation())

@@ -1,4 +1,5 @@
-"""The backup archive (retrieval/upkeep/backup.py) on a small catalog, index and folders: a round trip keeps every row, point
+"""The backup archive (retrieval/upkeep/backup.py) on a small catalog, index and folders: a round trip keeps every
+row, point
 (vectors and payload, private ones too) and file byte for byte; a damaged, forged or misplaced archive is refused
 before anything is written; a backup cut off leaves nothing where the archive was to go. The whole product under
 `serve`, while users chat and a job runs: tests/scholarloom/test_backup_serve.py."""

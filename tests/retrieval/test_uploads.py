@@ -1,5 +1,5 @@
-"""`retrieval.library.uploads`: a user's storage quota holds when uploads race it, and an upload's job counts against the
-user's share of the queue."""
+"""`retrieval.library.uploads`: a user's storage quota holds when uploads race it, and an upload's job counts against
+the user's share of the queue."""
 
 from __future__ import annotations
 

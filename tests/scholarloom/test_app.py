@@ -4,7 +4,7 @@ import asyncio
 
 import httpx
 
-from assistant.chat import STOPPED
+from assistant.conversation import STOPPED
 from harness.llm_server import text, tool_call
 from harness.serve import user_message
 from tests.chat_server import PASSWORD, ChatClient
