@@ -21,8 +21,8 @@ from assistant.agent import Agent, recent_history
 from assistant.tools import Card, SourceBook, ToolDeps
 from assistant.tools.base import CardKind, Quote
 from assistant.turn import Answer, TurnMode, TurnUI, TurnUsage, link_citations, run_tool
-from pages.base import md_escape
 from retrieval.archive import Archive
+from web.base import md_escape
 
 MAX_FOCUS_CARDS = 10
 
@@ -166,8 +166,8 @@ class Conversation:
 def subject_card(archive, kind: str, subject: str) -> Card | None:
     """The researcher or institution a chat was opened about (by our id, as their page's dock gives it), as a card;
     None for anything else, so an address cannot make the chat about what the catalog does not hold."""
-    from pages.addresses import institution_path, researcher_path
     from retrieval.scholarly.records import whole_number
+    from web.addresses import institution_path, researcher_path
 
     number = whole_number(subject)
     if number is None:
@@ -187,8 +187,8 @@ def subject_card(archive, kind: str, subject: str) -> Card | None:
 def introduction(conversation: Conversation, archive, viewer: str | None = None) -> str | None:
     """What a chat opened about something says first (markdown from catalog values, or the viewer's own upload;
     the caller sanitises it)."""
-    from pages.addresses import paper_path
-    from pages.base import md_escape
+    from web.addresses import paper_path
+    from web.base import md_escape
 
     if conversation.paper:
         paper = archive.papers([conversation.paper], viewer).get(conversation.paper)

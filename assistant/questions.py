@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from assistant.tools import ToolDeps
-from pages.addresses import institution_path, researcher_path
 from retrieval.scholarly.records import NEW_ID, OLD_ID
 from retrieval.scholarly.upsert import normalise_name
+from web.addresses import institution_path, researcher_path
 
 ARXIV_MENTION = re.compile(rf"\b({NEW_ID}(?:v\d+)?|{OLD_ID})\b")
 

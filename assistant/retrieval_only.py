@@ -9,10 +9,10 @@ from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
 from assistant.tools.base import CardKind, PapersFound, ProfileSummary, unavailable
 from assistant.turn import Answer, TurnUI, link_citations, run_tool
-from pages.base import md_escape
-from pages.compare import ComparePage
-from pages.people import ResearcherPage
 from retrieval.search.hybrid import clean_query
+from web.base import md_escape
+from web.compare import ComparePage
+from web.people import ResearcherPage
 
 NOTICE = (
     "_Retrieval-only mode: no language model is configured, so these are the papers and sentences that best "

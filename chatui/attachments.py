@@ -12,8 +12,8 @@ from pathlib import Path
 import chainlit as cl
 
 from assistant.safe_markdown import safe_markdown
-from pages.base import md_escape
 from retrieval.library.uploads import Upload, UploadLimits, UploadRefused, Uploads, UploadState
+from web.base import md_escape
 
 FOLLOW_SECONDS = 300  # after this the chat stops watching; the upload goes on being indexed
 

@@ -11,9 +11,9 @@ import chainlit as cl
 from assistant.safe_markdown import safe_markdown
 from jobs.queue import JobQueue, JobState
 from jobs.requests import PaperRequest
-from pages.addresses import paper_path
-from pages.base import md_escape
 from retrieval.archive import Archive
+from web.addresses import paper_path
+from web.base import md_escape
 
 FETCH_ACTION = "fetch_from_arxiv"
 FOLLOW_SECONDS = 600  # after this the chat stops watching; the job goes on and the paper page will have it

@@ -1,6 +1,6 @@
 """A user's uploaded PDF made searchable for that user alone: the `upload` job.
 
-The file was checked and stored by the request that received it (`pages.library`); the job parses it in the
+The file was checked and stored by the request that received it (`web.library`); the job parses it in the
 bounded PDF worker, reads its title, authors and abstract from the file (`ingest.pdf_meta`), cuts its pages into
 passages and indexes them with the owner's name in every point's payload (`retrieval.vectors.store` filters on it), and
 links it to the catalog's paper when the file prints an arXiv id or DOI the catalog holds.

@@ -24,14 +24,14 @@ from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from common.logs import RequestIds
 from common.metrics import CountRequests
-from pages.api import make_api
-from pages.cite import BIBTEX, bibtex, cited_papers
-from pages.guards import ExpensivePages, PrivatePages, PublicLimits
-from pages.http import PagesDeps, not_found, signer
-from pages.render import STATIC, Renderer
-from pages.web import make_router
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
+from web.api import make_api
+from web.cite import BIBTEX, bibtex, cited_papers
+from web.guards import ExpensivePages, PrivatePages, PublicLimits
+from web.http import PagesDeps, not_found, signer
+from web.render import STATIC, Renderer
+from web.routes import make_router
 
 CHAT_HANDLERS = Path(__file__).resolve().parent / "chat.py"
 

@@ -13,9 +13,9 @@ from enum import StrEnum
 
 from pydantic import Field, ValidationError, create_model
 
-from pages.addresses import paper_path
 from retrieval.archive import Archive
 from retrieval.scholarly.models import Paper
+from web.addresses import paper_path
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from assistant.tools.base import Card, CardKind, ToolDeps, ToolError, ToolResult
-from pages.base import md_escape
-from pages.paper import MAX_REFERENCES_SHOWN, reference_items
+from web.base import md_escape
+from web.paper import MAX_REFERENCES_SHOWN, reference_items
 
 
 def _resolve(deps: ToolDeps, paper_id: str) -> str:

@@ -6,11 +6,11 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from assistant.tools.base import Card, CardKind, PapersFound, Quote, ToolDeps, ToolError, ToolResult
-from pages.base import byline, md_escape
-from pages.paper import paper_page
 from retrieval.library.uploads import upload_number
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.index import Filters
+from web.base import byline, md_escape
+from web.paper import paper_page
 
 
 def _byline(names: list[str], year: int | None) -> str:

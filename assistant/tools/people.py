@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from assistant.tools.base import Card, CardKind, ProfileSummary, ToolDeps, ToolError, ToolResult
-from pages.addresses import institution_path, researcher_path
-from pages.base import md_escape
-from pages.people import institution_page, researcher_page
+from web.addresses import institution_path, researcher_path
+from web.base import md_escape
+from web.people import institution_page, researcher_page
 
 SUMMARY_PAPERS = 8
 SUMMARY_HEAD = "Summary from the catalog (statistics and titles only): "

@@ -9,8 +9,8 @@ from assistant.retrieval_only import NOTICE, answer_without_llm
 from assistant.tools import ToolDeps, call_tool
 from assistant.tools.compare import compare_papers
 from harness.llm_server import text, tool_call
-from pages.compare import ComparePage
 from tests.assistant.test_agent import RecordingUI, agent_for
+from web.compare import ComparePage
 
 PAPERS = ["2004.07180", "1802.05365", "2005.02877"]
 

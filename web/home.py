@@ -1,0 +1,143 @@
+"""The home page (the latest papers, the ways in: categories, researchers, institutions) and /papers, every paper a
+page at a time, maybe of one category; built once, rendered as markdown or HTML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from retrieval.archive import Archive
+from web.addresses import institution_path, paper_path, researcher_path
+from web.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs, byline, figure, md_escape
+from web.people import Counted, PaperItem, paper_items, paper_lines
+
+LATEST = 12
+SHOWN = 12  # categories, researchers and institutions on the home page
+PAPERS_PER_PAGE = 50
+
+
+def papers_address(category: str | None = None, page: int = 1) -> str:
+    params = {k: v for k, v in (("category", category or ""), ("page", str(page) if page > 1 else "")) if v}
+    return "/papers" + ("?" + urlencode(params) if params else "")
+
+
+@dataclass(frozen=True)
+class LatestPaper:
+    title: str
+    path: str
+    authors: str
+    year: int | None
+    category: str | None
+
+
+@dataclass(frozen=True)
+class HomePage:
+    counts: dict[str, int]
+    latest: list[LatestPaper]
+    categories: list[Counted]
+    researchers: list[Counted]
+    institutions: list[Counted]
+    path: str = "/"
+
+    def figures(self) -> dict[str, str]:
+        return {kind: figure(n) for kind, n in self.counts.items()}
+
+    def meta(self, base_url: str) -> PageMeta:
+        website = {
+            "@context": "https://schema.org",
+            "@type": "WebSite",
+            "name": SITE_NAME,
+            "url": base_url + "/",
+            "potentialAction": {
+                "@type": "SearchAction",
+                "target": {"@type": "EntryPoint", "urlTemplate": base_url + "/search?q={search_term_string}"},
+                "query-input": "required name=search_term_string",
+            },
+        }
+        return PageMeta(
+            title="Papers, researchers and institutions",
+            description=f"Search, browse and chat with {figure(self.counts.get('papers', 0))} research papers.",
+            path="/",
+            json_ld=[website],
+        )
+
+    def to_markdown(self) -> str:
+        f = self.figures()
+        lines = [f"# {SITE_NAME}", "", f"{TAGLINE}: {f['papers']} papers, {f['researchers']} researchers and "
+                 f"{f['institutions']} institutions here. Search: `/search?q=<words>`; chat: `/chat` (signed in).",
+                 "", "## Latest papers", ""]  # fmt: skip
+        for p in self.latest:
+            details = " · ".join(str(x) for x in (p.authors and md_escape(p.authors), p.year, p.category) if x)
+            lines.append(f"- [{md_escape(p.title)}]({p.path})" + (f": {details}" if details else ""))
+        for title, items, everything in (
+            ("Browse by category", self.categories, ("All papers", "/papers")),
+            ("Researchers with the most papers here", self.researchers, ("All researchers", "/researchers")),
+            ("Institutions with the most papers here", self.institutions, ("All institutions", "/institutions")),
+        ):
+            lines += ["", f"## {title}", ""]
+            lines += [f"- [{md_escape(i.label)}]({i.href}): {figure(i.count)}" for i in items]
+            lines.append(f"- [{everything[0]}]({everything[1]})")
+        return "\n".join(lines) + "\n"
+
+
+def home_page(archive: Archive) -> HomePage:
+    latest = archive.newest(limit=LATEST)
+    authors = archive.author_names([p.id for p in latest])
+    rows = []
+    for p in latest:
+        rows.append(LatestPaper(p.title, paper_path(p), byline(authors.get(p.id, [])), p.year, p.primary_category))
+    categories = [Counted(c, n, papers_address(c)) for c, n in archive.categories(SHOWN)]
+    people = [
+        [Counted(name, n, path(i, name)) for i, name, n in archive.most_papers(kind, 1, SHOWN)[0]]
+        for kind, path in (("researchers", researcher_path), ("institutions", institution_path))
+    ]
+    return HomePage(archive.counts(), rows, categories, *people)
+
+
+@dataclass(frozen=True)
+class PapersPage:
+    """/papers: every paper here, newest first, PAPERS_PER_PAGE a page, maybe only one primary category."""
+
+    papers: list[PaperItem]
+    total: int
+    page: int
+    pages: int
+    category: str | None
+    categories: list[Counted]
+    path: str = "/papers"
+
+    @property
+    def title(self) -> str:
+        return f"Papers in {self.category}" if self.category else "Papers"
+
+    def address(self, page: int | None = None) -> str:
+        return papers_address(self.category, page or self.page)
+
+    def meta(self, base_url: str) -> PageMeta:
+        crumbs = [Link(SITE_NAME, "/"), Link("Papers", "/papers")]
+        if self.category:
+            crumbs.append(Link(self.category, papers_address(self.category)))
+        return PageMeta(
+            title=self.title + (f" (page {self.page})" if self.page > 1 else ""),
+            description=f"{figure(self.total)} papers{f' in {self.category}' if self.category else ''}, newest first.",
+            path=self.address(),
+            json_ld=[breadcrumbs(base_url, *crumbs)],
+        )
+
+    def to_markdown(self) -> str:
+        lines = [f"# {md_escape(self.title)}", "",
+                 f"{figure(self.total)} papers, newest first (page {self.page} of {self.pages}).", ""]  # fmt: skip
+        lines += paper_lines(self.papers)
+        pager = [f"[Newer]({self.address(self.page - 1)})"] if self.page > 1 else []
+        pager += [f"[Older]({self.address(self.page + 1)})"] if self.page < self.pages else []
+        if pager:
+            lines += ["", " · ".join(pager)]
+        lines += ["", "## Categories", ""]
+        lines += [f"- [{md_escape(c.label)}]({c.href}): {figure(c.count)}" for c in self.categories]
+        return "\n".join(lines) + "\n"
+
+
+def papers_page(archive: Archive, category: str | None, page: int = 1) -> PapersPage:
+    listed = archive.all_papers(category, page, PAPERS_PER_PAGE)
+    categories = [Counted(c, n, papers_address(c)) for c, n in archive.categories()]
+    return PapersPage(paper_items(listed.papers), listed.total, listed.page, listed.pages, category, categories)

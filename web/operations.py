@@ -1,0 +1,49 @@
+"""What operators and their tools read: `/readyz` (the stores and models answer) and `/metrics` (Prometheus's text
+format, for an admin's session or the scraper's bearer token, SCHOLARLOOM_METRICS_TOKEN; anyone else gets 404).
+`/healthz` (the process is alive) is the app's own."""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+
+from web.http import PagesDeps, not_found
+
+PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def readiness(deps: PagesDeps) -> tuple[bool, dict]:
+    """Whether every store the pages and the chat read answers now: the catalog, the vector index, the encoder's
+    model files. Each check says what failed, never a trace."""
+    checks: dict[str, str] = {}
+    try:
+        checks["catalog"] = f"{deps.archive.counts()['papers']} papers"
+    except Exception as exc:  # the database is down or unreadable
+        checks["catalog"] = f"failed: {type(exc).__name__}"
+    try:
+        checks["index"] = f"{sum(deps.archive.index_points().values())} points"
+    except Exception as exc:
+        checks["index"] = f"failed: {type(exc).__name__}"
+    try:
+        checks["models"] = deps.archive.embedder.model_id()
+    except Exception as exc:  # the prepared model files are missing
+        checks["models"] = f"failed: {type(exc).__name__}"
+    return not any(v.startswith("failed") for v in checks.values()), checks
+
+
+def operations_routes(router: APIRouter, deps: PagesDeps) -> None:
+    @router.get("/readyz", include_in_schema=False)
+    def ready() -> JSONResponse:
+        ok, checks = readiness(deps)
+        return JSONResponse({"ready": ok, **checks}, status_code=200 if ok else 503)
+
+    @router.get("/metrics", include_in_schema=False)
+    def metrics(request: Request) -> Response:
+        token = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        by_token = bool(deps.metrics_token) and hmac.compare_digest(token.encode(), deps.metrics_token.encode())
+        user = deps.viewer(request)
+        if deps.metrics is None or not (by_token or (user and deps.is_admin(user))):
+            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
+        return Response(deps.metrics(), media_type=PROMETHEUS, headers={"Cache-Control": "no-store"})

@@ -1,0 +1,129 @@
+"""Papers fetched on request: POST /papers/request starts (or joins) the job, /papers/requests/<job> follows it.
+
+The follow page reloads itself every two seconds (a meta refresh: our pages run no script) and, once the job is
+done, sends the reader on to the new paper page. It is the requester's: the address the request sends them to
+carries a signature of the job and the user (`?for=`), so someone who joined another's job follows it too, and
+nobody else reads what others asked for by counting job numbers (admins see every job on `/admin/jobs`). What went
+wrong is said in words: a job's own error names internal addresses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+
+from jobs.queue import Job, JobState
+from jobs.requests import KIND, request_paper
+from web.addresses import paper_path, request_path
+from web.base import PageMeta, md_escape
+from web.http import PagesDeps, not_found, page_headers, respond, same_origin
+from web.library import within_write_rate
+
+
+@dataclass(frozen=True)
+class RequestPage:
+    job_id: int
+    arxiv_id: str
+    state: str
+    steps: list[str]
+    error: str | None
+    signature: str = ""
+
+    @property
+    def path(self) -> str:
+        return request_path(self.job_id, self.signature)
+
+    @property
+    def title(self) -> str:
+        return f"Fetching {self.arxiv_id} from arXiv"
+
+    @classmethod
+    def of(cls, job: Job, signature: str = "") -> RequestPage:
+        steps = [f"{t['description']}: {t['completed']:g} of {t['total']:g}" if t.get("total") else t["description"]
+                 for t in job.progress]  # fmt: skip
+        return cls(job.id, job.arguments["arxiv_id"], job.state, steps, in_words(job.error), signature)
+
+    def meta(self, base_url: str) -> PageMeta:
+        live = JobState(self.state).live
+        return PageMeta(self.title, f"{self.arxiv_id}: {self.state}", self.path, noindex=True,
+                        refresh_seconds=2 if live else None)  # fmt: skip
+
+    def to_markdown(self) -> str:
+        lines = [f"# {self.title}", "", f"State: {self.state}.", ""]
+        lines += [f"- {md_escape(step)}" for step in self.steps]
+        if self.error:
+            lines += ["", md_escape(self.error)]
+        return "\n".join(lines) + "\n"
+
+
+_NO_PAPER = re.compile(r"arXiv has no paper ([\w./-]{1,40})$")
+
+
+def in_words(error: str | None) -> str | None:
+    """What a failed request says to its reader: what happened, never the job's own message (it names addresses)."""
+    if not error:
+        return None
+    first = error.splitlines()[0]
+    if found := _NO_PAPER.search(first):
+        return f"arXiv has no paper {found[1]}."
+    if first.startswith("arXiv refused the id"):
+        return "arXiv refused this id."
+    if "could not be stored" in first:
+        return "arXiv's record of this paper could not be stored."
+    return "The paper could not be fetched: arXiv or the network failed. Ask again later."
+
+
+def request_routes(router: APIRouter, deps: PagesDeps) -> None:
+    @router.post("/papers/request", include_in_schema=False)
+    def ask(request: Request, id: str = Form("", max_length=300)) -> Response:  # noqa: A002 - the form's field
+        if not same_origin(request):
+            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        if deps.jobs is None:
+            return not_found(request, deps, "This server fetches no papers.")
+        if viewer := deps.viewer(request):
+            within_write_rate(deps, viewer)
+        asked = request_paper(deps.archive, deps.jobs, deps.viewer(request), id, enabled=deps.on_demand,
+                              daily=deps.on_demand_daily)  # fmt: skip
+        if asked.paper_id:
+            return RedirectResponse(paper_path(deps.archive.papers([asked.paper_id])[asked.paper_id]), status_code=303)
+        if asked.job is not None:
+            return RedirectResponse(RequestPage.of(asked.job, _signature(deps, asked.job.id, request)).path,
+                                    status_code=303)  # fmt: skip
+        meta = PageMeta(title="Not fetched", description=asked.refusal or "", path="/papers/request", noindex=True)
+        html = deps.renderer.html("not_found.html", meta, message=asked.refusal)
+        return HTMLResponse(html, status_code=400 if asked.arxiv_id is None else 403, headers=page_headers())
+
+    @router.get("/papers/requests/{job_id}", include_in_schema=False)
+    def follow(request: Request, job_id: int, signed: str = Query("", alias="for", max_length=64)) -> Response:
+        job = deps.jobs.get(job_id) if deps.jobs is not None and 0 < job_id < 2**62 else None
+        if job is None or job.kind != KIND or not _may_follow(deps, job, request, signed):
+            return not_found(request, deps, "No such request of yours.")  # the same for another's and for none
+        if job.state == JobState.DONE and (paper_id := deps.archive.resolve_paper_id(job.arguments["arxiv_id"])):
+            return RedirectResponse(paper_path(deps.archive.papers([paper_id])[paper_id]), status_code=303)
+        page = RequestPage.of(job, signed if signed else "")
+        return _private(respond(request, deps, page, "paper_request.html"))
+
+
+def _signature(deps: PagesDeps, job_id: int, request: Request) -> str:
+    viewer = deps.viewer(request)
+    return deps.sign(f"request:{job_id}:{viewer}") if deps.sign and viewer else ""
+
+
+def _may_follow(deps: PagesDeps, job: Job, request: Request, signed: str) -> bool:
+    """The user who asked, one who joined the job (the signed address the request sent them to), or an admin."""
+    import hmac
+
+    viewer = deps.viewer(request)
+    if not viewer:
+        return False
+    if viewer == job.asked_by or deps.is_admin(viewer):
+        return True
+    return bool(signed) and hmac.compare_digest(signed, _signature(deps, job.id, request))
+
+
+def _private(response: Response) -> Response:
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
