@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from retrieval.scholarly.catalog import Catalog
     from retrieval.vectors.embeddings import Embedder
     from retrieval.vectors.index import Index
-from retrieval.vectors.place import IndexPlace
+    from retrieval.vectors.place import IndexPlace
+
 from scholarloom.sections import AgentSettings, SourceSettings
 
 __all__ = ["AgentSettings", "Settings", "SourceSettings"]
