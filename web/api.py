@@ -125,7 +125,8 @@ def make_api(deps) -> APIRouter:
             id=p.id, arxiv_id=p.arxiv_id, title=p.title, authors=[a.name for a in view.authors], abstract=p.abstract,
             categories=list(p.categories), published=p.published, updated=p.updated, year=p.year, doi=p.doi,
             cited_by_count=p.cited_by_count, summary=p.summary, topics=list(p.topics), url=paper_path(p),
-            bibtex_url=citation_path(p.id, "bib"), ris_url=citation_path(p.id, "ris"), csl_url=citation_path(p.id, "json"),
+            bibtex_url=citation_path(p.id, "bib"), ris_url=citation_path(p.id, "ris"),
+            csl_url=citation_path(p.id, "json"),
         )  # fmt: skip
 
     @api.get("/researchers/{researcher_id}", response_model=ResearcherOut, responses={404: {"description": "Unknown"}})

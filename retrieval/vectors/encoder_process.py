@@ -7,7 +7,8 @@ the worker's lower priority) that answers `count_tokens`, `dense`, `sparse` and 
 only sends texts and receives vectors. Like the PDF worker it is a plain
 `python -m retrieval.vectors.encoder_process` subprocess, not multiprocessing's spawn (which would import the
 parent's `__main__`: the whole CLI, or a test runner). The child dies with the server (Linux: `PR_SET_PDEATHSIG`) and
-is started again when it is found gone; a call it could not answer raises `EmbedderFailed` (the job fails and can be retried).
+is started again when it is found gone; a call it could not answer raises `EmbedderFailed` (the job fails and can
+be retried).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The schema's history (retrieval/upkeep/schema.py, retrieval/upkeep/migrations/): a database the last release made
-without migrations is adopted with every row, an older one gets the columns it lacks, the newest revision is exactly what
-the models describe (a model change without a migration fails here), and processes starting together migrate once.
+without migrations is adopted with every row, an older one gets the columns it lacks, the newest revision is exactly
+what the models describe (a model change without a migration fails here), and processes starting together migrate once.
 
 `tests/fixtures/schema/release-0.1.sql` is that release's database (two rows in every table), made by
 `make_release_db.py` beside it from commit d698524. The same checks on PostgreSQL are in tests/test_database.py.
