@@ -9,6 +9,7 @@ from collections.abc import Callable
 from assistant.llm import Completion, LLMConfig, LLMError, Streamer, stream_completion
 from assistant.pipeline import answer_with_pipeline
 from assistant.prompts import system_prompt
+from assistant.questions import Question
 from assistant.retrieval_only import answer_without_llm
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
@@ -55,14 +56,15 @@ class Agent:
         gathers the model's tokens as the turn goes: a stopped turn has no answer, but its caller still knows what it
         cost. The conversation's answer service is `assistant.conversation.Chat`, which calls this."""
         usage = usage if usage is not None else TurnUsage()
+        asked = Question.of(question)  # cleaned once, here: everything below reads `asked`
         if self.llm is None:
-            answer = await answer_without_llm(deps, question, ui)
+            answer = await answer_without_llm(deps, asked, ui)
             answer.why = "no language model is configured (SCHOLARLOOM_LLM)"
         elif held:
-            answer = await answer_without_llm(deps, question, ui, notice=held)
+            answer = await answer_without_llm(deps, asked, ui, notice=held)
             answer.why = "today's language-model budget is spent (SCHOLARLOOM_LLM_DAILY_TOKENS)"
         else:
-            answer = await self._with_llm(deps, list(history), question, ui, usage)
+            answer = await self._with_llm(deps, list(history), asked, ui, usage)
         answer.question = question
         return answer
 
@@ -75,7 +77,7 @@ class Agent:
         return None
 
     async def _with_llm(
-        self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, usage: TurnUsage
+        self, deps: ToolDeps, history: list[dict], question: Question, ui: TurnUI, usage: TurnUsage
     ) -> Answer:
         calls = [0]
         try:
@@ -100,11 +102,13 @@ class Agent:
             return fallback
 
     async def _agent(
-        self, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI, calls: list[int], usage: TurnUsage
+        self, deps: ToolDeps, history: list[dict], question: Question, ui: TurnUI, calls: list[int],
+        usage: TurnUsage,
     ) -> Answer | None:
         """The model calls tools until it answers; None when two rounds running held only calls that could not be
         read (unknown tools, arguments that are not a dict)."""
-        messages = [{"role": "system", "content": system_prompt(deps)}, *history, {"role": "user", "content": question}]
+        messages = [{"role": "system", "content": system_prompt(deps)}, *history,
+                    {"role": "user", "content": question.text}]  # fmt: skip
         cards: list[Card] = []
         exchange: list[dict] = []
         unreadable = 0

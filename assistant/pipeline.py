@@ -17,13 +17,12 @@ import time
 
 from assistant.llm import Completion, LLMConfig, Streamer, stream_completion
 from assistant.prompts import system_prompt
-from assistant.questions import named_profile
+from assistant.questions import Question, named_profile
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
 from assistant.turn import Answer, TurnMode, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 from common.retry import Retrier
-from retrieval.search.hybrid import clean_query
 
 MAX_QUERIES = 2
 _LABEL = re.compile(r"^\s*(?:(?:[-*•]|\d+[.)]|query\s*(?:\d+\s*)?:)\s*)+", re.I)  # "1. ", "- Query 2: "
@@ -51,14 +50,14 @@ def plain_history(history: list[dict]) -> list[dict]:
 
 
 def search_queries(written: str, question: str) -> list[str]:
-    """The model's queries, cleaned (numbering, bullets, quotes and labels removed), at most two; the question
-    itself when the model gave none that can be used."""
+    """The model's queries, cleaned (numbering, bullets, quotes and labels removed), at most two; `question` (as it
+    is searched: `Question.searched`) when the model gave none that can be used."""
     queries = []
     for line in strip_thinking(written).splitlines():
         line = _LABEL.sub("", line).strip().strip("\"'`").strip()
         if 2 <= len(line) <= 200 and line.lower() not in (q.lower() for q in queries):
             queries.append(line)
-    return queries[:MAX_QUERIES] or [clean_query(question) or question[:200]]
+    return queries[:MAX_QUERIES] or [question]
 
 
 async def _written(
@@ -80,19 +79,19 @@ async def _written(
 
 
 async def answer_with_pipeline(
-    config: LLMConfig, retrier: Retrier | None, deps: ToolDeps, history: list[dict], question: str, ui: TurnUI,
+    config: LLMConfig, retrier: Retrier | None, deps: ToolDeps, history: list[dict], question: Question, ui: TurnUI,
     why: str, usage: TurnUsage | None = None, stream: Streamer = stream_completion,
 ) -> Answer:  # fmt: skip
     """Search first, then write (see the module's text). LLM failures propagate (the agent falls back). `stream`
     makes the model's requests (`Agent.stream`: in the server, the model's own process)."""
     usage = usage if usage is not None else TurnUsage()
     earlier = plain_history(history)
-    asked = [{"role": "system", "content": REWRITE}, *earlier[-6:], {"role": "user", "content": question}]
-    queries = search_queries(await _written(config, asked, retrier, None, usage, stream), question)
+    asked = [{"role": "system", "content": REWRITE}, *earlier[-6:], {"role": "user", "content": question.text}]
+    queries = search_queries(await _written(config, asked, retrier, None, usage, stream), question.searched)
     found, cards, calls = [], [], 0
     plan = [("search_papers", {"query": q, "limit": 5}) for q in queries]
     plan.append(("search_fulltext", {"query": queries[0], "limit": 4}))
-    if (named := named_profile(deps, clean_query(question))) is not None:
+    if (named := named_profile(deps, question.query)) is not None:
         plan.insert(0, named[:2])
     for tool, arguments in plan:
         result = await run_tool(ui, deps, tool, arguments)
@@ -102,7 +101,7 @@ async def answer_with_pipeline(
             cards = merge_cards(cards, result.cards)
     results = "\n\n".join(found) or "(the searches found nothing)"
     messages = [{"role": "system", "content": system_prompt(deps) + WRITE}, *earlier,
-                {"role": "user", "content": f"{question}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
+                {"role": "user", "content": f"{question.text}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
     text = await _written(config, messages, retrier, ui, usage, stream)
     answer, shown, cited = await finish_cited(ui, deps, text, cards)
     return Answer(answer, shown, cited, calls, mode=TurnMode.PIPELINE, why=why, usage=usage, weak=not cards)

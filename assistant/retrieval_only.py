@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from assistant.questions import ARXIV_MENTION, named_profile
+from assistant.questions import ARXIV_MENTION, Question, named_profile
 from assistant.tools import ToolDeps
 from assistant.tools.base import CardKind, PapersFound, ProfileSummary, unavailable
 from assistant.turn import Answer, TurnUI, link_citations, run_tool
-from retrieval.search.hybrid import clean_query
 from web.base import md_escape
 from web.compare import ComparePage
 from web.people import ResearcherPage
@@ -26,9 +25,9 @@ SEARCH_UNAVAILABLE = (
 )
 
 
-async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: str = NOTICE) -> Answer:
+async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, notice: str = NOTICE) -> Answer:
     """The answer search alone can give, opened by `notice` (why there is no written answer)."""
-    query = clean_query(question)
+    query = question.query
     if (comparison := await _comparison(deps, query, ui, notice)) is not None:
         return comparison
     mentioned = ARXIV_MENTION.search(query)
@@ -45,7 +44,7 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: 
     profile = await _about_someone_or_somewhere(deps, query, ui, notice)
     if profile is not None:
         return profile
-    result = await run_tool(ui, deps, "search_papers", {"query": query or question, "limit": 5})
+    result = await run_tool(ui, deps, "search_papers", {"query": question.searched, "limit": 5})
     if unavailable(result):
         answer = SEARCH_UNAVAILABLE
         await ui.finish(answer, [])
@@ -55,7 +54,7 @@ async def answer_without_llm(deps: ToolDeps, question: str, ui: TurnUI, notice: 
         await ui.finish(answer, [])
         return Answer(answer, [], [], 1, result.output if result.failed else None, weak=True)
     lines = [notice, "", _what_was_found(query, result), ""]
-    passages = await _full_text_of(deps, query or question, result.cards, ui)
+    passages = await _full_text_of(deps, question.searched, result.cards, ui)
     if passages:
         lines += ["", "From their full text:", ""]
         for card in passages:

@@ -25,8 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import text  # noqa: E402
 
-from ingest.indexing import Windowing, abstract_windows, index_papers, index_text  # noqa: E402
+from ingest.indexing import index_papers  # noqa: E402
 from ingest.report import Summary  # noqa: E402
+from ingest.writer import Windowing, Writer, abstract_windows, index_text  # noqa: E402
 from retrieval.scholarly.catalog import Catalog  # noqa: E402
 from retrieval.vectors.index import Index  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
@@ -63,7 +64,7 @@ def main() -> None:
         index = Index.open("throughput", path=Path(tmp) / "index")
         summary = Summary()
         started = time.perf_counter()
-        index_papers(catalog, index, embedder, summary)
+        index_papers(Writer(catalog, index, embedder), summary)
         pipeline_seconds = time.perf_counter() - started
         assert summary.counts["indexed"] == len(papers)
         points = index.count()

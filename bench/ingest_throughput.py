@@ -22,9 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.demo import DEMO_DIR, demo_sources  # noqa: E402
-from ingest.indexing import index_papers, index_text  # noqa: E402
+from ingest.indexing import index_papers  # noqa: E402
 from ingest.pipeline import finish_catalog, load_records  # noqa: E402
 from ingest.report import Summary  # noqa: E402
+from ingest.writer import Writer, index_text  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 
 
@@ -40,7 +41,7 @@ def main() -> None:
             load_records(catalog, source.stage, source.read(), summary)
         finish_catalog(catalog)
         catalog_seconds = time.perf_counter() - start
-        index_papers(catalog, index, embedder, summary)
+        index_papers(Writer(catalog, index, embedder), summary)
         ingest_seconds = time.perf_counter() - start
         papers = list(catalog.iter_papers())
         texts = [index_text(p) for p in papers]

@@ -32,6 +32,7 @@ from auth.accounts import add_user, create_tables
 from harness.chat_client import PASSWORD, ChatClient
 from harness.serve import served
 from ingest.demo import DEMO_DIR, load_demo
+from ingest.writer import Writer
 from jobs.queue import JobQueue
 from scholarloom.settings import Settings
 
@@ -50,7 +51,7 @@ def base_archive(work: Path) -> Path:
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(DEMO_DIR, root, ignore=shutil.ignore_patterns("*.pdf"))
     settings = Settings(data_dir=data)
-    load_demo(settings.catalog(), settings.index(), settings.embedder(), root)
+    load_demo(Writer.of(settings.archive()), root)
     create_tables(settings.catalog().engine)
     add_user(settings.catalog().engine, "alice", PASSWORD)
     settings.close()

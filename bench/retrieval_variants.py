@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.beir import read_beir  # noqa: E402
-from ingest.indexing import Windowing, abstract_windows  # noqa: E402
+from ingest.writer import Windowing, abstract_windows  # noqa: E402
 from retrieval.scholarly.models import Paper  # noqa: E402
 from retrieval.search.evaluation import evaluate  # noqa: E402
 from retrieval.vectors.embeddings import BM25_AVG_LEN, Embedder  # noqa: E402
@@ -76,7 +76,7 @@ class Experiment:
 
 
 def windows_of(corpus, embedder: Embedder, tokens: int, overlap: bool) -> tuple[list[str], np.ndarray]:
-    """The product's own windowing (ingest.indexing.abstract_windows) applied to BEIR rows."""
+    """The product's own windowing (ingest.writer.abstract_windows) applied to BEIR rows."""
     texts, owners = [], []
     for j, row in enumerate(corpus):
         paper = Paper(id=row["_id"], title=row.get("title") or "", abstract=row.get("text") or "")
@@ -138,7 +138,7 @@ def main() -> None:
     corpus, queries, qrels = read_beir(args.beir_dir)
     doc_ids = [row["_id"] for row in corpus]
     embedder = Embedder(args.models)
-    texts = [f"{_head(r)} {r.get('text') or ''}".strip() for r in corpus]  # as ingest.indexing.index_text
+    texts = [f"{_head(r)} {r.get('text') or ''}".strip() for r in corpus]  # as ingest.writer.index_text
     query_ids = sorted(set(qrels["train"]) | set(qrels["test"]))
     qv = _cached(args.cache / "queries.npy", lambda: embedder.dense([queries[q] for q in query_ids]))
     qpos = {q: i for i, q in enumerate(query_ids)}

@@ -12,9 +12,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from ingest.indexing import Windowing, index_papers
+from ingest.indexing import index_papers
 from ingest.pipeline import NullProgress, load_records
 from ingest.report import Summary
+from ingest.writer import Windowing, Writer
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.records import PaperRecord
 from retrieval.search.evaluation import Scores, evaluate, run_queries
@@ -60,7 +61,7 @@ def build_index(
     summary = Summary()
     started = time.perf_counter()
     load_records(catalog, "beir", records, summary, progress)
-    index_papers(catalog, index, embedder, summary, progress, windowing=windowing)
+    index_papers(Writer(catalog, index, embedder), summary, progress, windowing=windowing)
     return catalog, index, time.perf_counter() - started
 
 

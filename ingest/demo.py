@@ -16,9 +16,7 @@ from ingest.parsers.ror import parse_ror_lines
 from ingest.pdfs import ingest_pdf_files, pdf_files
 from ingest.pipeline import finish_catalog, load_records
 from ingest.report import Failure, Summary
-from retrieval.scholarly.catalog import Catalog
-from retrieval.vectors.embeddings import Embedder
-from retrieval.vectors.index import Index
+from ingest.writer import Writer
 from retrieval.vectors.vector_book import BookedEmbedder, VectorBook, write_book
 
 log = logging.getLogger(__name__)
@@ -141,9 +139,7 @@ def with_vector_book(embedder, book: str = "demo"):
 
 
 def load_demo(
-    catalog: Catalog,
-    index: Index,
-    embedder: Embedder,
+    writer: Writer,
     root: Path = DEMO_DIR,
     progress=None,
     *,
@@ -158,7 +154,8 @@ def load_demo(
     summary = Summary()
     if not root.is_dir():
         raise FileNotFoundError(f"demo corpus not found at {root}")
-    if write_vectors and index.count():
+    catalog, embedder = writer.catalog, writer.embedder
+    if write_vectors and writer.index.count():
         raise ValueError("writing the demo's vector book needs an empty index: every vector must be used once")
     for source in demo_sources(root):
         load_records(catalog, source.stage, source.read(), summary, progress)
@@ -166,9 +163,9 @@ def load_demo(
     booked = BookedEmbedder(embedder, VectorBook.read(vector_book_path(root), embedder.model_id()))
     if booked.book.note and vector_book_path(root).exists():
         log.warning("demo vectors: %s", booked.book.note)
-    index_papers(catalog, index, booked, summary, progress)
+    index_papers(writer.encoding_with(booked), summary, progress)
     if (root / "pdfs").is_dir():
-        ingest_pdf_files(catalog, index, booked, pdf_files([root / "pdfs"]), summary, progress)
+        ingest_pdf_files(writer.encoding_with(booked), pdf_files([root / "pdfs"]), summary, progress)
     summary.add("vectors read", booked.from_book)
     summary.add("vectors computed", booked.computed)
     if write_vectors:

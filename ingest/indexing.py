@@ -1,73 +1,20 @@
-"""Catalog -> embeddings -> index: abstract points (dense title and abstract, BM25 with the authors' names), their
-windows, full-text passages; the ledger says what changed, so a rerun embeds only that."""
+"""Catalog -> embeddings -> index: which papers' points to write (abstract points, their windows, new keywords or
+filter fields), read from the ledger so a rerun embeds only what changed; `ingest.writer.Writer` writes them."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from itertools import islice
 
-from ingest.fulltext import passages
 from ingest.pipeline import NullProgress
 from ingest.report import Summary
-from retrieval.scholarly.catalog import Catalog
+from ingest.writer import People, Windowing, Writer, index_text
 from retrieval.scholarly.models import Paper
-from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder
-from retrieval.vectors.index import (
-    ABSTRACT_KINDS,
-    PASSAGE_KINDS,
-    Filed,
-    Index,
-    IndexPoint,
-    abstract_point,
-    passage_points,
-    window_points,
-)
-from retrieval.vectors.windows import chunk_spans
 
 INDEX_BATCH = 64
 INDEX_FORMAT = 2  # bump when what goes into the index changes, so the next run re-embeds everything
-
-
-@dataclass(frozen=True)
-class Windowing:
-    """How abstracts are cut for the dense side: windows of `tokens` word pieces (title included), half
-    overlapping or not. Short windows (a sentence or two) let a one-sentence claim meet the sentence that
-    supports it; size and overlap were chosen on SciFact train (BENCHMARKS.md): 80 tokens without overlap
-    ranked as well as with it, for 14% fewer windows."""
-
-    tokens: int = 80
-    overlap: bool = False
-
-
-def index_text(paper: Paper) -> str:
-    """What a paper's abstract point embeds: the title, then the abstract."""
-    title = paper.title.rstrip()
-    joiner = " " if title.endswith((".", "?", "!")) else ". "
-    return f"{title}{joiner}{paper.abstract}".strip() if paper.abstract else title
-
-
-def keyword_text(paper: Paper, names: list[str]) -> str:
-    """What a paper's abstract point gives BM25: its title and abstract, then its authors' names as written, so a
-    query with a name finds the paper by keyword too (the dense side reads the title and abstract only)."""
-    return index_text(paper) + ("\n" + "; ".join(names) if names else "")
-
-
-def abstract_windows(
-    paper: Paper, count_tokens, windowing: Windowing = Windowing()
-) -> list[tuple[str, tuple[int, int]]]:
-    """The title followed by each window of the abstract, with the window's slice of the abstract's
-    sentences (`retrieval.vectors.windows.split_sentences`); none when title and abstract fit one window."""
-    text = index_text(paper)
-    if not paper.abstract or count_tokens([text])[0] <= min(windowing.tokens, DENSE_MAX_TOKENS) - 2:
-        return []
-    head = paper.title.rstrip()
-    head = head if head.endswith((".", "?", "!")) else head + "."
-    budget = max(24, min(windowing.tokens, DENSE_MAX_TOKENS) - 2 - count_tokens([head])[0])
-    sentences, spans = chunk_spans(paper.abstract, count_tokens, budget, overlap=windowing.overlap)
-    return [(f"{head} {' '.join(sentences[a:b])}", (a, b)) for a, b in spans]
 
 
 def _digest(payload) -> str:
@@ -85,12 +32,6 @@ def _index_digest(
     return f"{text}:{fields}:{_digest(names)}"
 
 
-def filed(paper: Paper, people: dict | None = None) -> Filed:
-    """What every point of a catalog paper carries for filters (`people`: paper id -> researchers, institutions)."""
-    researchers, institutions = (people or {}).get(paper.id, ([], []))
-    return Filed(paper.categories, paper.published, researchers, institutions)
-
-
 def batches(items: Iterable, size: int):
     """Lists of up to `size` items, in order."""
     iterator = iter(items)
@@ -98,27 +39,8 @@ def batches(items: Iterable, size: int):
         yield chunk
 
 
-def _abstract_points(
-    papers: list, embedder: Embedder, people: dict, names: dict, windowing: Windowing
-) -> list[IndexPoint]:
-    """Each paper's abstract point (title and abstract dense; with the authors' names, BM25) and its windows
-    (dense)."""
-    windows = [abstract_windows(p, embedder.count_tokens, windowing) for p in papers]
-    dense = embedder.dense([index_text(p) for p in papers])
-    keywords = embedder.sparse([keyword_text(p, names.get(p.id, [])) for p in papers])
-    window_vectors = iter(embedder.dense([text for own in windows for text, _ in own]))
-    points = []
-    for paper, vector, sparse, own in zip(papers, dense, keywords, windows, strict=True):
-        fields = filed(paper, people)
-        points.append(abstract_point(paper.id, Embedded(vector, sparse), fields))
-        points += window_points(paper.id, [(next(window_vectors), span) for _, span in own], fields)
-    return points
-
-
 def index_papers(
-    catalog: Catalog,
-    index: Index,
-    embedder: Embedder,
+    writer: Writer,
     summary: Summary,
     progress=None,
     optimize: bool = True,
@@ -132,7 +54,7 @@ def index_papers(
     A paper's abstract point and its windows are replaced together, so a shorter abstract leaves no stale
     window behind. At the end the store builds its search graph (`optimize`), once for the whole run.
     """
-    progress = progress or NullProgress()
+    progress, catalog = progress or NullProgress(), writer.catalog
     seen = {} if everything else catalog.ledger_hashes("index")
     people, names = catalog.paper_people(), catalog.all_author_names()
     todo, relabel, rewords = [], [], []
@@ -148,29 +70,25 @@ def index_papers(
         else:
             rewords.append((paper, digest))
     if relabel:
-        _relabel(catalog, index, relabel, people, summary, progress)
+        _relabel(writer, relabel, people, summary, progress)
     if rewords:
-        todo += _new_keywords(catalog, index, embedder, rewords, people, names, summary, progress)
+        todo += _new_keywords(writer, rewords, people, names, summary, progress)
     with_passages = set(catalog.ledger_hashes("fulltext"))
     todo.sort(key=lambda item: len(index_text(item[0])))  # similar lengths batch together: less padding
     task = progress.add_task("embed + index", total=len(todo))
     for chunk in batches(todo, batch):
-        papers = [paper for paper, _ in chunk]
-        points = _abstract_points(papers, embedder, people, names, windowing)
-        index.replace([p.id for p in papers], points, ABSTRACT_KINDS)
+        writer.abstracts([paper for paper, _ in chunk], people, names, windowing)
         for paper, _ in chunk:  # full-text passages carry the paper's filter fields too
             if paper.id in with_passages:
-                _set_fields(index, paper, people)
-        _mark_indexed(catalog, chunk)
+                writer.fields(paper, people)
+        _mark_indexed(writer, chunk)
         summary.add("indexed", len(chunk))
         progress.advance(task, len(chunk))
     if todo and optimize:
-        index.optimize()
+        writer.optimize()
 
 
-def _new_keywords(
-    catalog: Catalog, index: Index, embedder: Embedder, papers: list, people, names, summary: Summary, progress
-) -> list:
+def _new_keywords(writer: Writer, papers: list, people: People, names: dict, summary: Summary, progress) -> list:
     """A new BM25 vector (the authors' names changed, or were not indexed yet) for papers whose title and abstract
     did not change: the abstract point is written again with the dense vector it was indexed with, the windows stay.
     Papers whose stored vector is missing are returned, to be embedded whole."""
@@ -179,49 +97,31 @@ def _new_keywords(
     for chunk in batches(papers, INDEX_BATCH):
         kept, points = [], []
         for paper, digest in chunk:
-            dense = index.abstract_vector(paper.id)
+            dense = writer.stored_vector(paper.id)
             if dense is None:
                 missing.append((paper, digest))
                 continue
             kept.append((paper, digest))
             points.append((paper, dense))
-        keywords = embedder.sparse([keyword_text(p, names.get(p.id, [])) for p, _ in points])
-        index.upsert([abstract_point(p.id, Embedded(dense, sparse), filed(p, people))
-                      for (p, dense), sparse in zip(points, keywords, strict=True)])  # fmt: skip
+        writer.keywords(points, people, names)
         for paper, _ in kept:  # windows and passages: the same filter fields
-            _set_fields(index, paper, people)
-        _mark_indexed(catalog, kept)
+            writer.fields(paper, people)
+        _mark_indexed(writer, kept)
         summary.add("rewritten for keywords", len(kept))
         progress.advance(task, len(chunk))
     return missing
 
 
-def _set_fields(index: Index, paper: Paper, people) -> None:
-    researchers, institutions = people.get(paper.id, ([], []))
-    index.set_paper_fields(paper.id, paper.categories, paper.published, researchers, institutions)
+def _mark_indexed(writer: Writer, chunk: list) -> None:
+    writer.mark("index", {paper.id: digest for paper, digest in chunk})
 
 
-def _mark_indexed(catalog: Catalog, chunk: list) -> None:
-    catalog.mark_all("index", {paper.id: digest for paper, digest in chunk})
-
-
-def _relabel(catalog: Catalog, index: Index, papers: list, people, summary: Summary, progress) -> None:
+def _relabel(writer: Writer, papers: list, people: People, summary: Summary, progress) -> None:
     """New filter fields (categories, date, researchers, institutions) for papers whose text did not change."""
     task = progress.add_task("index: update filter fields", total=len(papers))
     for chunk in batches(papers, INDEX_BATCH):
         for paper, _ in chunk:
-            _set_fields(index, paper, people)
-        _mark_indexed(catalog, chunk)
+            writer.fields(paper, people)
+        _mark_indexed(writer, chunk)
         summary.add("relabelled", len(chunk))
         progress.advance(task, len(chunk))
-
-
-def index_fulltext(
-    catalog: Catalog, index: Index, embedder: Embedder, paper: Paper, pages: list[str], people=None
-) -> int:
-    """Cut one paper's page texts into passages, embed them and replace the paper's passages in the index."""
-    found = passages(pages, embedder.count_tokens)
-    vectors = embedder.documents([p.text for p in found]) if found else []
-    points = passage_points(paper.id, found, vectors, filed(paper, people))
-    index.replace([paper.id], points, kinds=PASSAGE_KINDS)
-    return len(points)

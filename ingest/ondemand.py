@@ -15,10 +15,9 @@ from ingest.pdf_worker import PdfLimits
 from ingest.pdfs import ARXIV_PDF_BASE, download_pdfs
 from ingest.pipeline import NullProgress, finish_catalog, load_records
 from ingest.report import Failure, Summary
+from ingest.writer import Writer
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.records import PaperRecord, is_arxiv_id
-from retrieval.vectors.embeddings import Embedder
-from retrieval.vectors.index import Index
 
 STAGE = "catalog:arxiv_ondemand"
 
@@ -51,9 +50,7 @@ def fetch_arxiv_record(catalog: Catalog, client: PoliteClient, api_url: str, arx
 
 
 def fetch_paper(
-    catalog: Catalog,
-    index: Index,
-    embedder: Embedder,
+    writer: Writer,
     client: PoliteClient,
     arxiv_id: str,
     summary: Summary,
@@ -65,7 +62,7 @@ def fetch_paper(
     pdf_base: str = ARXIV_PDF_BASE,
 ) -> str:
     """The whole request: record, OpenAlex enrichment, index, full text. Returns the paper id."""
-    progress = progress or NullProgress()
+    progress, catalog = progress or NullProgress(), writer.catalog
     task = progress.add_task(f"arXiv {arxiv_id}: record, OpenAlex, index, PDF", total=4)
     paper_id = fetch_arxiv_record(catalog, client, api_url, arxiv_id, summary)
     progress.advance(task)
@@ -76,8 +73,8 @@ def fetch_paper(
             summary.fail(Failure("openalex", paper_id, f"OpenAlex did not answer: {exc}"))
     progress.advance(task)
     finish_catalog(catalog)
-    index_papers(catalog, index, embedder, summary)
+    index_papers(writer, summary)
     progress.advance(task)
-    download_pdfs(catalog, index, embedder, client, summary, limits=limits, only={paper_id}, pdf_base=pdf_base)
+    download_pdfs(writer, client, summary, limits=limits, only={paper_id}, pdf_base=pdf_base)
     progress.advance(task)
     return paper_id

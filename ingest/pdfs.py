@@ -1,30 +1,40 @@
-"""Full text from PDF files: parsed in the bounded worker, cut into passages, indexed beside the abstracts.
+"""PDFs into the archive: a catalog paper's full text, and a user's upload made searchable for that user alone.
+
+Both are parsed in the bounded worker (`ingest.pdf_worker`), cut into page-numbered passages and written through
+`ingest.writer.Writer`.
+
+A catalog paper's full text is indexed beside its abstract, and its reference list becomes citation edges.
 
 A file is matched to its paper by its name: `<arXiv id>.pdf` (a version suffix is ignored; old-style ids
 write the slash as `_`, e.g. `hep-th_9901001v2.pdf`), or `<paper id>.pdf` for any id the catalog holds.
 The ledger stage `fulltext` keeps each file's SHA-256, so a rerun skips files that did not change; `fulltext:failed`
 remembers PDFs that could not be fetched or parsed, so reruns do not try them again unless asked.
+
+An upload (the `upload` job): the file was checked and stored by the request that received it (`web.library`); the
+job reads its title, authors and abstract from the file (`ingest.pdf_text`), indexes its passages with the owner's
+name in every point's payload (`retrieval.vectors.store` filters on it), and links it to the catalog's paper when the
+file prints an arXiv id or DOI the catalog holds.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 
 from sqlmodel import select
 
 from ingest.http import FetchError, FetchRefused, PoliteClient
-from ingest.indexing import index_fulltext
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.pipeline import NullProgress
 from ingest.report import Failure, Summary
+from ingest.writer import People, Writer, upload_text
+from retrieval.library.uploads import JOB_KIND, Upload, Uploads, UploadState
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import split_arxiv_version
 from retrieval.scholarly.upsert import add_citation, edges_of, link_citations
-from retrieval.vectors.embeddings import Embedder
-from retrieval.vectors.index import Index
 
 STAGE = "fulltext"
 
@@ -46,14 +56,12 @@ FAILED = "fulltext:failed"
 
 
 def store_fulltext(
-    catalog: Catalog,
-    index: Index,
-    embedder: Embedder,
+    writer: Writer,
     worker: PdfWorker,
     paper: Paper,
     data: bytes,
     summary: Summary,
-    people: dict,
+    people: People,
     seen: dict[str, str],
     origin: str,
 ) -> bool:
@@ -67,11 +75,11 @@ def store_fulltext(
         parsed = worker.read(data)
     except PdfError as exc:
         summary.fail(Failure(STAGE, origin, str(exc)))
-        catalog.mark_all(FAILED, {paper.id: str(exc)[:200]})
+        writer.mark(FAILED, {paper.id: str(exc)[:200]})
         return False
-    count = index_fulltext(catalog, index, embedder, paper, parsed.pages, people)
+    count = writer.full_text(paper, parsed.pages, people)
     cited = parsed.cited  # read in the worker, under its time limit
-    with catalog.session() as session, session.no_autoflush:  # one short write at the commit
+    with writer.catalog.session() as session, session.no_autoflush:  # one short write at the commit
         edges = edges_of(session, paper.id)
         for kind, value in cited:
             arxiv_id, doi = (value, None) if kind == "arxiv" else (None, value)
@@ -87,9 +95,7 @@ def store_fulltext(
 
 
 def ingest_pdf_files(
-    catalog: Catalog,
-    index: Index,
-    embedder: Embedder,
+    writer: Writer,
     files: list[Path],
     summary: Summary,
     progress=None,
@@ -98,6 +104,7 @@ def ingest_pdf_files(
 ) -> None:
     progress = progress or NullProgress()
     task = progress.add_task("PDFs: parse + embed + index", total=len(files))
+    catalog = writer.catalog
     seen = catalog.ledger_hashes(STAGE)
     people = catalog.paper_people()
     with PdfWorker(limits) as worker:
@@ -114,7 +121,7 @@ def ingest_pdf_files(
             except OSError as exc:
                 summary.fail(Failure(STAGE, str(path), f"cannot read the file: {exc}"))
                 continue
-            store_fulltext(catalog, index, embedder, worker, paper, data, summary, people, seen, str(path))
+            store_fulltext(writer, worker, paper, data, summary, people, seen, str(path))
 
 
 ARXIV_PDF_BASE = "https://arxiv.org/pdf"
@@ -126,9 +133,7 @@ def arxiv_pdf_url(arxiv_id: str, base: str = ARXIV_PDF_BASE) -> str:
 
 
 def download_pdfs(
-    catalog: Catalog,
-    index: Index,
-    embedder: Embedder,
+    writer: Writer,
     client: PoliteClient,
     summary: Summary,
     progress=None,
@@ -140,7 +145,7 @@ def download_pdfs(
     pdf_base: str = ARXIV_PDF_BASE,
 ) -> None:
     """Fetch from arxiv.org the PDFs of papers that have no full text yet (`only` these papers), and index them."""
-    progress = progress or NullProgress()
+    progress, catalog = progress or NullProgress(), writer.catalog
     seen = catalog.ledger_hashes(STAGE)
     failed = {} if retry_failed else catalog.ledger_hashes(FAILED)
     with catalog.session() as session:
@@ -158,6 +163,66 @@ def download_pdfs(
                 summary.fail(Failure(STAGE, url, str(exc)))
                 refused = isinstance(exc, FetchRefused)  # e.g. a redirect off arxiv.org
                 if refused or (exc.status is not None and exc.status < 500 and exc.status != 429):
-                    catalog.mark_all(FAILED, {paper.id: str(exc)[:200]})  # a 404 will not mend itself; a 503 may
+                    writer.mark(FAILED, {paper.id: str(exc)[:200]})  # a 404 will not mend itself; a 503 may
                 continue
-            store_fulltext(catalog, index, embedder, worker, paper, data, summary, people, seen, url)
+            store_fulltext(writer, worker, paper, data, summary, people, seen, url)
+
+
+# --- a user's upload ---------------------------------------------------------------------------------
+KIND = JOB_KIND
+
+
+class UploadFailed(RuntimeError):
+    """The upload cannot be indexed; the message says why (and is kept on the upload's row)."""
+
+
+def index_upload(
+    writer: Writer, uploads: Uploads, upload_id: int, limits: PdfLimits, summary: Summary, progress=None,
+    fields_only: bool = False,
+) -> str:  # fmt: skip
+    """Parse, describe and index one upload; returns the closing note. `fields_only`: the user corrected the
+    title, authors or abstract of an indexed file, so only its title-and-abstract point is embedded again."""
+    upload = uploads.by_id(upload_id)
+    if upload is None:
+        return f"upload {upload_id} was deleted before it was indexed"
+    if fields_only and upload.edited and upload.passages:
+        return _describe_again(writer, uploads, upload)
+    try:
+        with PdfWorker(limits) as worker:
+            parsed = worker.read(uploads.file(upload).read_bytes())
+    except (PdfError, OSError) as exc:
+        uploads.move(upload_id, UploadState.FAILED, error=str(exc)[:500])
+        summary.fail(Failure(KIND, upload.filename, str(exc)))
+        raise UploadFailed(str(exc)) from exc
+    meta = parsed.meta
+    if upload.edited:  # the user's corrections stand
+        meta = replace(meta, title=upload.title or meta.title, authors=upload.authors, abstract=upload.abstract)
+    title = meta.title or upload.filename.removesuffix(".pdf")
+    found = writer.passages(parsed.pages)
+    writer.upload(upload.point_paper_id, upload.owner, upload_text(title, meta.abstract), found)
+    now = uploads.by_id(upload_id)
+    if now is None:  # deleted while it was being indexed: leave nothing behind
+        writer.forget([upload.point_paper_id])
+        return f"upload {upload_id} was deleted while it was indexed"
+    linked = writer.catalog.resolve_paper_id(meta.arxiv_id or "") if meta.arxiv_id else None
+    linked = linked or (writer.catalog.paper_by_doi(meta.doi) if meta.doi else None)
+    summary.add("pages", len(parsed.pages))
+    summary.add("passages", len(found))
+    counts = dict(pages=len(parsed.pages), passages=len(found), arxiv_id=meta.arxiv_id, doi=meta.doi, paper_id=linked)
+    if now.edited and not upload.edited:  # corrected while the file was read: the corrections win
+        uploads.update(upload_id, **counts)
+        return _describe_again(writer, uploads, uploads.by_id(upload_id))
+    uploads.move(upload_id, UploadState.INDEXED, error=None, title=title, authors=meta.authors, abstract=meta.abstract,
+                 **counts)  # fmt: skip
+    return f"{upload.filename}: {len(parsed.pages)} pages, {len(found)} passages"
+
+
+def _describe_again(writer: Writer, uploads: Uploads, upload: Upload) -> str:
+    """The corrected title and abstract embedded as the upload's one `abstract` point; its passages are the file's
+    own and stay."""
+    writer.describe(upload.point_paper_id, upload.owner, upload_text(upload.title, upload.abstract))
+    if uploads.by_id(upload.id) is None:  # deleted meanwhile: leave nothing behind
+        writer.forget([upload.point_paper_id])
+        return f"upload {upload.id} was deleted while it was described again"
+    uploads.move(upload.id, UploadState.INDEXED, error=None)
+    return f"{upload.filename}: described again"

@@ -11,10 +11,8 @@ from collections import Counter
 from ingest.indexing import INDEX_BATCH, index_papers
 from ingest.pipeline import NullProgress
 from ingest.report import Summary
-from ingest.uploads import upload_text
+from ingest.writer import Writer, upload_text
 from retrieval.library.uploads import PREFIX, Uploads
-from retrieval.scholarly.catalog import Catalog
-from retrieval.vectors.embeddings import Embedder
 from retrieval.vectors.index import ABSTRACT_KINDS, ANYONE, PASSAGE_KINDS, Filters, Index
 from retrieval.vectors.store import StoredPoint
 
@@ -52,22 +50,20 @@ def _texts(chunk: list[StoredPoint], uploads: Uploads) -> tuple[list[tuple[Store
     return again, dropped
 
 
-def _drop_deleted_uploads(uploads: Uploads, new: Index, carried: set[str]) -> int:
+def _drop_deleted_uploads(uploads: Uploads, writer: Writer, carried: set[str]) -> int:
     """Uploads deleted after the rebuild read their points: their points leave the new index too (how many)."""
     gone = [paper_id for paper_id in sorted(carried) if uploads.by_id(int(paper_id.removeprefix(PREFIX))) is None]
     if not gone:
         return 0
-    points = new.count(Filters(paper_ids=tuple(gone), viewer=ANYONE))
-    new.replace(gone, [], kinds=EVERY_KIND)
+    points = writer.index.count(Filters(paper_ids=tuple(gone), viewer=ANYONE))
+    writer.forget(gone, EVERY_KIND)
     return points
 
 
-def rebuild_index(
-    catalog: Catalog, uploads: Uploads, old: Index, new: Index, embedder: Embedder, summary: Summary, progress=None
-) -> Counter:
-    """Fill `new` (empty) from the catalog, the uploads' rows and `old`'s passages; returns the points the new index
-    holds by kind (and `dropped`: points of uploads deleted meanwhile). `old` is only read."""
-    progress = progress or NullProgress()
+def rebuild_index(writer: Writer, uploads: Uploads, old: Index, summary: Summary, progress=None) -> Counter:
+    """Fill the writer's index (empty) from the catalog, the uploads' rows and `old`'s passages; returns the points
+    the new index holds by kind (and `dropped`: points of uploads deleted meanwhile). `old` is only read."""
+    progress, new = progress or NullProgress(), writer.index
     if new.count():
         raise RebuildError("the new index is not empty")
     task = progress.add_task("rebuild: passages and uploads", total=old.count())
@@ -76,12 +72,11 @@ def rebuild_index(
     for chunk in old.points(INDEX_BATCH * 4):
         again, left = _texts(chunk, uploads)
         dropped += left
-        vectors = embedder.documents([text for _, text in again]) if again else []
-        new.load([StoredPoint(p.id, v.dense, v.sparse, p.payload) for (p, _), v in zip(again, vectors, strict=True)])
+        writer.again(again)
         carried |= {str(p.payload["paper_id"]) for p, _ in again if str(p.payload["paper_id"]).startswith(PREFIX)}
         progress.advance(task, len(chunk))
-    index_papers(catalog, new, embedder, summary, progress, optimize=False, everything=True)
-    dropped += _drop_deleted_uploads(uploads, new, carried)
-    new.optimize()
+    index_papers(writer, summary, progress, optimize=False, everything=True)
+    dropped += _drop_deleted_uploads(uploads, writer, carried)
+    writer.optimize()
     written = Counter({kind: new.count(Filters(kinds=(kind,), viewer=ANYONE)) for kind in EVERY_KIND})
     return written + Counter(dropped=dropped)

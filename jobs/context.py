@@ -1,6 +1,6 @@
-"""What a job runs with, typed: the stores it writes, where the services and the index are, its limits, the model
-of the analysis step, and how it gets its HTTP client. The composition root builds one (`Settings.job_context`):
-a command for its own run, `serve` for its worker. Nothing here reads the settings."""
+"""What a job runs with, typed: the stores it writes through (`ingest.writer.Writer`), where the services and the
+index are, its limits, the model of the analysis step, and how it gets its HTTP client. The composition root builds
+one (`Settings.job_context`): a command for its own run, `serve` for its worker. Nothing here reads the settings."""
 
 from __future__ import annotations
 
@@ -13,10 +13,8 @@ from ingest.http import PoliteClient
 from ingest.pdf_worker import PdfLimits
 from ingest.report import Summary
 from ingest.sources import SourceSettings
+from ingest.writer import Writer
 from retrieval.library.uploads import UploadLimits, Uploads
-from retrieval.scholarly.catalog import Catalog
-from retrieval.vectors.embeddings import Embedder
-from retrieval.vectors.index import Index
 from retrieval.vectors.place import IndexPlace
 
 
@@ -58,9 +56,7 @@ class Backups:
 
 @dataclass(frozen=True)
 class JobContext:
-    catalog: Catalog
-    index: Index
-    embedder: Embedder  # the worker's own encoder in `serve`, the settings' one in a command
+    writer: Writer  # the stores a job writes through; its encoder: the worker's own in `serve`, the settings' in a CLI
     uploads: Uploads
     sources: SourceSettings
     place: IndexPlace  # where `index` lives: a rebuild makes its new index beside it

@@ -22,18 +22,17 @@ from ingest.harvest.s2 import enrich_papers as s2_enrich
 from ingest.http import FetchError
 from ingest.indexing import index_papers
 from ingest.ondemand import NotOnArxiv, NotStored, fetch_paper
-from ingest.pdfs import download_pdfs, ingest_pdf_files, pdf_files
+from ingest.pdfs import download_pdfs, index_upload, ingest_pdf_files, pdf_files
 from ingest.pipeline import finish_catalog
 from ingest.report import Summary
-from ingest.uploads import index_upload
 from jobs.context import JobContext, JobIncomplete, KindInfo
 from jobs.upkeep import run_backup, run_rebuild
 
 
 def index_changes(ctx: JobContext, summary: Summary, progress) -> None:
     """After records changed: cross-record work, then embed and index what changed."""
-    finish_catalog(ctx.catalog)
-    index_papers(ctx.catalog, ctx.index, ctx.embedder, summary, progress, batch=ctx.limits.index_batch)
+    finish_catalog(ctx.writer.catalog)
+    index_papers(ctx.writer, summary, progress, batch=ctx.limits.index_batch)
 
 
 def _fetching(ctx: JobContext, summary: Summary, progress, fetch: Callable, index_after: bool = True) -> None:
@@ -56,12 +55,12 @@ def _day(value: str | None) -> date | None:
 
 def run_demo(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     root = Path(args["source"]) if args.get("source") else DEMO_DIR
-    if args.get("write_vectors") and ctx.index.count():
+    if args.get("write_vectors") and ctx.writer.index.count():
         raise JobIncomplete(f"--write-vectors needs an empty data directory; {ctx.place.path} holds an index")
-    loaded = load_demo(ctx.catalog, ctx.index, ctx.embedder, root, progress, write_vectors=bool(args.get("write_vectors")))
+    loaded = load_demo(ctx.writer, root, progress, write_vectors=bool(args.get("write_vectors")))
     summary.counts.update(loaded.counts)
     summary.failures.extend(loaded.failures)
-    kinds, counts = ctx.index.points_by_kind(), ctx.catalog.counts()
+    kinds, counts = ctx.writer.index.points_by_kind(), ctx.writer.catalog.counts()
     return (f"catalog: {', '.join(f'{k} {v}' for k, v in counts.items())}; index points {sum(kinds.values())} "
             f"({kinds['abstract']} abstracts, {kinds['window']} windows, {kinds['passage']} passages)")  # fmt: skip
 
@@ -70,11 +69,11 @@ def run_pdfs(ctx: JobContext, args: dict, summary: Summary, progress) -> None:
     limits = ctx.limits.pdfs(args.get("memory_mb", 1024), args.get("timeout", 60.0))
     if args.get("paths"):
         files = pdf_files([Path(p) for p in args["paths"]])
-        ingest_pdf_files(ctx.catalog, ctx.index, ctx.embedder, files, summary, progress, limits=limits)
+        ingest_pdf_files(ctx.writer, files, summary, progress, limits=limits)
         return
 
     def fetch(client, progress):
-        download_pdfs(ctx.catalog, ctx.index, ctx.embedder, client, summary, progress, limits=limits,
+        download_pdfs(ctx.writer, client, summary, progress, limits=limits,
                       limit=args.get("limit"), retry_failed=bool(args.get("retry_failed")),
                       pdf_base=ctx.sources.arxiv_pdf_url)  # fmt: skip
 
@@ -88,13 +87,13 @@ def run_arxiv(ctx: JobContext, args: dict, summary: Summary, progress) -> None:
                    "until": last, "limit": args.get("limit")}  # fmt: skip
 
         def fetch(client, progress):
-            harvest_oai(ctx.catalog, client, src.arxiv_oai_url, summary, progress, **options)
+            harvest_oai(ctx.writer.catalog, client, src.arxiv_oai_url, summary, progress, **options)
     else:
         wanted = ArxivQuery(query=args.get("query"), categories=tuple(args.get("categories", ())), since=first,
                             until=last)  # fmt: skip
 
         def fetch(client, progress):
-            harvest_api(ctx.catalog, client, src.arxiv_api_url, wanted, summary, progress,
+            harvest_api(ctx.writer.catalog, client, src.arxiv_api_url, wanted, summary, progress,
                         page_size=args.get("page_size", 100), limit=args.get("limit"))  # fmt: skip
 
     _fetching(ctx, summary, progress, fetch, index_after=args.get("index", True))
@@ -107,11 +106,11 @@ def run_openalex(ctx: JobContext, args: dict, summary: Summary, progress) -> str
         api = OpenAlex(client, src.openalex_url, src.contact_email, src.openalex_key)
         if budget := api.budget():
             notes.append(f"OpenAlex budget left today: ${budget.get('daily_remaining_usd')}")
-        openalex_enrich(ctx.catalog, api, summary, progress, refresh=refresh, limit=args.get("limit"))
+        openalex_enrich(ctx.writer.catalog, api, summary, progress, refresh=refresh, limit=args.get("limit"))
         if args.get("references", True):
-            name_references(ctx.catalog, api, summary, progress)
+            name_references(ctx.writer.catalog, api, summary, progress)
         if args.get("entities", True):
-            enrich_entities(ctx.catalog, api, summary, progress, refresh=refresh)
+            enrich_entities(ctx.writer.catalog, api, summary, progress, refresh=refresh)
 
     _fetching(ctx, summary, progress, fetch, index_after=args.get("index", True))
     return "\n".join(notes) or None
@@ -122,7 +121,7 @@ def run_s2(ctx: JobContext, args: dict, summary: Summary, progress) -> None:
 
     def fetch(client, progress):
         api = SemanticScholar(client, src.s2_url, src.s2_key)
-        s2_enrich(ctx.catalog, api, summary, progress, refresh=bool(args.get("refresh")),
+        s2_enrich(ctx.writer.catalog, api, summary, progress, refresh=bool(args.get("refresh")),
                   references=args.get("references", True), limit=args.get("limit"),
                   citations=bool(args.get("citations")))  # fmt: skip
 
@@ -135,13 +134,13 @@ NO_MODEL = "no LLM is configured: set SCHOLARLOOM_LLM (e.g. openai/gpt-4o-mini o
 def run_analyse(ctx: JobContext, args: dict, summary: Summary, progress) -> None:
     if ctx.analyst is None:
         raise JobIncomplete(NO_MODEL)
-    analyse_papers(ctx.catalog, ctx.analyst.ask, summary, progress, args.get("limit"), bool(args.get("refresh")),
+    analyse_papers(ctx.writer.catalog, ctx.analyst.ask, summary, progress, args.get("limit"), bool(args.get("refresh")),
                    unavailable=ctx.analyst.unavailable)  # fmt: skip
 
 
 def _update_steps(ctx: JobContext, args: dict, summary: Summary, since: date) -> list[tuple[str, Callable]]:
     """(name, step) pairs of `ingest update`, in order; each step takes the HTTP client and the progress bars."""
-    src, catalog = ctx.sources, ctx.catalog
+    src, catalog = ctx.sources, ctx.writer.catalog
     window = {"set_spec": args.get("set", "cs"), "since": since}
     steps = [("arXiv OAI-PMH", lambda c, p: harvest_oai(catalog, c, src.arxiv_oai_url, summary, p, **window))]
     if args.get("openalex", True):
@@ -155,8 +154,8 @@ def _update_steps(ctx: JobContext, args: dict, summary: Summary, since: date) ->
     if pdfs := args.get("pdfs", 0):
         limits = ctx.limits.pdfs()
         steps.append(
-            ("PDFs", lambda c, p: download_pdfs(catalog, ctx.index, ctx.embedder, c, summary, p, limits=limits,
-                                                limit=pdfs, pdf_base=src.arxiv_pdf_url))  # fmt: skip
+            ("PDFs", lambda c, p: download_pdfs(ctx.writer, c, summary, p, limits=limits, limit=pdfs,
+                                                pdf_base=src.arxiv_pdf_url))  # fmt: skip
         )
     analyst = ctx.analyst if args.get("analyse", True) else None
     if analyst is not None:
@@ -169,7 +168,7 @@ def run_update(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     """The incremental run: new arXiv records since the last harvest, enrichment, index, PDFs, analysis. Each step
     reports its own result; a failing step does not stop the ones after it."""
     oai_set = args.get("set", "cs")
-    last = (ctx.catalog.cursor(oai_last_name(oai_set)) or {}).get("datestamp")
+    last = (ctx.writer.catalog.cursor(oai_last_name(oai_set)) or {}).get("datestamp")
     since = date.fromisoformat(last[:10]) if last else date.today() - timedelta(days=args.get("days", 3))
     problems = []
     failing = (FetchError, *(ctx.analyst.unavailable if ctx.analyst else ()))
@@ -189,7 +188,7 @@ def run_paper(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     src = ctx.sources
     with ctx.fetcher() as client:
         try:
-            paper_id = fetch_paper(ctx.catalog, ctx.index, ctx.embedder, client, args["arxiv_id"], summary, progress,
+            paper_id = fetch_paper(ctx.writer, client, args["arxiv_id"], summary, progress,
                                    api_url=src.arxiv_api_url, openalex=OpenAlex(client, src.openalex_url,
                                    src.contact_email, src.openalex_key), limits=ctx.limits.pdfs(),
                                    pdf_base=src.arxiv_pdf_url)  # fmt: skip
@@ -199,7 +198,7 @@ def run_paper(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
 
 
 def run_upload(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
-    return index_upload(ctx.catalog, ctx.index, ctx.embedder, ctx.uploads, int(args["upload_id"]),
+    return index_upload(ctx.writer, ctx.uploads, int(args["upload_id"]),
                         ctx.limits.uploads(), summary, progress, fields_only=bool(args.get("fields_only")))  # fmt: skip
 
 

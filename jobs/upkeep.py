@@ -18,7 +18,7 @@ def run_backup(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     """One archive of the catalog, the index, the files and the settings (`retrieval.upkeep.backup`); in `serve`'s
     worker it runs between other jobs, so no ingest writes while the index is read."""
     destination = Path(args["destination"])
-    sources = Sources(ctx.catalog.engine, ctx.index, ctx.backups.folders, ctx.backups.settings)
+    sources = Sources(ctx.writer.catalog.engine, ctx.writer.index, ctx.backups.folders, ctx.backups.settings)
     try:
         manifest = write_backup(destination, sources, progress)
     except BackupError as exc:
@@ -42,14 +42,14 @@ def run_rebuild(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     place = ctx.place
     new = place.beside()
     try:
-        written = rebuild_index(ctx.catalog, ctx.uploads, ctx.index, new, ctx.embedder, summary, progress)
+        written = rebuild_index(ctx.writer.into(new), ctx.uploads, ctx.writer.index, summary, progress)
     except BaseException as exc:  # nothing of the half-made index stays open or on disk; the one in use is untouched
         place.discard(new)
         if isinstance(exc, RebuildError):
             raise JobIncomplete(f"{exc}; the index in use is unchanged") from exc
         raise
     counts = ", ".join(f"{n:,} {kind}s" for kind, n in written.items() if kind != "dropped")
-    where = place.adopt(ctx.index, new, args.get("grace", SWAP_GRACE_SECONDS))
+    where = place.adopt(ctx.writer.index, new, args.get("grace", SWAP_GRACE_SECONDS))
     if place.url:
         return (f"rebuilt into the collection {where}: {counts}. Set SCHOLARLOOM_COLLECTION={where} and restart; "
                 f"delete {place.collection} once satisfied")  # fmt: skip

@@ -304,11 +304,13 @@ class Settings(BaseSettings):
     def job_context(self, index=None, embedder=None, clients=None, close=None) -> "JobContext":
         """What a job runs with (`jobs.context`): by default this process's own index and encoder (a command);
         `serve`'s worker gives its encoder process and its one polite client."""
+        from ingest.writer import Writer
         from jobs.context import Backups, JobContext, Limits
 
         limits = Limits(self.sources.pdf_max_bytes, self.upload_limits(), self.index_batch)
+        writer = Writer(self.catalog(), index or self.index(), embedder or self.embedder())
         return JobContext(
-            self.catalog(), index or self.index(), embedder or self.embedder(), self.uploads(), self.sources,
+            writer, self.uploads(), self.sources,
             self.index_place(), limits, Backups(self.backup_folders(), self.without_secrets()), self.analyst(),
             clients=clients, close=close or (lambda: None),
         )  # fmt: skip

@@ -238,6 +238,7 @@ def fulltext(tmp_path_factory, embedder):
     from ingest.pdfs import ingest_pdf_files
     from ingest.pipeline import load_records
     from ingest.report import Summary
+    from ingest.writer import Writer
 
     root = tmp_path_factory.mktemp("fulltext")
     files = root / "pdfs"
@@ -253,8 +254,8 @@ def fulltext(tmp_path_factory, embedder):
     ]
     summary = Summary()
     load_records(catalog, "test", records, summary)
-    index_papers(catalog, index, embedder, summary)
-    ingest_pdf_files(catalog, index, embedder, sorted(files.glob("*.pdf")), summary)
+    index_papers(Writer(catalog, index, embedder), summary)
+    ingest_pdf_files(Writer(catalog, index, embedder), sorted(files.glob("*.pdf")), summary)
     yield settings, summary, files
     settings.close()
 

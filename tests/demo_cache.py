@@ -104,11 +104,12 @@ def demo_build(data_dir: Path, embedder, copy: bool = True) -> Summary:
 
 def _load(data_dir: Path, embedder) -> Summary:
     from ingest.demo import load_demo
+    from ingest.writer import Writer
     from scholarloom.settings import Settings
 
     settings = Settings(data_dir=data_dir).adopt(embedder=embedder)
     try:
-        summary = load_demo(settings.catalog(), settings.index(), settings.embedder())
+        summary = load_demo(Writer.of(settings.archive()))
     finally:
         settings.close()  # the embedded index is flushed and unlocked before it is copied
     return summary

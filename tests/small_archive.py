@@ -15,6 +15,7 @@ import pytest
 from auth.accounts import add_user, create_tables
 from harness.serve import Server, served
 from ingest.demo import DEMO_DIR, load_demo
+from ingest.writer import Writer
 from tests.chat_server import PASSWORD
 from tests.ingest.ondemand_fixtures import ALSO_ASKED, ASKED, OPENALEX_NOTHING, STAND_IN_PDF, id_list_answer
 
@@ -28,7 +29,7 @@ def small_archive(tmp_path: Path, make_instance, users: dict[str, str]) -> Path:
     shutil.copy(DEMO_DIR / "pdfs" / "metadata.jsonl", root / "pdfs")
     data = tmp_path / "data"
     settings = make_instance(data)
-    load_demo(settings.catalog(), settings.index(), settings.embedder(), root)
+    load_demo(Writer.of(settings.archive()), root)
     create_tables(settings.catalog().engine)
     for name, password in users.items():
         add_user(settings.catalog().engine, name, password)

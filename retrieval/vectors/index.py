@@ -253,7 +253,7 @@ class Index:
 
 
 class PassageText(Protocol):
-    """A passage of a PDF's text as the full-text reader cuts it (`ingest.fulltext.Passage`)."""
+    """A passage of a PDF's text as the full-text reader cuts it (`ingest.writer.Passage`)."""
 
     number: int
     page: int

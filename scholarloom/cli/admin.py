@@ -194,7 +194,7 @@ def bench_retrieval(
 ) -> None:
     """nDCG@10, Recall@100 and MRR@10 for BM25, dense and hybrid search on a BEIR data set (e.g. SciFact)."""
     from ingest.beir import retrieval_benchmark
-    from ingest.indexing import Windowing
+    from ingest.writer import Windowing
     from retrieval.vectors.fusion import FusionParams
 
     settings = load_settings()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from assistant.questions import Question
 from assistant.retrieval_only import NOTICE, answer_without_llm
 from assistant.tools import ToolDeps, call_tool
 from assistant.tools.compare import compare_papers
@@ -43,7 +44,8 @@ def test_every_cell_names_its_paper_and_full_text_its_page(demo):
 async def test_retrieval_only_answers_a_comparison_with_the_table(demo):
     ui = RecordingUI()
     deps = ToolDeps(demo.archive(), user="alice")
-    outcome = await answer_without_llm(deps, "Compare 2004.07180, 1802.05365 and 2005.02877 on task and data set", ui)
+    asked = Question.of("Compare 2004.07180, 1802.05365 and 2005.02877 on task and data set")
+    outcome = await answer_without_llm(deps, asked, ui)
     assert [s["name"] for s in ui.steps] == ["compare_papers"]
     assert ui.steps[0]["arguments"]["aspects"] == ["task", "data set"]
     assert outcome.text.startswith(NOTICE) and "| Paper | task | data set |" in outcome.text
@@ -55,7 +57,7 @@ async def test_retrieval_only_answers_a_comparison_with_the_table(demo):
     assert "[Open the table as a page](/compare?ids=" in outcome.text
     # "compare them" after an answer that showed papers compares those papers
     later = ToolDeps(demo.archive(), user="alice", focus=tuple(c for c in outcome.cards if c.kind == "paper")[:2])
-    again = await answer_without_llm(later, "How do they compare in terms of method?", RecordingUI())
+    again = await answer_without_llm(later, Question.of("How do they compare in terms of method?"), RecordingUI())
     assert "| Paper | method |" in again.text and again.text.count("| [\\[") == 2
 
 

@@ -14,6 +14,7 @@ from harness.llm_server import text, tool_call
 from ingest.indexing import index_papers
 from ingest.pipeline import load_records
 from ingest.report import Summary
+from ingest.writer import Writer
 from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from tests.assistant.test_agent import RecordingUI
 
@@ -40,7 +41,7 @@ def hostile(empty_instance):
         published=datetime(2024, 1, 1, tzinfo=timezone.utc),
     )
     load_records(settings.catalog(), "test", [record], Summary())
-    index_papers(settings.catalog(), settings.index(), settings.embedder(), Summary())
+    index_papers(Writer.of(settings.archive()), Summary())
     return settings
 
 

@@ -9,8 +9,9 @@ import typing
 
 from assistant.tools import TOOLS, ToolDeps, call_tool
 from ingest.pdf_worker import PdfLimits
+from ingest.pdfs import index_upload
 from ingest.report import Summary
-from ingest.uploads import index_upload
+from ingest.writer import Writer
 from tests.ingest.test_uploads import PHRASE, _stored
 
 LEAKS = re.compile(r"upload:\d|/me/library/\d|longeval\.pdf|Kalpesh|Bransom|Dasigi", re.I)
@@ -36,7 +37,7 @@ def _arguments(tool, upload_id: str) -> list[dict]:
 def test_no_tool_shows_another_users_upload(make_instance, tmp_path):
     settings = make_instance(tmp_path / "data")
     upload = _stored(settings, tmp_path)
-    index_upload(settings.catalog(), settings.index(), settings.embedder(), settings.uploads(), upload.id, PdfLimits(),
+    index_upload(Writer.of(settings.archive()), settings.uploads(), upload.id, PdfLimits(),
                  Summary())  # fmt: skip
     paper_id = f"upload:{upload.id}"
     archive = settings.archive()

@@ -48,6 +48,7 @@ def _add_hostile_paper(data_dir, embedder) -> None:
     from ingest.indexing import index_papers
     from ingest.pipeline import load_records
     from ingest.report import Summary
+    from ingest.writer import Writer
     from retrieval.scholarly.records import AuthorRecord, PaperRecord
 
     settings = Settings(data_dir=data_dir).adopt(embedder=embedder)
@@ -58,7 +59,7 @@ def _add_hostile_paper(data_dir, embedder) -> None:
         published=datetime(2024, 12, 1, tzinfo=timezone.utc),
     )  # fmt: skip
     load_records(settings.catalog(), "test", [record], Summary())
-    index_papers(settings.catalog(), settings.index(), embedder, Summary())
+    index_papers(Writer(settings.catalog(), settings.index(), embedder), Summary())
     settings.close()
 
 

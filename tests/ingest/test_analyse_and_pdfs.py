@@ -9,10 +9,11 @@ from sqlmodel import select
 
 from harness.llm_server import text
 from ingest.analyse import analyse_papers, parse_analysis
-from ingest.fulltext import cited_identifiers
+from ingest.pdf_text import cited_identifiers
 from ingest.pdfs import download_pdfs
 from ingest.pipeline import load_records
 from ingest.report import Summary
+from ingest.writer import Writer
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Citation
 from retrieval.scholarly.records import AuthorRecord, PaperRecord
@@ -122,7 +123,7 @@ def test_pdfs_come_from_arxiv_org_with_their_reference_lists(make_instance, tmp_
     )
     summary = Summary()
     with make_client(replay) as client:
-        download_pdfs(catalog, index, embedder, client, summary)
+        download_pdfs(Writer(catalog, index, embedder), client, summary)
     reasons = {f.key: f.reason for f in summary.failures}
     assert "answered 404" in reasons["https://arxiv.org/pdf/2999.00001"]
     assert "evil.example.org is not an allowed host" in reasons["https://arxiv.org/pdf/2006.14799"]
@@ -134,7 +135,7 @@ def test_pdfs_come_from_arxiv_org_with_their_reference_lists(make_instance, tmp_
     assert len(cited) == 9 and cited["2006.14799"] == "2006.14799"  # in the corpus: linked to its paper
     before = len(replay.requests)
     with make_client(replay) as client:
-        download_pdfs(catalog, index, embedder, client, Summary())
+        download_pdfs(Writer(catalog, index, embedder), client, Summary())
     assert len(replay.requests) == before  # done and failed PDFs are not fetched again
 
     # Retrying the failed ones: a truncated PDF is fetched, fails in the parser, and is reported.
@@ -142,6 +143,6 @@ def test_pdfs_come_from_arxiv_org_with_their_reference_lists(make_instance, tmp_
     replay.add("GET", "arxiv.org", "/pdf/2006.14799", PDFS.joinpath("2023.eacl-main.121.pdf").read_bytes()[:5000])
     summary = Summary()
     with make_client(replay) as client:
-        download_pdfs(catalog, index, embedder, client, summary, retry_failed=True)
+        download_pdfs(Writer(catalog, index, embedder), client, summary, retry_failed=True)
     assert [f.key for f in summary.failures] == ["https://arxiv.org/pdf/2999.00001", "https://arxiv.org/pdf/2006.14799"]
     settings.close()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ingest.demo import DEMO_DIR, load_demo, vector_book_path, with_vector_book
-from ingest.indexing import abstract_windows, index_text
+from ingest.writer import Writer, abstract_windows, index_text
 from retrieval.vectors.index import Filters
 from retrieval.vectors.vector_book import VectorBook
 
@@ -87,7 +87,7 @@ def test_paper_merged_from_arxiv_and_openalex(demo):
 
 def test_second_run_changes_nothing(demo):
     before = demo.catalog().counts()
-    summary = load_demo(demo.catalog(), demo.index(), demo.embedder())
+    summary = load_demo(Writer.of(demo.archive()))
     assert summary.counts["added"] == summary.counts["updated"] == summary.counts["indexed"] == 0
     assert summary.counts["unchanged"] > 5000
     assert demo.catalog().counts() == before
@@ -111,7 +111,7 @@ def test_corrupt_records_are_reported_and_skipped(make_instance, tmp_path):
     ]
     (root / "arxiv_metadata" / "mixed.jsonl").write_text("\n".join([good[0], *bad, *good[1:]]) + "\n")
     settings = make_instance(tmp_path / "data")
-    summary = load_demo(settings.catalog(), settings.index(), settings.embedder(), root=root)
+    summary = load_demo(Writer.of(settings.archive()), root=root)
     assert settings.catalog().counts()["papers"] == 4  # three good lines and the seed record
     assert summary.counts["failed"] == len(bad)
     reasons = {f.key: f.reason for f in summary.failures}
@@ -133,15 +133,15 @@ def _small_corpus(root):
 def test_a_written_book_loads_the_corpus_again_without_the_encoder(make_instance, tmp_path):
     root = _small_corpus(tmp_path / "corpus")
     first = make_instance(tmp_path / "one")
-    written = load_demo(first.catalog(), first.index(), first.embedder(), root=root, write_vectors=True)
+    written = load_demo(Writer.of(first.archive()), root=root, write_vectors=True)
     assert written.counts["vectors read"] == 0 and written.counts["vectors computed"] > 5
     assert len(VectorBook.read(vector_book_path(root), first.embedder().model_id())) == written.counts[
         "vectors computed"
     ]
     with pytest.raises(ValueError, match="empty index"):  # a loaded index would leave the book short
-        load_demo(first.catalog(), first.index(), first.embedder(), root=root, write_vectors=True)
+        load_demo(Writer.of(first.archive()), root=root, write_vectors=True)
     second = make_instance(tmp_path / "two")
-    again = load_demo(second.catalog(), second.index(), second.embedder(), root=root)
+    again = load_demo(Writer.of(second.archive()), root=root)
     assert again.counts["vectors computed"] == 0 and again.counts["vectors read"] == written.counts["vectors computed"]
     query = first.embedder().query("graph theory")
     found = [[(h.paper_id, round(h.score, 5)) for h in s.index().papers(query, limit=5)] for s in (first, second)]

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from ingest.fulltext import heading_of, passages
+from ingest.pdf_text import heading_of
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.pdfs import ingest_pdf_files, paper_id_for
 from ingest.report import Summary
+from ingest.writer import Writer, passages
 from retrieval.search.hybrid import search_passages
 from retrieval.vectors.index import Filters
 from tests.conftest import LONGEVAL, PDFS, S2ORC
@@ -59,7 +60,7 @@ def test_rerun_skips_unchanged_pdfs(fulltext):
     index = settings.index()
     before = index.count()
     summary = Summary()
-    ingest_pdf_files(settings.catalog(), index, settings.embedder(), sorted(files.glob("*.pdf")), summary)
+    ingest_pdf_files(Writer(settings.catalog(), index, settings.embedder()), sorted(files.glob("*.pdf")), summary)
     assert summary.counts["unchanged"] == 2 and index.count() == before
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from ingest.ondemand import NotOnArxiv, fetch_paper
 from ingest.report import Summary
+from ingest.writer import Writer
 from retrieval.vectors.index import Filters
 from tests.ingest.ondemand_fixtures import ASKED, recorded_routes
 from tests.ingest.test_http import make_client
@@ -21,7 +22,7 @@ def test_a_paper_is_fetched_by_its_id_alone(empty_instance):
     summary = Summary()
     with make_client(replay) as client:
         openalex = OpenAlex(client, "https://api.openalex.org", "ops@example.org", None)
-        paper_id = fetch_paper(settings.catalog(), settings.index(), settings.embedder(), client, ASKED, summary,
+        paper_id = fetch_paper(Writer.of(settings.archive()), client, ASKED, summary,
                                api_url=API, openalex=openalex)  # fmt: skip
     assert paper_id == ASKED
     paper = settings.catalog().papers([ASKED])[ASKED]
@@ -37,7 +38,7 @@ def test_a_paper_is_fetched_by_its_id_alone(empty_instance):
 def test_an_id_arxiv_does_not_have_ends_clearly(empty_instance):
     settings = empty_instance
     with make_client(recorded_routes(Replay())) as client, pytest.raises(NotOnArxiv, match="arXiv has no paper"):
-        fetch_paper(settings.catalog(), settings.index(), settings.embedder(), client, "2512.99999", Summary(),
+        fetch_paper(Writer.of(settings.archive()), client, "2512.99999", Summary(),
                     api_url=API)  # fmt: skip
     assert settings.catalog().counts()["papers"] == 0
 
@@ -54,7 +55,7 @@ def test_a_record_that_could_not_be_stored_fails_the_request(empty_instance, mon
     monkeypatch.setattr(ondemand, "load_records", nothing_stored)
     settings = empty_instance
     with make_client(recorded_routes(Replay())) as client, pytest.raises(NotStored, match="database is locked"):
-        fetch_paper(settings.catalog(), settings.index(), settings.embedder(), client, ASKED, Summary(), api_url=API)
+        fetch_paper(Writer.of(settings.archive()), client, ASKED, Summary(), api_url=API)
 
 
 def test_another_writer_between_a_records_reads_and_its_write_loses_nothing(empty_instance):

@@ -8,6 +8,7 @@ from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker, read_frame_within
 from ingest.pdfs import FAILED, STAGE, store_fulltext
 from ingest.pipeline import load_records
 from ingest.report import Summary
+from ingest.writer import Writer
 from tests.conftest import LONGEVAL, PDFS, _fulltext_paper
 
 
@@ -28,20 +29,20 @@ def instance(empty_instance):
 
 def test_bomb_loop_and_truncated_pdfs_fail_alone(instance):
     settings, catalog, papers = instance
-    index, embedder = settings.index(), settings.embedder()
+    writer = Writer(catalog, settings.index(), settings.embedder())
     hostile = {"2101.00001": decompression_bomb(), "2101.00002": reference_loop(), "2101.00003": truncated()}
     assert len(hostile["2101.00001"]) < 200_000  # a small file whose text is gigabytes
     summary = Summary()
     before = _rss_mb()
     with PdfWorker(PdfLimits(memory_mb=512, seconds=4)) as worker:
         for paper_id, data in hostile.items():
-            ok = store_fulltext(catalog, index, embedder, worker, papers[paper_id], data, summary, {}, {}, paper_id)
+            ok = store_fulltext(writer, worker, papers[paper_id], data, summary, {}, {}, paper_id)
             assert ok is False
         grew = _rss_mb() - before
         bomb_failure, loop_failure, cut_failure = (f.reason for f in summary.failures)
         # The good paper after them is parsed by the restarted worker.
         good = (PDFS / "2023.eacl-main.121.pdf").read_bytes()
-        assert store_fulltext(catalog, index, embedder, worker, papers[LONGEVAL], good, summary, {}, {}, "good")
+        assert store_fulltext(writer, worker, papers[LONGEVAL], good, summary, {}, {}, "good")
     assert "longer than 4 s" in bomb_failure or "more than 512 MB" in bomb_failure, bomb_failure
     assert "cyclic" in loop_failure and "unreadable PDF" in cut_failure
     failed = catalog.ledger_hashes(FAILED)
@@ -80,14 +81,13 @@ def test_the_parent_refuses_an_oversized_or_stalled_answer():
 def test_a_reference_list_made_to_backtrack_is_read_in_the_worker(monkeypatch):
     """The reference list and what the file says it is are read in the worker, under its limits: the parent never
     runs a pattern over the file's text, and the commas cost linear time there."""
-    import ingest.fulltext
-    import ingest.pdf_meta
+    import ingest.pdf_text
 
     def not_here(*_):
         raise AssertionError("the file's text was analysed in the ingesting process")
 
-    monkeypatch.setattr(ingest.fulltext, "cited_identifiers", not_here)
-    monkeypatch.setattr(ingest.pdf_meta, "guess_metadata", not_here)
+    monkeypatch.setattr(ingest.pdf_text, "cited_identifiers", not_here)
+    monkeypatch.setattr(ingest.pdf_text, "guess_metadata", not_here)
     with PdfWorker(PdfLimits(seconds=30)) as worker:
         parsed = worker.read(backtracking_references())
     assert parsed.cited == [("arxiv", "2004.07180")]

@@ -9,9 +9,9 @@ import pytest
 
 from ingest.demo import DEMO_DIR
 from ingest.pdf_worker import PdfLimits
-from ingest.pdfs import ingest_pdf_files, pdf_files
+from ingest.pdfs import index_upload, ingest_pdf_files, pdf_files
 from ingest.report import Summary
-from ingest.uploads import index_upload
+from ingest.writer import Writer
 from jobs.context import JobIncomplete
 from jobs.upkeep import run_rebuild
 from retrieval.vectors.index import ANYONE, PASSAGE_KINDS, Filters, edge_folder
@@ -43,9 +43,9 @@ def prepared(tmp_path_factory, embedder):
     data = small_archive(root, make, {})
     settings = make(data)
     catalog, index = settings.catalog(), settings.index()
-    ingest_pdf_files(catalog, index, embedder, pdf_files([DEMO_DIR / "pdfs" / f"{ELMO}.pdf"]), Summary())
+    ingest_pdf_files(Writer(catalog, index, embedder), pdf_files([DEMO_DIR / "pdfs" / f"{ELMO}.pdf"]), Summary())
     upload = _stored(settings, root)
-    index_upload(catalog, index, embedder, settings.uploads(), upload.id, PdfLimits(), Summary())
+    index_upload(Writer(catalog, index, embedder), settings.uploads(), upload.id, PdfLimits(), Summary())
     settings.close()
     return data
 

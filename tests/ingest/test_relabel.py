@@ -3,9 +3,10 @@ without embedding the paper again, on every point of the paper, full-text passag
 
 from __future__ import annotations
 
-from ingest.indexing import index_fulltext, index_papers
+from ingest.indexing import index_papers
 from ingest.pipeline import load_records
 from ingest.report import Summary
+from ingest.writer import Writer
 from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from retrieval.vectors.embeddings import Embedded
 from retrieval.vectors.index import Filters
@@ -20,9 +21,9 @@ def test_new_people_relabel_points_without_reembedding(make_instance, tmp_path):
         authors=[AuthorRecord(name="Ana Lima")], categories=["cs.IR"], source="arxiv_api",
     )  # fmt: skip
     load_records(catalog, "arxiv_api", [record], Summary())
-    index_papers(catalog, index, embedder, Summary())
+    index_papers(Writer(catalog, index, embedder), Summary())
     paper = catalog.papers(["2101.00001"])["2101.00001"]
-    index_fulltext(catalog, index, embedder, paper, ["Sparse retrieval fails on long documents. " * 5])
+    Writer(catalog, index, embedder).full_text(paper, ["Sparse retrieval fails on long documents. " * 5])
     from ingest.pdfs import STAGE
     from retrieval.scholarly.catalog import Catalog
 
@@ -37,7 +38,7 @@ def test_new_people_relabel_points_without_reembedding(make_instance, tmp_path):
     researcher_id = catalog.paper_people()["2101.00001"][0][0]
     assert index.count(Filters(researcher_id=researcher_id)) == 0  # the new researcher is not in the index yet
     summary = Summary()
-    index_papers(catalog, index, embedder, summary)
+    index_papers(Writer(catalog, index, embedder), summary)
     assert summary.counts["relabelled"] == 1 and summary.counts["indexed"] == 0
     assert index.count(Filters(researcher_id=researcher_id, kinds=("abstract",))) == 1
     assert index.count(Filters(researcher_id=researcher_id, kinds=("passage",))) >= 1
@@ -49,7 +50,7 @@ def test_authors_names_are_keywords_and_an_older_archive_gets_them_without_reemb
     """BM25 reads the authors' names (the dense side reads title and abstract only). An archive indexed before that
     (two-part ledger digests, BM25 vectors without names) gets new BM25 vectors on the next run, with the dense
     vectors it has: nothing embedded again."""
-    from ingest.indexing import index_text
+    from ingest.writer import index_text
     from retrieval.vectors.index import IndexPoint
     from retrieval.vectors.store import SPARSE
 
@@ -62,7 +63,7 @@ def test_authors_names_are_keywords_and_an_older_archive_gets_them_without_reemb
         source="arxiv_api",
     )  # fmt: skip
     load_records(catalog, "arxiv_api", [record], Summary())
-    index_papers(catalog, index, embedder, Summary())
+    index_papers(Writer(catalog, index, embedder), Summary())
 
     def by_keyword(query: str) -> list[str]:
         return [hit.paper_id for hit in index.papers(embedder.query(query), limit=5, sides=(SPARSE,))]
@@ -80,11 +81,11 @@ def test_authors_names_are_keywords_and_an_older_archive_gets_them_without_reemb
     assert by_keyword("Quintanilha") == []
 
     summary = Summary()
-    index_papers(catalog, index, embedder, summary)
+    index_papers(Writer(catalog, index, embedder), summary)
     assert summary.counts["rewritten for keywords"] == 1 and summary.counts["indexed"] == 0
     assert by_keyword("Quintanilha") == ["2101.00002"]
     assert (index.abstract_vector("2101.00002") == dense).all()
     again = Summary()
-    index_papers(catalog, index, embedder, again)
+    index_papers(Writer(catalog, index, embedder), again)
     assert not again.counts["rewritten for keywords"] and not again.counts["indexed"]
     settings.close()

@@ -21,7 +21,7 @@ import pytest
 
 from harness.serve import child_environment
 from ingest.demo import DEMO_DIR
-from ingest.indexing import abstract_windows
+from ingest.writer import abstract_windows
 from retrieval.vectors.index import Filters
 from scholarloom.settings import Settings
 

@@ -6,8 +6,9 @@ import shutil
 import pytest
 
 from ingest.pdf_worker import PdfLimits
+from ingest.pdfs import UploadFailed, index_upload
 from ingest.report import Summary
-from ingest.uploads import UploadFailed, index_upload
+from ingest.writer import Writer
 from retrieval.vectors.index import ANYONE, Filters
 from tests.conftest import PDFS
 
@@ -30,7 +31,7 @@ def test_an_upload_is_indexed_for_its_owner_alone_and_deleted_whole(make_instanc
     archive, uploads = settings.archive(), settings.uploads()
     upload = _stored(settings, tmp_path)
     assert not uploads.folder.joinpath(".incoming-test.pdf").exists()  # moved, not copied
-    note = index_upload(settings.catalog(), settings.index(), settings.embedder(), uploads, upload.id, PdfLimits(),
+    note = index_upload(Writer.of(settings.archive()), uploads, upload.id, PdfLimits(),
                         Summary())  # fmt: skip
     row = uploads.get("carol", upload.id)
     assert row.state == "indexed" and row.pages == 20 and row.passages > 20 and f"{row.passages} passages" in note
@@ -59,19 +60,19 @@ def test_a_file_over_the_page_cap_fails_with_its_reason(make_instance, tmp_path)
     upload = _stored(settings, tmp_path)
     summary = Summary()
     with pytest.raises(UploadFailed, match="20 pages, more than the limit of 5"):
-        index_upload(settings.catalog(), settings.index(), settings.embedder(), settings.uploads(), upload.id,
+        index_upload(Writer.of(settings.archive()), settings.uploads(), upload.id,
                      PdfLimits(max_pages=5), summary)  # fmt: skip
     row = settings.uploads().get("carol", upload.id)
     assert row.state == "failed" and "more than the limit of 5" in row.error and summary.failures
     assert _owned_points(settings.index(), row.point_paper_id) == 0
     settings.uploads().delete(row, settings.index())
-    note = index_upload(settings.catalog(), settings.index(), settings.embedder(), settings.uploads(), upload.id,
+    note = index_upload(Writer.of(settings.archive()), settings.uploads(), upload.id,
                         PdfLimits(), Summary())  # fmt: skip
     assert "deleted before it was indexed" in note
 
 
 def test_a_correction_made_while_the_file_is_read_wins(make_instance, tmp_path, monkeypatch):
-    import ingest.uploads as job
+    import ingest.writer as job  # where the upload job cuts its passages
     from jobs.queue import JobQueue
 
     settings = make_instance(tmp_path / "data")
@@ -84,7 +85,7 @@ def test_a_correction_made_while_the_file_is_read_wins(make_instance, tmp_path, 
         return cut(pages, count_tokens)
 
     monkeypatch.setattr(job, "passages", corrected_meanwhile)
-    note = index_upload(settings.catalog(), settings.index(), settings.embedder(), uploads, upload.id, PdfLimits(),
+    note = index_upload(Writer.of(settings.archive()), uploads, upload.id, PdfLimits(),
                         Summary())  # fmt: skip
     row = uploads.get("carol", upload.id)
     assert "described again" in note and row.state == "indexed" and row.passages > 20
@@ -93,6 +94,6 @@ def test_a_correction_made_while_the_file_is_read_wins(make_instance, tmp_path, 
     assert hit.paper.id == row.point_paper_id  # the corrected title is what search matches
     monkeypatch.setattr(job, "passages", cut)  # the correction's own job: the title point only, passages kept
     before = _owned_points(settings.index(), row.point_paper_id)
-    assert "described again" in index_upload(settings.catalog(), settings.index(), settings.embedder(), uploads,
+    assert "described again" in index_upload(Writer.of(settings.archive()), uploads,
                                              upload.id, PdfLimits(), Summary(), fields_only=True)  # fmt: skip
     assert _owned_points(settings.index(), row.point_paper_id) == before

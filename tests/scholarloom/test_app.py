@@ -381,8 +381,9 @@ async def test_the_model_cites_a_page_of_the_users_own_upload(server, scripted, 
     for the full text, then cites what the tool numbered); another user's same question gets no such source."""
     from auth.accounts import add_user
     from ingest.pdf_worker import PdfLimits
+    from ingest.pdfs import index_upload
     from ingest.report import Summary
-    from ingest.uploads import index_upload
+    from ingest.writer import Writer
     from tests.conftest import PDFS
 
     add_user(demo.catalog().engine, "hana", PASSWORD, replace=True)
@@ -393,8 +394,7 @@ async def test_the_model_cites_a_page_of_the_users_own_upload(server, scripted, 
         item = (await http.post("/api/library", files=pdf)).json()
     uploads = demo.uploads()
     try:  # this test server runs no job worker: the upload's job is run here, on the server's own stores
-        await asyncio.to_thread(index_upload, demo.catalog(), demo.index(), demo.embedder(), uploads, item["id"],
-                                PdfLimits(), Summary())  # fmt: skip
+        await asyncio.to_thread(index_upload, Writer.of(demo.archive()), uploads, item["id"], PdfLimits(), Summary())
         question = "How should human evaluation of faithfulness in long-form summaries be done?"
         for who in ("hana", "alice"):
             scripted.enqueue(tool_call("search_fulltext", query="guidelines for human evaluation of faithfulness"),

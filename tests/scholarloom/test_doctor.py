@@ -12,6 +12,7 @@ from harness.llm_server import text, tool_call
 from ingest.indexing import index_papers
 from ingest.pipeline import load_records
 from ingest.report import Summary
+from ingest.writer import Writer
 from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from scholarloom.cli import app
 
@@ -27,7 +28,7 @@ def instance(make_instance, tmp_path, monkeypatch):
                          abstract="We check every part.", authors=[AuthorRecord(name="Ana Lima")],
                          categories=["cs.SE"], source="arxiv_api")  # fmt: skip
     load_records(settings.catalog(), "arxiv_api", [record], Summary())
-    index_papers(settings.catalog(), settings.index(), settings.embedder(), Summary())
+    index_papers(Writer.of(settings.archive()), Summary())
     settings.close()
     for name, value in {"SCHOLARLOOM_DATA_DIR": str(data), "SCHOLARLOOM_DEMO": "1"}.items():
         monkeypatch.setenv(name, value)

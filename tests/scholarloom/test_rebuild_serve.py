@@ -12,6 +12,7 @@ from harness.serve import child_environment, served
 from ingest.demo import DEMO_DIR
 from ingest.pdfs import ingest_pdf_files, pdf_files
 from ingest.report import Summary
+from ingest.writer import Writer
 from tests.chat_server import PASSWORD
 from tests.scholarloom.test_jobs_serve import SCHOLARLOOM, _keep_asking
 from tests.small_archive import small_archive
@@ -26,7 +27,7 @@ def test_an_index_rebuilt_by_the_server_takes_over_without_a_restart(make_instan
     data = small_archive(tmp_path, make_instance, {"alice": PASSWORD})
     settings = make_instance(data)
     summary = Summary()
-    ingest_pdf_files(settings.catalog(), settings.index(), settings.embedder(),
+    ingest_pdf_files(Writer.of(settings.archive()),
                      pdf_files([DEMO_DIR / "pdfs" / f"{ELMO}.pdf"]), summary)  # fmt: skip
     assert summary.counts["passages"] > 20
     settings.close()

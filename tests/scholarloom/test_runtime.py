@@ -3,7 +3,7 @@
 import numpy as np
 
 from ingest.demo import vector_book_path
-from ingest.indexing import index_text
+from ingest.writer import index_text
 from retrieval.vectors.vector_book import VectorBook
 from scholarloom.runtime import Runtime
 
@@ -14,9 +14,9 @@ def test_a_servers_jobs_read_the_demos_vectors_without_starting_their_encoder(de
     context = Runtime.build(make_instance(tmp_path / "instance")).job_context()
     try:
         known = index_text(demo.catalog().paper_view("1802.05365").paper)
-        vectors = context.embedder.dense([known])
-        assert context.embedder.pid is None
-        book = VectorBook.read(vector_book_path(), context.embedder.model_id())
+        vectors = context.writer.embedder.dense([known])
+        assert context.writer.embedder.pid is None
+        book = VectorBook.read(vector_book_path(), context.writer.embedder.model_id())
         assert np.array_equal(vectors[0], book.get(known))
     finally:
         context.close()

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from ingest.uploads import KIND
+from ingest.pdfs import KIND
 from jobs.queue import JobQueue
 from retrieval.library.uploads import UploadState
 from retrieval.vectors.index import ANYONE, Filters

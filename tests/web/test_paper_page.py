@@ -184,7 +184,7 @@ async def test_the_paper_page_links_its_authors_and_the_papers_citing_it(client,
 async def test_similar_papers_come_from_the_stored_vector(client, demo, embedder, monkeypatch):
     """The paper page lists its nearest neighbours (HTML and markdown), found with the vector its title and abstract
     were indexed with: viewing a page embeds nothing."""
-    from ingest.indexing import index_text
+    from ingest.writer import index_text
 
     paper = demo.catalog().papers(["2006.07357"])["2006.07357"]
     stored = demo.index().abstract_vector(paper.id)
