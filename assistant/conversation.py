@@ -87,8 +87,10 @@ def resumed_history(steps: list[dict]) -> tuple[list[dict], dict]:
     return history, last
 
 
-@dataclass
+@dataclass(frozen=True)
 class Conversation:
+    """Never changed in place: each move (a turn, a scope) returns the next conversation, which the handler stores."""
+
     history: list[dict] = field(default_factory=list)
     sources: SourceBook = field(default_factory=SourceBook)
     focus: tuple[Card, ...] = ()  # the last answer's cards: what "she" or "it" in a follow-up refers to
@@ -109,7 +111,7 @@ class Conversation:
         }
 
     @classmethod
-    def from_dict(cls, data: object) -> "Conversation":
+    def from_dict(cls, data: object) -> Conversation:
         """Whatever a session or a thread stored; anything unreadable is left out rather than trusted."""
         data = data if isinstance(data, dict) else {}
         history = data.get("history")
@@ -125,7 +127,7 @@ class Conversation:
         )
 
     @classmethod
-    def resumed(cls, steps: list[dict]) -> "Conversation":
+    def resumed(cls, steps: list[dict]) -> Conversation:
         """A reopened thread: the questions, answers and tool results it rested on, the same source numbers, the
         last cards and the same paper scope, from the metadata each answer's step carries."""
         history, last = resumed_history(steps)
@@ -139,7 +141,19 @@ class Conversation:
             library=last.get("library") is True,
         )
 
-    def after(self, history: list[dict], cards: list[Card], sources: SourceBook) -> "Conversation":
+    def opened(self, **scope: Any) -> Conversation:
+        """The conversation scoped as the chat's address asked (once per session): `scope` is what it names, a
+        `paper`, the user's own `library`, or whom or what it is `about` (then what "she" or "it" in the first
+        question means); nothing, for a chat about nothing in particular."""
+        if "about" in scope:
+            scope["focus"] = (scope["about"],) if scope["about"] else ()
+        return replace(self, **scope, paper_checked=True)
+
+    def about_paper(self, paper_id: str) -> Conversation:
+        """The conversation scoped to one paper (a PDF just attached, a paper just fetched from arXiv)."""
+        return replace(self, paper=paper_id, paper_checked=True)
+
+    def after(self, history: list[dict], cards: list[Card], sources: SourceBook) -> Conversation:
         """The conversation after a turn, this one unchanged: `history` (what the next turn sees: the recent
         messages and the turn's own), the turn's source numbers, and its cards as what it is now about."""
         return replace(self, history=history, sources=sources, focus=tuple(cards[:MAX_FOCUS_CARDS]) or self.focus)

@@ -29,7 +29,7 @@ from scholarloom.settings import Settings
 from web.api import make_api
 from web.cite import BIBTEX, bibtex, cited_papers
 from web.guards import ExpensivePages, PrivatePages, PublicLimits
-from web.http import PagesDeps, not_found, signer
+from web.http import WebDeps, not_found, signer
 from web.render import STATIC, Renderer
 from web.routes import make_router
 
@@ -77,7 +77,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     runtime = runtime or Runtime.build(settings)
     create_history_tables(runtime.engine)
     viewer, sign = _viewer(settings, runtime)
-    deps = PagesDeps(
+    deps = WebDeps(
         runtime.archive,
         Renderer(settings.base_url),
         viewer=viewer,
@@ -90,7 +90,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         llm_status=runtime.llm_status,
         usage=functools.partial(usage_by_user_and_day, runtime.engine),
         budget=f"Each user may use {settings.llm_daily_tokens:,} tokens a day (SCHOLARLOOM_LLM_DAILY_TOKENS)."
-        if settings.llm_daily_tokens else PagesDeps.budget,
+        if settings.llm_daily_tokens else WebDeps.budget,
         metrics=runtime.metrics.render,
         metrics_token=settings.metrics_token.get_secret_value() if settings.metrics_token else None,
         uploads=runtime.uploads,

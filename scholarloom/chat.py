@@ -89,28 +89,32 @@ async def starters(user: cl.User | None = None, language: str | None = None) -> 
 
 def _conversation() -> Conversation:
     found = cl.user_session.get(SESSION_KEY)
-    if not isinstance(found, Conversation):
-        found = Conversation.from_dict(found)
-        cl.user_session.set(SESSION_KEY, found)
-    return found
+    return found if isinstance(found, Conversation) else _keep(Conversation.from_dict(found))
 
 
-async def _scoped(conversation: Conversation) -> str | None:
-    """The catalog id of the paper this chat is about, worked out once per session. Both handlers call it: a
-    first message can arrive before on_chat_start has finished."""
-    if not conversation.paper_checked:
-        spend_once = functools.partial(spend, runtime().engine)
-        kind, subject = await asyncio.to_thread(chat_intent, cl.context.session.environ or {}, spend_once) or ("", "")
-        archive = runtime().archive
-        if kind == "paper":
-            conversation.paper = await asyncio.to_thread(archive.resolve_paper_id, subject, _username())
-        elif kind == "library":
-            conversation.library = subject == "mine"
-        elif kind:
-            conversation.about = await asyncio.to_thread(subject_card, archive, kind, subject)
-            conversation.focus = (conversation.about,) if conversation.about else ()  # "she" in the first question
-        conversation.paper_checked = True
-    return conversation.paper
+def _keep(conversation: Conversation) -> Conversation:
+    """The conversation a turn or a scope left, stored under the session's one key."""
+    cl.user_session.set(SESSION_KEY, conversation)
+    return conversation
+
+
+async def _scoped() -> Conversation:
+    """The session's conversation, scoped (once per session) to what the chat's address names: a paper, the user's
+    library, a researcher or an institution. Both handlers call it: a first message can arrive before on_chat_start
+    has finished."""
+    conversation = _conversation()
+    if conversation.paper_checked:
+        return conversation
+    spend_once = functools.partial(spend, runtime().engine)
+    kind, subject = await asyncio.to_thread(chat_intent, cl.context.session.environ or {}, spend_once) or ("", "")
+    archive = runtime().archive
+    if kind == "paper":
+        return _keep(conversation.opened(paper=await asyncio.to_thread(archive.resolve_paper_id, subject, _username())))
+    if kind == "library":
+        return _keep(conversation.opened(library=subject == "mine"))
+    if kind:
+        return _keep(conversation.opened(about=await asyncio.to_thread(subject_card, archive, kind, subject)))
+    return _keep(conversation.opened())
 
 
 def _username() -> str:
@@ -118,19 +122,14 @@ def _username() -> str:
     return user.identifier if user else "anonymous"
 
 
-def _chat(conversation: Conversation) -> Chat:
-    return runtime().chat(_username(), conversation)
-
-
-def _keep(chat: Chat) -> None:
-    """The conversation a turn left, stored under the session's one key."""
-    cl.user_session.set(SESSION_KEY, chat.conversation)
+async def _chat(conversation: Conversation) -> Chat:
+    """The answer service for this user's conversation (built off the loop: a library chat reads its papers' ids)."""
+    return await asyncio.to_thread(runtime().chat, _username(), conversation)
 
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
-    conversation = _conversation()
-    await _scoped(conversation)
+    conversation = await _scoped()
     if text := await asyncio.to_thread(introduction, conversation, runtime().archive, _username()):
         await cl.Message(content=safe_markdown(text)).send()
 
@@ -139,16 +138,15 @@ async def on_chat_start() -> None:
 async def on_message(message: cl.Message) -> None:
     if not await still_signed_in(_live):
         return
-    conversation = _conversation()
-    await _scoped(conversation)
+    conversation = await _scoped()
     if message.elements:  # attached PDFs join the user's library; the chat is then about the last one
         rt = runtime()
         ready = await take_attachments(message.elements, rt.uploads, _username(), rt.upload_limits, rt.jobs)
         if ready:
-            conversation.paper, conversation.paper_checked = ready[-1].point_paper_id, True
+            conversation = _keep(conversation.about_paper(ready[-1].point_paper_id))
         if not message.content.strip():
             return
-    ui, chat = ChainlitTurnUI(), _chat(conversation)
+    ui, chat = ChainlitTurnUI(), await _chat(conversation)
     user, answer, stopped = _username(), None, False
     REQUEST_ID.set(f"turn-{new_request_id()}")  # this turn's log lines, its tools' and its model calls' too
     held = await asyncio.to_thread(runtime().budget_notice, user) if runtime().settings.llm_daily_tokens else None
@@ -161,7 +159,7 @@ async def on_message(message: cl.Message) -> None:
         raise
     finally:  # even a turn that broke leaves what it showed in the thread
         runtime().after_turn(user, answer, ui.tool_times, stopped, usage)  # (queues its record: no I/O here)
-        _keep(chat)
+        _keep(chat.conversation)
         spent = (answer.usage if answer else usage).to_dict()
         await ui.deliver(chat.conversation.answer_metadata(message.content, spent))
     if runtime().settings.on_demand == "signed-in" and (named := arxiv_ids_in(message.content)):
@@ -184,21 +182,18 @@ async def fetch_from_arxiv(action: cl.Action) -> None:
     )  # fmt: skip
     paper_id = await follow_request(asked, rt.jobs, rt.archive)
     if paper_id:
-        conversation = _conversation()
-        conversation.paper, conversation.paper_checked = paper_id, True
+        _keep(_conversation().about_paper(paper_id))
 
 
 async def _card_action(action: cl.Action) -> None:
     """A card's button: run the one tool it names on the card's catalog id and show what it found."""
     if not await still_signed_in(_live):
         return
-    conversation = _conversation()
-    await _scoped(conversation)
-    ui, chat = ChainlitTurnUI(), _chat(conversation)
+    ui, chat = ChainlitTurnUI(), await _chat(await _scoped())
     payload = action.payload or {}
     target = str(payload.get("id", ""))[:200]
     answer = await chat.act(action.name, target, str(payload.get("title", target)), ui)
-    _keep(chat)
+    _keep(chat.conversation)
     await ui.deliver(chat.conversation.answer_metadata(answer.question))
 
 

@@ -10,7 +10,7 @@ from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from jobs.queue import Job, JobState
 from web.base import PageMeta, md_escape
-from web.http import PagesDeps, not_found, respond, same_origin
+from web.http import WebDeps, not_found, respond, same_origin
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class UsagePage:
         return "\n".join(lines) + "\n"
 
 
-def admin_routes(router: APIRouter, deps: PagesDeps) -> None:
+def admin_routes(router: APIRouter, deps: WebDeps) -> None:
     """Admins see every job and may cancel or retry one; anyone else gets the 404 page (nothing to learn here)."""
     def admin(request: Request) -> str | None:
         user = deps.viewer(request)

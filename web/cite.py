@@ -19,7 +19,7 @@ from fastapi.responses import PlainTextResponse, Response
 from retrieval.archive import Archive
 from retrieval.scholarly.models import Paper
 from web.addresses import split_paper_address
-from web.http import PagesDeps, page_headers
+from web.http import WebDeps, page_headers
 
 BIBTEX = "application/x-bibtex; charset=utf-8"
 RIS = "application/x-research-info-systems; charset=utf-8"
@@ -167,7 +167,7 @@ def _csl_name(name: str) -> dict:
     return {k: v for k, v in named.items() if v}
 
 
-def citation(deps: PagesDeps, address: str) -> Response:
+def citation(deps: WebDeps, address: str) -> Response:
     """/papers/<id>.bib, .ris and .json (CSL): "cite this", as a file to save."""
     stem, kind = address.rsplit(".", 1)
     parts = split_paper_address(stem)
@@ -177,7 +177,7 @@ def citation(deps: PagesDeps, address: str) -> Response:
     return _export(deps, [paper_id], kind, re.sub(r"[^A-Za-z0-9.-]", "_", paper_id))
 
 
-def citations(deps: PagesDeps, ids: list[str], kind: str) -> Response:
+def citations(deps: WebDeps, ids: list[str], kind: str) -> Response:
     """/cite.bib?ids=a,b,c (and .ris, .json): several papers in one file (an answer's sources); ids the archive
     does not hold are left out, and none known is a 404."""
     known = [found for raw in ids[:MAX_PAPERS] if (found := deps.archive.resolve_paper_id(raw.strip()[:100]))]
@@ -193,7 +193,7 @@ def cited_papers(archive: Archive, paper_ids: list[str]) -> list[tuple[Paper, li
     return [(papers[pid], authors.get(pid, [])) for pid in paper_ids if pid in papers]
 
 
-def _export(deps: PagesDeps, paper_ids: list[str], kind: str, name: str) -> Response:
+def _export(deps: WebDeps, paper_ids: list[str], kind: str, name: str) -> Response:
     cited = cited_papers(deps.archive, paper_ids)
     write, media = {"bib": (bibtex, BIBTEX), "ris": (ris, RIS), "json": (csl_json, CSL_JSON)}[kind]
     headers = {**page_headers(), "Content-Disposition": f'inline; filename="{name}.{kind}"'}

@@ -16,7 +16,7 @@ from retrieval.archive import Archive
 from retrieval.search.compare import MAX_ASPECTS, MAX_PAPERS, Comparison, clean_aspects
 from web.addresses import paper_path
 from web.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
-from web.http import PagesDeps, page_headers, respond
+from web.http import WebDeps, page_headers, respond
 
 CSV_TYPE = "text/csv; charset=utf-8"
 # A table costs a restricted search and sentence embeddings per cell: a signed-out reader's tables are smaller.
@@ -159,7 +159,7 @@ def build_compare_page(
     return ComparePage(asked, comparison.aspects, rows, comparison.unknown, limited)
 
 
-def compare_routes(router: APIRouter, deps: PagesDeps) -> None:
+def compare_routes(router: APIRouter, deps: WebDeps) -> None:
     @router.get("/compare", include_in_schema=False)
     @router.get("/compare.md", include_in_schema=False)
     @router.get("/compare.csv", include_in_schema=False)

@@ -20,7 +20,7 @@ XML = "application/xml; charset=utf-8"
 
 
 @dataclass(frozen=True)
-class PagesDeps:
+class WebDeps:
     archive: Archive
     renderer: Renderer
     search_limit: int = 10
@@ -61,7 +61,7 @@ def page_headers() -> dict[str, str]:
     return {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"}
 
 
-def respond(request: Request, deps: PagesDeps, page, template: str, status: int = 200, **context) -> Response:
+def respond(request: Request, deps: WebDeps, page, template: str, status: int = 200, **context) -> Response:
     headers = {**page_headers(), "Vary": "Accept"}
     if wants_markdown(request):
         return PlainTextResponse(page.to_markdown(), status_code=status, media_type=MARKDOWN, headers=headers)
@@ -80,7 +80,7 @@ class Dock:
     label: str  # "this paper", or "" for the chat at large
 
 
-def not_found(request: Request, deps: PagesDeps, message: str, fetch_id: str | None = None) -> Response:
+def not_found(request: Request, deps: WebDeps, message: str, fetch_id: str | None = None) -> Response:
     """The 404 page; for an arXiv id we do not have, with a button that fetches it (when the server allows)."""
     offer = fetch_id if fetch_id and deps.on_demand else None
     if wants_markdown(request):

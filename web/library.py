@@ -24,7 +24,7 @@ from starlette.datastructures import UploadFile
 from retrieval.library.uploads import MB, Upload, UploadRefused
 from web.addresses import LIBRARY, paper_path
 from web.base import PageMeta
-from web.http import PagesDeps, not_found, page_headers, respond, same_origin
+from web.http import WebDeps, not_found, page_headers, respond, same_origin
 from web.library_pages import LibraryPage, UploadPage
 
 _FILE_FIELD = {"type": "object", "required": ["file"], "properties": {"file": {"type": "string", "format": "binary"}}}
@@ -89,7 +89,7 @@ def _capped(receive, cap: int):
     return wrapped
 
 
-async def receive_pdf(request: Request, deps: PagesDeps, owner: str) -> Upload:
+async def receive_pdf(request: Request, deps: WebDeps, owner: str) -> Upload:
     """Spool the multipart field `file` (refused before reading when its declared length is too large, cut off
     when it keeps coming), then store it with its job (`Uploads.accept`). Raises Refused."""
     limits = deps.upload_limits
@@ -131,7 +131,7 @@ def _private(response: Response) -> Response:
     return response
 
 
-def within_write_rate(deps: PagesDeps, user: str) -> None:
+def within_write_rate(deps: WebDeps, user: str) -> None:
     """A user's writes to their library, at most `deps.writes` a minute: 429 with Retry-After past it (each write can
     start a job, take disk or fetch from arXiv; the queue's share caps what waits, this what arrives)."""
     if wait := deps.writes.take(user):
@@ -139,14 +139,14 @@ def within_write_rate(deps: PagesDeps, user: str) -> None:
                             headers={"Retry-After": str(max(1, round(wait)))})  # fmt: skip
 
 
-def library_writer(deps: PagesDeps, request: Request) -> str:
+def library_writer(deps: WebDeps, request: Request) -> str:
     """`library_owner`, within the user's rate of writes."""
     owner = library_owner(deps, request)
     within_write_rate(deps, owner)
     return owner
 
 
-def library_owner(deps: PagesDeps, request: Request) -> str:
+def library_owner(deps: WebDeps, request: Request) -> str:
     """The signed-in user whose library a JSON route reads or writes: 401 for nobody, 503 for a server without."""
     owner = deps.viewer(request)
     if not owner:
@@ -156,7 +156,7 @@ def library_owner(deps: PagesDeps, request: Request) -> str:
     return owner
 
 
-def library_routes(router: APIRouter, deps: PagesDeps) -> None:
+def library_routes(router: APIRouter, deps: WebDeps) -> None:
     """`/api/library` (JSON, the pages' sign-in cookie) and the `/me/library` pages."""
     owner_of = functools.partial(library_owner, deps)
 
@@ -206,7 +206,7 @@ def library_routes(router: APIRouter, deps: PagesDeps) -> None:
     _library_pages(router, deps)
 
 
-def _upload_route(router: APIRouter, deps: PagesDeps, owner_of) -> None:
+def _upload_route(router: APIRouter, deps: WebDeps, owner_of) -> None:
     """`POST /api/library`: a PDF from the page's form or an API client."""
 
     @router.post("/api/library", status_code=201, openapi_extra=MULTIPART_FILE, tags=["library"],
@@ -233,7 +233,7 @@ def _upload_route(router: APIRouter, deps: PagesDeps, owner_of) -> None:
                                      headers={"Location": f"/api/library/{upload.id}"}))  # fmt: skip
 
 
-def _library_pages(router: APIRouter, deps: PagesDeps) -> None:
+def _library_pages(router: APIRouter, deps: WebDeps) -> None:
     """The signed-in user's library as pages, and their forms."""
 
     @router.get("/me/library", include_in_schema=False)

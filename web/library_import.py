@@ -18,7 +18,7 @@ from jobs.requests import ImportReport, import_entries
 from retrieval.library.reading_lists import ReadingListBusy, read_reading_list_bounded
 from web.addresses import LIBRARY
 from web.base import PageMeta, md_escape
-from web.http import PagesDeps, respond, same_origin
+from web.http import WebDeps, respond, same_origin
 from web.library import (
     MISSING,
     MULTIPART_FILE,
@@ -91,7 +91,7 @@ async def _read_list(request: Request) -> str:
         raise Refused(400, "A reading list is a text file (UTF-8).") from None
 
 
-def import_routes(router: APIRouter, deps: PagesDeps) -> None:
+def import_routes(router: APIRouter, deps: WebDeps) -> None:
     owner_of = functools.partial(library_owner, deps)
 
     @router.post("/api/library/import", response_model=ImportOut, tags=["library"], openapi_extra=MULTIPART_FILE,

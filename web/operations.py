@@ -9,12 +9,12 @@ import hmac
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from web.http import PagesDeps, not_found
+from web.http import WebDeps, not_found
 
 PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 
 
-def readiness(deps: PagesDeps) -> tuple[bool, dict]:
+def readiness(deps: WebDeps) -> tuple[bool, dict]:
     """Whether every store the pages and the chat read answers now: the catalog, the vector index, the encoder's
     model files. Each check says what failed, never a trace."""
     checks: dict[str, str] = {}
@@ -33,7 +33,7 @@ def readiness(deps: PagesDeps) -> tuple[bool, dict]:
     return not any(v.startswith("failed") for v in checks.values()), checks
 
 
-def operations_routes(router: APIRouter, deps: PagesDeps) -> None:
+def operations_routes(router: APIRouter, deps: WebDeps) -> None:
     @router.get("/readyz", include_in_schema=False)
     def ready() -> JSONResponse:
         ok, checks = readiness(deps)

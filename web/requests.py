@@ -19,7 +19,7 @@ from jobs.queue import Job, JobState
 from jobs.requests import KIND, request_paper
 from web.addresses import paper_path, request_path
 from web.base import PageMeta, md_escape
-from web.http import PagesDeps, not_found, page_headers, respond, same_origin
+from web.http import WebDeps, not_found, page_headers, respond, same_origin
 from web.library import within_write_rate
 
 
@@ -76,7 +76,7 @@ def in_words(error: str | None) -> str | None:
     return "The paper could not be fetched: arXiv or the network failed. Ask again later."
 
 
-def request_routes(router: APIRouter, deps: PagesDeps) -> None:
+def request_routes(router: APIRouter, deps: WebDeps) -> None:
     @router.post("/papers/request", include_in_schema=False)
     def ask(request: Request, id: str = Form("", max_length=300)) -> Response:  # noqa: A002 - the form's field
         if not same_origin(request):
@@ -107,12 +107,12 @@ def request_routes(router: APIRouter, deps: PagesDeps) -> None:
         return _private(respond(request, deps, page, "paper_request.html"))
 
 
-def _signature(deps: PagesDeps, job_id: int, request: Request) -> str:
+def _signature(deps: WebDeps, job_id: int, request: Request) -> str:
     viewer = deps.viewer(request)
     return deps.sign(f"request:{job_id}:{viewer}") if deps.sign and viewer else ""
 
 
-def _may_follow(deps: PagesDeps, job: Job, request: Request, signed: str) -> bool:
+def _may_follow(deps: WebDeps, job: Job, request: Request, signed: str) -> bool:
     """The user who asked, one who joined the job (the signed address the request sent them to), or an admin."""
     import hmac
 

@@ -20,7 +20,7 @@ from web.compare import compare_routes
 from web.feeds import llms_txt, rss, rss_of, sitemap, sitemap_part
 from web.following import following_page
 from web.home import home_page, papers_page
-from web.http import MARKDOWN, XML, PagesDeps, not_found, page_headers, respond, same_origin
+from web.http import MARKDOWN, XML, WebDeps, not_found, page_headers, respond, same_origin
 from web.library import library_routes
 from web.library_import import import_routes
 from web.lists import list_page
@@ -72,7 +72,7 @@ def _positive(value: str | None) -> int:
     return number if number is not None and 0 < number < 100_000 else 1
 
 
-def make_router(deps: PagesDeps) -> APIRouter:
+def make_router(deps: WebDeps) -> APIRouter:
     """Every page route, in the order they are matched."""
     router = APIRouter()
     for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, compare_routes,
@@ -81,7 +81,7 @@ def make_router(deps: PagesDeps) -> APIRouter:
     return router
 
 
-def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
+def _home_and_papers(router: APIRouter, deps: WebDeps) -> None:
     @router.get("/", include_in_schema=False)
     def home(request: Request) -> Response:
         return respond(request, deps, home_page(deps.archive), "home.html")
@@ -118,14 +118,14 @@ def _home_and_papers(router: APIRouter, deps: PagesDeps) -> None:
         return respond(request, deps, page, "paper.html")
 
 
-def _text_route(deps: PagesDeps, page):
+def _text_route(deps: WebDeps, page):
     def text_page(request: Request) -> Response:
         return respond(request, deps, page, "text.html")
 
     return text_page
 
 
-def _lists_and_feeds(router: APIRouter, deps: PagesDeps) -> None:
+def _lists_and_feeds(router: APIRouter, deps: WebDeps) -> None:
     @router.get("/researchers", include_in_schema=False)
     @router.get("/researchers.md", include_in_schema=False)
     def researchers(request: Request, q: str = Query("", max_length=200)) -> Response:
@@ -162,7 +162,7 @@ def _lists_and_feeds(router: APIRouter, deps: PagesDeps) -> None:
         return PlainTextResponse(llms_txt(deps.archive, deps.renderer.base_url), media_type=MARKDOWN)
 
 
-def _people(router: APIRouter, deps: PagesDeps) -> None:
+def _people(router: APIRouter, deps: WebDeps) -> None:
     def profile(request: Request, address: str, kind: str, build, template: str, resolve=None, **context):
         markdown_suffix = address.endswith(".md")
         bare = address.removesuffix(".md")
@@ -197,7 +197,7 @@ def _people(router: APIRouter, deps: PagesDeps) -> None:
         return profile(request, address, "institution", institution_page, "institution.html", institution_number)
 
 
-def _following(router: APIRouter, deps: PagesDeps) -> None:
+def _following(router: APIRouter, deps: WebDeps) -> None:
     """Signed-in users follow researchers, and read what they published since (a page and a private feed)."""
 
     @router.post("/researchers/{researcher_id}/{action}", include_in_schema=False)
@@ -255,7 +255,7 @@ def _following(router: APIRouter, deps: PagesDeps) -> None:
         return Response(body, media_type="application/rss+xml; charset=utf-8", headers={"Cache-Control": "private"})
 
 
-def _own_form(request: Request, deps: PagesDeps, available: bool) -> tuple[str | None, Response | None]:
+def _own_form(request: Request, deps: WebDeps, available: bool) -> tuple[str | None, Response | None]:
     """The signed-in user of a form posted from this site, or the answer that refuses it."""
     user = deps.viewer(request)
     if user is None or not available:
@@ -265,7 +265,7 @@ def _own_form(request: Request, deps: PagesDeps, available: bool) -> tuple[str |
     return user, None
 
 
-def _search(router: APIRouter, deps: PagesDeps) -> None:
+def _search(router: APIRouter, deps: WebDeps) -> None:
     @router.get("/search", include_in_schema=False)
     def search_page(
         request: Request,

@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 from retrieval.archive import Archive
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
-from web.http import PagesDeps
+from web.http import WebDeps
 from web.paper import paper_page
 from web.render import Renderer
 from web.routes import make_router
@@ -27,7 +27,7 @@ def client(demo):
     from fastapi import FastAPI
 
     app = FastAPI()
-    deps = PagesDeps(demo.archive(), Renderer("http://test"))
+    deps = WebDeps(demo.archive(), Renderer("http://test"))
     app.include_router(make_router(deps))
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 
@@ -112,7 +112,7 @@ async def small_client(tmp_path):
         )
         session.commit()
     app = FastAPI()
-    app.include_router(make_router(PagesDeps(Archive(catalog, None, None), Renderer("http://test"))))
+    app.include_router(make_router(WebDeps(Archive(catalog, None, None), Renderer("http://test"))))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         yield client
     catalog.close()
