@@ -76,7 +76,7 @@ def load_records(
         else:
             grouped.setdefault(record_key(item), []).append(item)
     progress.advance(task, len(outcomes) - sum(map(len, grouped.values())))
-    seen = catalog.ledger_hashes(stage)
+    seen = catalog.ledger_hashes(stage, grouped)  # only this call's keys: a stage may hold millions
     written = 0
     with catalog.session() as session:
         for key, records in grouped.items():

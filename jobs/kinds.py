@@ -25,6 +25,7 @@ from ingest.ondemand import NotOnArxiv, NotStored, fetch_paper
 from ingest.pdfs import download_pdfs, index_upload, ingest_pdf_files, pdf_files
 from ingest.pipeline import finish_catalog
 from ingest.report import Summary
+from ingest.snapshot import SnapshotFilter, import_snapshot
 from jobs.context import JobContext, JobIncomplete, KindInfo
 from jobs.upkeep import run_backup, run_rebuild
 
@@ -164,6 +165,18 @@ def _update_steps(ctx: JobContext, args: dict, summary: Summary, since: date) ->
     return steps
 
 
+def run_snapshot(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    """arXiv's bulk metadata snapshot (`ingest.snapshot`), then the index catches up (unless `index` is false)."""
+    wanted = SnapshotFilter(tuple(args.get("categories") or ()), _day(args.get("since")), _day(args.get("until")))
+    path = Path(args["path"])
+    if not path.is_file():
+        raise JobIncomplete(f"no snapshot file at {path}")
+    kept = import_snapshot(ctx.writer.catalog, path, summary, progress, wanted=wanted, limit=args.get("limit"))
+    if args.get("index", True):
+        index_changes(ctx, summary, progress)
+    return f"snapshot {path.name}: {kept} records kept by the filters"
+
+
 def run_update(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     """The incremental run: new arXiv records since the last harvest, enrichment, index, PDFs, analysis. Each step
     reports its own result; a failing step does not stop the ones after it."""
@@ -210,6 +223,7 @@ KINDS: dict[str, KindInfo] = {
     "s2": KindInfo(run_s2, "Semantic Scholar", "records"),
     "analyse": KindInfo(run_analyse, "analysis", "papers"),
     "update": KindInfo(run_update, "update", "records"),
+    "snapshot": KindInfo(run_snapshot, "arXiv snapshot", "records"),
     "paper": KindInfo(run_paper, "paper", "records"),
     "upload": KindInfo(run_upload, "upload", "files"),
     "backup": KindInfo(run_backup, "backup", "items", tally=False),

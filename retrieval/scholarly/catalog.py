@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from retrieval.upkeep.database import make_engine, private_database
 from retrieval.upkeep.schema import migrate
 
 T = TypeVar("T")
+_IN_CHUNK = 500  # keys in one IN (...): well under the bound parameters SQLite and PostgreSQL allow
 
 
 @event.listens_for(Session, "after_flush")
@@ -224,10 +225,17 @@ class Catalog:
             )
 
     # --- ledger ---------------------------------------------------------------
-    def ledger_hashes(self, stage: str) -> dict[str, str]:
+    def ledger_hashes(self, stage: str, keys: Collection[str] | None = None) -> dict[str, str]:
+        """The stage's digests by key; only those of `keys` when given (a batch of a large load need not read a
+        stage of millions)."""
+        query = select(LedgerEntry.key, LedgerEntry.content_hash).where(LedgerEntry.stage == stage)
         with self.session() as session:
-            rows = session.exec(select(LedgerEntry.key, LedgerEntry.content_hash).where(LedgerEntry.stage == stage))
-            return dict(rows.all())
+            if keys is None:
+                return dict(session.exec(query).all())
+            wanted, found = list(keys), {}
+            for start in range(0, len(wanted), _IN_CHUNK):
+                found.update(session.exec(query.where(LedgerEntry.key.in_(wanted[start : start + _IN_CHUNK]))).all())
+            return found
 
     @staticmethod
     def mark(session: Session, stage: str, key: str, content_hash: str) -> None:

@@ -39,9 +39,17 @@ def report(settings, summary, line: str, things: str) -> None:
 
 
 def progress():
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.text import Text
 
-    columns = (TextColumn("{task.description:<44}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    class Rate(ProgressColumn):
+        """How fast the bar moves (its unit per second), once there is a rate to show."""
+
+        def render(self, task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.1f}/s" if speed else "", style="progress.data.speed")
+
+    columns = (TextColumn("{task.description:<44}"), BarColumn(), MofNCompleteColumn(), Rate(), TimeRemainingColumn())
     return Progress(*columns, transient=False)
 
 

@@ -1,4 +1,5 @@
-"""`scholarloom ingest demo | pdfs | analyse | update`: the bundled corpus, full text, analysis, the cron run."""
+"""`scholarloom ingest demo | snapshot | pdfs | analyse | update`: the bundled corpus, arXiv's bulk metadata file,
+full text, analysis, the cron run."""
 
 from __future__ import annotations
 
@@ -26,6 +27,34 @@ def ingest_demo(
     if not root.is_dir():
         fail(f"no demo corpus at {root}")
     execute("demo", {"source": str(root), "write_vectors": write_vectors}, detach)
+
+
+@ingest_app.command("snapshot")
+def ingest_snapshot(
+    path: Path = typer.Argument(..., help="arXiv's metadata snapshot: JSON lines, plain or gzip."),
+    category: list[str] = typer.Option(
+        None, "--category", help="Keep papers with a category starting with this (cs. or cs.CL); repeatable."
+    ),
+    since: str = typer.Option(None, help="Keep papers whose first version is from this day on (YYYY-MM-DD)."),
+    until: str = typer.Option(None, help="Keep papers whose first version is up to this day (YYYY-MM-DD)."),
+    limit: int = typer.Option(None, min=1, help="Stop after this many kept records (a trial run)."),
+    index: bool = typer.Option(True, "--index/--no-index", help="Embed and index the new papers afterwards."),
+    detach: bool = DETACH,
+) -> None:
+    """Import arXiv's bulk metadata snapshot, streamed in constant memory; a killed run resumes after its last
+    committed line, and a later snapshot updates only the papers that changed."""
+    from datetime import date
+
+    if not path.is_file():
+        fail(f"no such file: {path}")
+    for value in (since, until):
+        try:
+            value and date.fromisoformat(value)
+        except ValueError:
+            fail(f"not a day (YYYY-MM-DD): {value}")
+    arguments = {"path": str(path.resolve()), "categories": list(category or []), "since": since, "until": until,
+                 "limit": limit, "index": index}  # fmt: skip
+    execute("snapshot", arguments, detach)
 
 
 @ingest_app.command("pdfs")
