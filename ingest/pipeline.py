@@ -90,7 +90,7 @@ def load_records(
                 with session.begin_nested():
                     for record in records:
                         _write(session, record)
-                    Catalog.mark(session, stage, key, digest)
+                    Catalog.mark(session, stage, key, digest, new=key not in seen)
             except Exception as exc:  # one bad record is reported and skipped; the run goes on
                 log.warning("record %s of %s not stored", key, stage, exc_info=True)
                 summary.fail(Failure(stage, key, f"could not be stored: {type(exc).__name__}: {str(exc)[:300]}"))

@@ -238,9 +238,10 @@ class Catalog:
             return found
 
     @staticmethod
-    def mark(session: Session, stage: str, key: str, content_hash: str) -> None:
-        """Record a step in the ledger inside the caller's transaction, with the records it produced."""
-        entry = session.get(LedgerEntry, (stage, key))
+    def mark(session: Session, stage: str, key: str, content_hash: str, new: bool = False) -> None:
+        """Record a step in the ledger inside the caller's transaction, with the records it produced (`new`: the
+        caller read the ledger and the key is not in it, so there is no entry to look up)."""
+        entry = None if new else session.get(LedgerEntry, (stage, key))
         if entry is None:
             session.add(LedgerEntry(stage=stage, key=key, content_hash=content_hash))
         else:

@@ -37,6 +37,7 @@ def _authoritative(source: str, field: str) -> bool:
 def upsert_paper(session: Session, record: PaperRecord) -> Paper:
     """Insert or merge a paper: an authoritative source overwrites, the others only fill gaps."""
     paper = _find_paper(session, record)
+    fresh = paper is None
     if paper is None:
         paper = Paper(id=record.id, title=record.title)
     for name in _MERGED_SCALARS:
@@ -50,7 +51,7 @@ def upsert_paper(session: Session, record: PaperRecord) -> Paper:
     session.add(paper)
     session.flush()
     if record.authors:
-        _replace_authorships(session, paper, record.authors, record.source)
+        _replace_authorships(session, paper, record.authors, record.source, fresh)
     if record.references:  # the paper's edges read once (not a query per reference: lists run to hundreds)
         edges = edges_of(session, paper.id)
         for ref in record.references:
@@ -58,26 +59,29 @@ def upsert_paper(session: Session, record: PaperRecord) -> Paper:
     return paper
 
 
-def _replace_authorships(session: Session, paper: Paper, authors: list[AuthorRecord], source: str = "arxiv") -> None:
-    """Merge an author list into a paper's authorships.
+def _replace_authorships(
+    session: Session, paper: Paper, authors: list[AuthorRecord], source: str = "arxiv", fresh: bool = False
+) -> None:
+    """Merge an author list into a paper's authorships (`fresh`: the paper was just made, so it has none yet).
 
     The first list creates the rows. Later lists from other sources only add what they know (external ids,
     affiliations) to the rows whose names they match; arXiv, the authority on author lists, replaces rows
     when its list changed, keeping the researcher of each name it still lists.
     """
-    existing = list(
+    existing = [] if fresh else list(
         session.exec(select(Authorship).where(Authorship.paper_id == paper.id).order_by(Authorship.position))
-    )
-    if existing and not _authoritative(source, "authors"):
+    )  # fmt: skip
+    unchanged = [r.raw_name for r in existing] == [a.name for a in authors]
+    if existing and (not _authoritative(source, "authors") or unchanged):  # other sources only add to the rows
         _enrich_rows(session, existing, authors)
-    elif existing and [r.raw_name for r in existing] == [a.name for a in authors]:
-        _enrich_rows(session, existing, authors)
+        rows = existing
     else:
         kept = {normalise_name(r.raw_name): r for r in existing}
         for row in existing:
             session.delete(row)
         session.flush()
         keys = [normalise_name(a.name) for a in authors]
+        rows = []
         for position, author in enumerate(authors):
             old = kept.get(keys[position])
             affiliation = author.affiliations[0] if author.affiliations else None
@@ -89,7 +93,7 @@ def _replace_authorships(session: Session, paper: Paper, authors: list[AuthorRec
                 coauthors = set(keys[:position] + keys[position + 1 :])
                 researcher, method, confidence = _resolve(session, author, coauthors, institution_id)
                 researcher_id = researcher.id
-            session.add(
+            rows.append(
                 Authorship(
                     paper_id=paper.id,
                     position=position,
@@ -101,8 +105,9 @@ def _replace_authorships(session: Session, paper: Paper, authors: list[AuthorRec
                     institution_id=institution_id,
                 )
             )
+            session.add(rows[-1])
         session.flush()
-    _mark_matched(session, paper)
+    _mark_matched(session, paper, rows)
 
 
 def _enrich_rows(session: Session, rows: list[Authorship], authors: list[AuthorRecord]) -> None:
@@ -137,9 +142,9 @@ def _enrich_rows(session: Session, rows: list[Authorship], authors: list[AuthorR
     session.flush()
 
 
-def _mark_matched(session: Session, paper: Paper) -> None:
-    confidences = session.exec(select(Authorship.match_confidence).where(Authorship.paper_id == paper.id)).all()
-    paper.all_authors_matched = bool(confidences) and all((c or 0) >= MATCHED for c in confidences)
+def _mark_matched(session: Session, paper: Paper, rows: list[Authorship]) -> None:
+    """Whether every authorship of the paper (`rows`, all of them) is linked at a confidence that counts."""
+    paper.all_authors_matched = bool(rows) and all((row.match_confidence or 0) >= MATCHED for row in rows)
     session.add(paper)
 
 
