@@ -9,13 +9,12 @@ from collections.abc import Callable
 from assistant.llm import Completion, LLMConfig, LLMError, Streamer, stream_completion
 from assistant.pipeline import answer_with_pipeline
 from assistant.prompts import system_prompt
-from assistant.questions import Question
 from assistant.retrieval_only import answer_without_llm
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, tool_schema
-from assistant.turn import Answer, TurnMode, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
+from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 from common.retry import Retrier
 
 log = logging.getLogger(__name__)

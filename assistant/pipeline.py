@@ -17,11 +17,11 @@ import time
 
 from assistant.llm import Completion, LLMConfig, Streamer, stream_completion
 from assistant.prompts import system_prompt
-from assistant.questions import Question, named_profile
+from assistant.questions import named_profile
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
-from assistant.turn import Answer, TurnMode, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
+from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
 from common.retry import Retrier
 
 MAX_QUERIES = 2

@@ -1,36 +1,14 @@
-"""A question as the turn holds it, and what it names, read without a model: an arXiv id it mentions, a researcher
-or an institution it is about as such. Retrieval-only mode and the pipeline both read questions through here."""
+"""What a question names, read without a model: an arXiv id it mentions, a researcher or an institution it is about
+as such. Retrieval-only mode and the pipeline both read questions through here."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from assistant.tools import ToolDeps
 from retrieval.scholarly.records import NEW_ID, OLD_ID
 from retrieval.scholarly.upsert import normalise_name
-from retrieval.search.hybrid import clean_query
 from web.addresses import institution_path, researcher_path
-
-
-@dataclass(frozen=True)
-class Question:
-    """A question, cleaned once when the turn starts (`Agent.turn`): `text` as asked, what the model reads; `query`
-    without control characters, spaces collapsed and capped (`clean_query`), what search and the readers without a
-    model read."""
-
-    text: str
-    query: str
-
-    @classmethod
-    def of(cls, text: str) -> "Question":
-        return cls(text, clean_query(text))
-
-    @property
-    def searched(self) -> str:
-        """What a search is asked when the question is searched as it stands (the text, when cleaning left none)."""
-        return self.query or self.text[:200]
-
 
 ARXIV_MENTION = re.compile(rf"\b({NEW_ID}(?:v\d+)?|{OLD_ID})\b")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from assistant.questions import ARXIV_MENTION, Question, named_profile
+from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
 from assistant.tools.base import CardKind, PapersFound, ProfileSummary, unavailable
-from assistant.turn import Answer, TurnUI, link_citations, run_tool
+from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
 from web.base import md_escape
 from web.compare import ComparePage
 from web.people import ResearcherPage

@@ -16,6 +16,7 @@ from assistant.provider import litellm_module
 from assistant.safe_markdown import safe_label, safe_markdown
 from assistant.tools import TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool
 from assistant.tools.base import CardKind
+from retrieval.search.hybrid import clean_query
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,25 @@ def _price(model: str, prompt: int, written: int) -> float | None:
         return None
     total = prompt_cost + written_cost
     return total if total > 0 else None
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question, cleaned once when the turn starts (`Agent.turn`): `text` as asked, what the model reads; `query`
+    without control characters, spaces collapsed and capped (`clean_query`), what search and the readers without a
+    model read."""
+
+    text: str
+    query: str
+
+    @classmethod
+    def of(cls, text: str) -> Question:
+        return cls(text, clean_query(text))
+
+    @property
+    def searched(self) -> str:
+        """What a search is asked when the question is searched as it stands (the text, when cleaning left none)."""
+        return self.query or self.text[:200]
 
 
 class TurnMode(StrEnum):

@@ -123,8 +123,12 @@ def _username() -> str:
 
 
 async def _chat(conversation: Conversation) -> Chat:
-    """The answer service for this user's conversation (built off the loop: a library chat reads its papers' ids)."""
-    return await asyncio.to_thread(runtime().chat, _username(), conversation)
+    """The answer service for this user's conversation. A chat about the user's library reads its papers' ids, so
+    it is built off the loop; any other costs no I/O and is built here (a thread hop would wait behind the tools'
+    threads under load)."""
+    if conversation.library:
+        return await asyncio.to_thread(runtime().chat, _username(), conversation)
+    return runtime().chat(_username(), conversation)
 
 
 @cl.on_chat_start

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from assistant.questions import Question
 from assistant.retrieval_only import NOTICE, answer_without_llm
 from assistant.tools import ToolDeps, call_tool
 from assistant.tools.compare import compare_papers
+from assistant.turn import Question
 from harness.llm_server import text, tool_call
 from tests.assistant.test_agent import RecordingUI, agent_for
 from web.compare import ComparePage
