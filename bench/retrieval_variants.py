@@ -25,11 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.beir import read_beir  # noqa: E402
-from ingest.writer import Windowing, abstract_windows  # noqa: E402
+from ingest.writer import Windowing, abstract_reading  # noqa: E402
 from retrieval.scholarly.models import Paper  # noqa: E402
 from retrieval.search.evaluation import evaluate  # noqa: E402
 from retrieval.vectors.embeddings import BM25_AVG_LEN, Embedder  # noqa: E402
 from retrieval.vectors.fusion import FusionParams, fuse  # noqa: E402
+from retrieval.vectors.windows import split_sentences  # noqa: E402
 
 WINDOWS = [(80, False), (80, True), (128, True), (128, False), (256, True)]  # the product's choice first
 
@@ -76,12 +77,16 @@ class Experiment:
 
 
 def windows_of(corpus, embedder: Embedder, tokens: int, overlap: bool) -> tuple[list[str], np.ndarray]:
-    """The product's own windowing (ingest.writer.abstract_windows) applied to BEIR rows."""
+    """The product's own windowing (ingest.writer.abstract_reading) applied to BEIR rows, each window written out as
+    a text of its own (the title, then its sentences) and embedded alone, as the product did before it pooled
+    windows from their abstract's pass."""
     texts, owners = [], []
     for j, row in enumerate(corpus):
         paper = Paper(id=row["_id"], title=row.get("title") or "", abstract=row.get("text") or "")
-        for window, _ in abstract_windows(paper, embedder.count_tokens, Windowing(tokens, overlap)):
-            texts.append(window)
+        reading = abstract_reading(paper, embedder.pieces, Windowing(tokens, overlap))
+        head, sentences = _head(row), split_sentences(paper.abstract)
+        for a, b in reading.windows:
+            texts.append(" ".join([head, *sentences[a:b]]))
             owners.append(j)
     return texts, np.array(owners, dtype=np.int64)
 

@@ -20,6 +20,7 @@ from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.records import PaperRecord
 from retrieval.search.evaluation import Scores, evaluate, run_queries
 from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.encoder import DEFAULT_PRECISION
 from retrieval.vectors.fusion import FusionParams
 from retrieval.vectors.index import Index
 
@@ -74,12 +75,13 @@ def retrieval_benchmark(
     progress=None,
     windowing: Windowing = Windowing(),
     threads: int | None = None,
+    precision: str = DEFAULT_PRECISION,
 ) -> dict[str, dict[str, Scores]]:
     corpus, queries, qrels = read_beir(folder)
     missing = [s for s in splits if s not in qrels]
     if missing:
         raise ValueError(f"no qrels/{missing[0]}.tsv in {folder}; present: {', '.join(sorted(qrels))}")
-    embedder = Embedder(models_dir, threads)  # SCHOLARLOOM_EMBED_THREADS, as every encoder the product runs
+    embedder = Embedder(models_dir, threads, precision=precision)  # SCHOLARLOOM_EMBED_THREADS, as in the product
     catalog, index, _ = build_index(corpus, data_dir, embedder, progress or NullProgress(), windowing)
     try:
         results = {}

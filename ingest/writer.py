@@ -22,6 +22,7 @@ from retrieval.library.uploads import KINDS
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder
+from retrieval.vectors.encoder import Windowed
 from retrieval.vectors.index import (
     ABSTRACT_KINDS,
     PASSAGE_KINDS,
@@ -34,7 +35,7 @@ from retrieval.vectors.index import (
     window_points,
 )
 from retrieval.vectors.store import StoredPoint
-from retrieval.vectors.windows import chunk_spans, sentence_windows, split_sentences
+from retrieval.vectors.windows import sentence_windows, split_sentences
 
 People = dict[str, tuple[list[int], list[int]]]  # paper id -> (researcher ids, institution ids)
 PASSAGE_TOKENS = 200
@@ -49,6 +50,9 @@ class Windowing:
 
     tokens: int = 80
     overlap: bool = False
+    # Each window's vector pooled from its abstract's pass: 2x faster, SciFact test 0.722-0.725, below the 0.731 floor
+    # (BENCHMARKS.md, "The encoder"); for `bench retrieval --pooled-windows`.
+    pooled: bool = False
 
 
 def index_text(paper: Paper) -> str:
@@ -69,19 +73,31 @@ def upload_text(title: str, abstract: str) -> str:
     return f"{title}. {abstract}".strip(" .")
 
 
-def abstract_windows(
-    paper: Paper, count_tokens, windowing: Windowing = Windowing()
-) -> list[tuple[str, tuple[int, int]]]:
-    """The title followed by each window of the abstract, with the window's slice of the abstract's
-    sentences (`retrieval.vectors.windows.split_sentences`); none when title and abstract fit one window."""
+def abstract_reading(paper: Paper, pieces, windowing: Windowing = Windowing()) -> Windowed:
+    """How the encoder reads a paper's abstract point and its windows (`retrieval.vectors.encoder`): the title, then
+    the abstract's sentences; windows of `windowing.tokens` word pieces, the title included, as slices of the
+    sentences (none when title and abstract fit one window)."""
     text = index_text(paper)
-    if not paper.abstract or count_tokens([text])[0] <= min(windowing.tokens, DENSE_MAX_TOKENS) - 2:
-        return []
+    if not paper.abstract:
+        return Windowed(text, pieces([text])[0], [], [])
+    sentences = split_sentences(paper.abstract)
+    head_pieces, *parts = pieces([_head(paper), *sentences])
+    limit = min(windowing.tokens, DENSE_MAX_TOKENS) - 2
+    if len(head_pieces) + sum(len(p) for p in parts) <= limit:
+        return Windowed(text, head_pieces, parts, [])
+    budget = max(24, limit - len(head_pieces))
+    return Windowed(text, head_pieces, parts, sentence_windows([len(p) for p in parts], budget, windowing.overlap))
+
+
+def window_texts(paper: Paper, reading: Windowed) -> list[str]:
+    """Each window of a reading as a text of its own: the title, then the window's sentences."""
+    sentences = split_sentences(paper.abstract)
+    return [" ".join([_head(paper), *sentences[a:b]]) for a, b in reading.windows]
+
+
+def _head(paper: Paper) -> str:
     head = paper.title.rstrip()
-    head = head if head.endswith((".", "?", "!")) else head + "."
-    budget = max(24, min(windowing.tokens, DENSE_MAX_TOKENS) - 2 - count_tokens([head])[0])
-    sentences, spans = chunk_spans(paper.abstract, count_tokens, budget, overlap=windowing.overlap)
-    return [(f"{head} {' '.join(sentences[a:b])}", (a, b)) for a, b in spans]
+    return head if head.endswith((".", "?", "!")) else head + "."
 
 
 @dataclass(frozen=True)
@@ -144,15 +160,20 @@ class Writer:
         """Each paper's abstract point (title and abstract dense; with the authors' names, BM25) and its windows
         (dense), replacing the papers' earlier ones together, so a shorter abstract leaves no stale window."""
         embedder = self.embedder
-        windows = [abstract_windows(p, embedder.count_tokens, windowing) for p in papers]
-        dense = embedder.dense([index_text(p) for p in papers])
+        readings = [abstract_reading(p, embedder.pieces, windowing) for p in papers]
         keywords = embedder.sparse([keyword_text(p, names.get(p.id, [])) for p in papers])
-        window_vectors = iter(embedder.dense([text for own in windows for text, _ in own]))
         points: list[IndexPoint] = []
-        for paper, vector, sparse, own in zip(papers, dense, keywords, windows, strict=True):
+        if windowing.pooled:
+            read = embedder.windowed(readings)
+        else:  # each window a text of its own
+            texts = [window_texts(p, r) for p, r in zip(papers, readings, strict=True)]
+            wholes = embedder.dense([r.text for r in readings])
+            windows = iter(embedder.dense([t for own in texts for t in own]))
+            read = [(whole, [next(windows) for _ in own]) for whole, own in zip(wholes, texts, strict=True)]
+        for paper, reading, (vector, windows), sparse in zip(papers, readings, read, keywords, strict=True):
             fields = filed(paper, people)
             points.append(abstract_point(paper.id, Embedded(vector, sparse), fields))
-            points += window_points(paper.id, [(next(window_vectors), span) for _, span in own], fields)
+            points += window_points(paper.id, list(zip(windows, reading.windows, strict=True)), fields)
         self.index.replace([p.id for p in papers], points, ABSTRACT_KINDS)
 
     def stored_vector(self, paper_id: str) -> np.ndarray | None:

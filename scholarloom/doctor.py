@@ -113,18 +113,43 @@ def index_checks(settings) -> list[Check]:
     passages = index.count(Filters(kinds=PASSAGE_KINDS))
     status = OK if abstracts else WARN
     detail = f"{abstracts:,} papers and {passages:,} full-text passages indexed"
-    return [Check("index", status, detail + ("" if abstracts else " (load some: `scholarloom ingest demo`)"))]
+    found = [Check("index", status, detail + ("" if abstracts else " (load some: `scholarloom ingest demo`)"))]
+    return found + _encoder_check(settings, index) if abstracts else found
+
+
+def _encoder_check(settings, index) -> list[Check]:
+    """Whether the index's vectors come from the encoder this instance runs: a changed SCHOLARLOOM_EMBED_PRECISION
+    (or model) leaves vectors that queries of the new one read slightly wrong. One paper is embedded again and
+    compared with its stored vector (float32 against int8: cosine about 0.99; the same encoder: 1)."""
+    import numpy as np
+
+    from ingest.writer import index_text
+
+    paper = next(iter(settings.catalog().iter_papers(batch=1)), None)
+    stored = index.abstract_vector(paper.id) if paper else None
+    if stored is None:
+        return []
+    cosine = float(np.dot(settings.embedder().dense([index_text(paper)])[0], stored))
+    if cosine >= 0.999:
+        return []
+    return [Check("index", WARN, f"the index's vectors were made by another encoder than this one "
+                                 f"({settings.embed_precision}; paper {paper.id}: cosine {cosine:.3f}): set "
+                                 "SCHOLARLOOM_EMBED_PRECISION back, or embed it again with `scholarloom index "
+                                 "rebuild`")]  # fmt: skip
 
 
 def model_checks(settings) -> list[Check]:
     from retrieval.vectors.embeddings import prepare_models
 
     try:
-        dense_dir, bm25_dir = prepare_models(settings.models_dir)
+        dense_dir, bm25_dir = prepare_models(settings.models_dir, settings.embed_precision)
+        device, note = settings.embedder().encoder_device()
     except Exception as exc:
         return [Check("models", FAIL, f"the embedding models cannot be prepared in {settings.models_dir} "
                                       f"({type(exc).__name__}: {exc})")]  # fmt: skip
-    return [Check("models", OK, f"dense encoder {dense_dir.name} and BM25 in {settings.models_dir}")]
+    found = [Check("models", OK, f"dense encoder {dense_dir.name} ({settings.embed_precision}, on the "
+                                 f"{device.upper()}) and BM25 in {settings.models_dir}")]  # fmt: skip
+    return found + ([Check("models", WARN, note)] if note else [])
 
 
 def llm_checks(settings) -> list[Check]:

@@ -115,10 +115,9 @@ class Runtime:
         book (SCHOLARLOOM_VECTOR_BOOK: the demo's); one polite HTTP client for all jobs (the pauses between requests
         hold across jobs)."""
         from ingest.demo import with_vector_book
-        from retrieval.vectors.encoder_process import EmbedderProcess
 
         shared = self.settings.fetcher()
-        encoder = EmbedderProcess(self.settings.models_dir, self.settings.embed_threads)
+        encoder = self.settings.encoder_processes(nice=10)
 
         def close() -> None:
             shared.close()

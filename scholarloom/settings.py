@@ -46,6 +46,17 @@ class Settings(BaseSettings):
     embed_threads: int | None = Field(
         None, ge=1, le=256, description="Threads each encoder's ONNX session uses; unset: one per core. Set 1 where "
         "several processes embed on one machine (a test run's workers, several servers): they would contend.")
+    embed_precision: Literal["int8", "float32"] = Field(
+        "int8", description="The dense encoder's weights: 'int8' (quantised per channel, made locally from the "
+        "float32 model; faster) or 'float32'. Vectors of one are not mixed with the other's: changing it needs "
+        "`scholarloom index rebuild` (doctor says so).")
+    embed_device: Literal["cpu", "cuda", "auto"] = Field(
+        "auto", description="Where the dense encoder runs: 'cuda' (onnxruntime-gpu's CUDA provider; without it the "
+        "CPU, with a warning and a line in `scholarloom doctor`), 'cpu', or 'auto' (the GPU when there is one).")
+    embed_workers: int = Field(
+        1, ge=1, le=64, description="Encoder processes that feed an ingest's (or a server's jobs') one writer, each "
+        "with SCHOLARLOOM_EMBED_THREADS threads (default: the cores shared out). 1: the encoder runs in the command's "
+        "own process (the server's jobs: in one child process).")
     index_batch: int = Field(64, ge=1, le=4096, description="Papers an ingest embeds and writes per step; each step "
                              "is marked done, so a killed ingest embeds at most one step again when rerun.")
     vector_book: str = Field("demo", description="Dense vectors `serve`'s jobs read before running their encoder: "
@@ -212,7 +223,8 @@ class Settings(BaseSettings):
     def embedder(self) -> "Embedder":
         from retrieval.vectors.embeddings import Embedder
 
-        return self._once("embedder", lambda: Embedder(self.models_dir, self.embed_threads))
+        return self._once("embedder", lambda: Embedder(
+            self.models_dir, self.embed_threads, precision=self.embed_precision, device=self.embed_device))  # fmt: skip
 
     def index_place(self) -> "IndexPlace":
         """Where the index lives: the embedded engine's folder, or the collection of a Qdrant server."""
@@ -301,6 +313,23 @@ class Settings(BaseSettings):
         config = replace(config, max_tokens=max(config.max_tokens, 600))
         return Analyst(lambda messages: complete(config, messages, json_object=True, retrier=retrier), (LLMError,))
 
+    def writing_encoder(self):
+        """What a command's ingest embeds with: this process's encoder, or SCHOLARLOOM_EMBED_WORKERS encoder
+        processes (`retrieval.vectors.encoder_process.EncoderPool`)."""
+        if self.embed_workers == 1:
+            return self.embedder()
+        return self._once("encoder_pool", lambda: self.encoder_processes(nice=0))
+
+    def encoder_processes(self, nice: int):
+        """The encoder in child processes: one (`EmbedderProcess`, the server's jobs), or SCHOLARLOOM_EMBED_WORKERS
+        of them (`EncoderPool`). The caller closes it."""
+        from retrieval.vectors.encoder_process import EmbedderProcess, EncoderPool
+
+        if self.embed_workers > 1:
+            return EncoderPool(self.models_dir, self.embed_workers, self.embed_threads, nice, self.embed_precision,
+                               self.embed_device)  # fmt: skip
+        return EmbedderProcess(self.models_dir, self.embed_threads, nice, self.embed_precision, self.embed_device)
+
     def job_context(self, index=None, embedder=None, clients=None, close=None) -> "JobContext":
         """What a job runs with (`jobs.context`): by default this process's own index and encoder (a command);
         `serve`'s worker gives its encoder process and its one polite client."""
@@ -308,7 +337,7 @@ class Settings(BaseSettings):
         from jobs.context import Backups, JobContext, Limits
 
         limits = Limits(self.sources.pdf_max_bytes, self.upload_limits(), self.index_batch)
-        writer = Writer(self.catalog(), index or self.index(), embedder or self.embedder())
+        writer = Writer(self.catalog(), index or self.index(), embedder or self.writing_encoder())
         return JobContext(
             writer, self.uploads(), self.sources,
             self.index_place(), limits, Backups(self.backup_folders(), self.without_secrets()), self.analyst(),

@@ -128,22 +128,37 @@ class RememberingEmbedder(Embedder):
     def _file(self, text: str) -> Path:
         return self.shared / (hashlib.sha256(f"{self.model_id()}\0{text}".encode()).hexdigest() + ".npy")
 
-    def dense(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self.known))
+    def _recall(self, keys: list[str]) -> list[str]:
+        """Which of these keys neither this worker nor another has computed yet."""
+        missing = list(dict.fromkeys(k for k in keys if k not in self.known))
         if missing and self.shared is not None:
-            for text in missing:
-                if (path := self._file(text)).exists():
-                    self.known[text] = np.load(path)
-            missing = [t for t in missing if t not in self.known]
-        if missing:
+            for key in missing:
+                if (path := self._file(key)).exists():
+                    self.known[key] = np.load(path)
+            missing = [k for k in missing if k not in self.known]
+        return missing
+
+    def _keep(self, key: str, vector: np.ndarray) -> None:
+        self.known[key] = vector
+        if self.shared is not None:  # written whole, then renamed: another worker never reads half of it
+            partial = self._file(key).with_suffix(f".{os.getpid()}.partial")
+            with partial.open("wb") as out:
+                np.save(out, vector)
+            partial.replace(self._file(key))
+
+    def dense(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        if missing := self._recall(texts):
             for text, vector in zip(missing, super().dense(missing, batch_size), strict=True):
-                self.known[text] = vector
-                if self.shared is not None:  # written whole, then renamed: another worker never reads half of it
-                    partial = self._file(text).with_suffix(f".{os.getpid()}.partial")
-                    with partial.open("wb") as out:
-                        np.save(out, vector)
-                    partial.replace(self._file(text))
+                self._keep(text, vector)
         return np.stack([self.known[t] for t in texts]) if texts else np.zeros((0, DENSE_DIM), dtype=np.float32)
+
+    def windowed(self, texts, batch_size: int | None = None):
+        """A reading's vectors (`Windowed.keys`) remembered like texts'."""
+        missing = [t for t in texts if self._recall(t.keys())]
+        for text, (whole, windows) in zip(missing, super().windowed(missing, batch_size), strict=True):
+            for key, vector in zip(text.keys(), [whole, *windows], strict=True):
+                self._keep(key, vector)
+        return [(self.known[t.keys()[0]], [self.known[k] for k in t.keys()[1:]]) for t in texts]
 
 
 @pytest.fixture(scope="session")

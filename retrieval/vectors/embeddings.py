@@ -1,9 +1,10 @@
-"""Dense (MiniLM, ONNX) and sparse (BM25) embeddings, loaded offline from the models directory."""
+"""Dense (MiniLM, ONNX, `retrieval.vectors.encoder`) and sparse (BM25) embeddings, loaded offline from the models
+directory."""
 
 from __future__ import annotations
 
 import hashlib
-import os
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -11,19 +12,34 @@ from pathlib import Path
 
 import numpy as np
 
+from retrieval.vectors.encoder import (
+    DEFAULT_PRECISION,
+    DIM,
+    MAX_TOKENS,
+    MODEL_FILES,
+    DenseEncoder,
+    Device,
+    Precision,
+    Windowed,
+    quantised,
+)
+
 DENSE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DENSE_DIM = 384
-DENSE_MAX_TOKENS = 256  # the encoder reads this many word pieces, [CLS] and [SEP] included, then stops
+DENSE_DIM = DIM
+DENSE_MAX_TOKENS = MAX_TOKENS
 SPARSE_MODEL = "Qdrant/bm25"
 BM25_AVG_LEN = 120.0  # mean abstract length in tokens after stop words, measured on the demo corpus
 _STOPWORDS = Path(__file__).parent / "data" / "stopwords_en.txt"
 
 
-def dense_batch(threads: int | None) -> int:
-    """Texts per ONNX run, measured (`bench/encoder_batch.py`, BENCHMARKS.md): on one thread one at a time is the
-    cheapest (49 ms of CPU a text against 79 in batches of 32); on two, batches of 8 (33 ms a text against 49). The
-    vectors are the same; a larger batch only moves more memory."""
-    return 1 if (threads or os.cpu_count() or 1) == 1 else 8
+def dense_batch(precision: Precision, device: Device, requested: int | None = None) -> int:
+    """Texts per ONNX run. int8: always one, since dynamic quantisation scales a run's activations together, so a
+    text's vector would depend on the texts beside it. float32 on the CPU: one unless asked, as the runs are sorted
+    by length and one at a time was as fast as batches of 8 on 2 threads (35.2 against 34.3 texts/s; int8 74.5
+    against 70.0; BENCHMARKS.md, "The encoder"); on a GPU, batches of 32."""
+    if precision is Precision.INT8:
+        return 1
+    return requested or (32 if device is Device.CUDA else 1)
 
 
 @dataclass(frozen=True)
@@ -38,13 +54,15 @@ class Embedded:
     sparse: SparseVector
 
 
-def prepare_models(models_dir: Path) -> tuple[Path, Path]:
-    """Make sure the ONNX encoder and the BM25 folder exist; builds them offline when missing."""
+def prepare_models(models_dir: Path, precision: Precision = DEFAULT_PRECISION) -> tuple[Path, Path]:
+    """Make sure the ONNX encoder (at this precision) and the BM25 folder exist; builds them offline when missing."""
     from retrieval.vectors.onnx_export import export_minilm
 
     dense_dir = models_dir / "all-MiniLM-L6-v2-onnx"
     if not (dense_dir / "model.onnx").exists():
         export_minilm(dense_dir)
+    if Precision(precision) is Precision.INT8:
+        quantised(dense_dir)
     bm25_dir = models_dir / "bm25"
     if not (bm25_dir / "config.json").exists():
         bm25_dir.mkdir(parents=True, exist_ok=True)
@@ -53,56 +71,78 @@ def prepare_models(models_dir: Path) -> tuple[Path, Path]:
 
 
 QUERIES_REMEMBERED = 256
+POOLING = ("mean over the attention mask, L2; windows from their abstract's pass (retrieval.vectors.encoder); "
+           "int8 one text a run 2")
 
 
 class Embedder:
     """Loads both models on first use (a second or so), then embeds documents and queries."""
 
-    def __init__(self, models_dir: Path, threads: int | None = None, remembered_texts: int = 20_000) -> None:
+    def __init__(
+        self,
+        models_dir: Path,
+        threads: int | None = None,
+        remembered_texts: int = 20_000,
+        precision: Precision = DEFAULT_PRECISION,
+        device: Device = Device.CPU,
+    ) -> None:
         self.models_dir = models_dir
         self.threads = threads
+        self.precision = Precision(precision)
+        self.device = Device(device)  # what was asked; `encoder_device()` says what runs
         self.remembered_texts = remembered_texts  # ~1.6 KB each: 20,000 sentences are about 32 MB
         self._remembered: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries: OrderedDict[str, Embedded] = OrderedDict()  # the last QUERIES_REMEMBERED queries
         self._cache_lock = threading.Lock()
         self._lock = threading.Lock()
-        self._dense = None
+        self._dense: DenseEncoder | None = None
         self._sparse = None
         self._tokenizer = None
         self._model_id: str | None = None
 
     def model_id(self) -> str:
-        """Names the dense encoder exactly: a digest of its files and of the library that pools its output. Two
-        embedders with one id give the same vectors."""
+        """Names the dense encoder exactly: a digest of its files (at its precision) and of how its states are
+        pooled. Two embedders with one id give the same vectors."""
         with self._lock:
             if self._model_id is None:
-                from importlib.metadata import version
-
-                dense_dir, _ = prepare_models(self.models_dir)
-                digest = hashlib.sha256(f"fastembed {version('fastembed')}".encode())
-                for name in ("model.onnx", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+                dense_dir, _ = prepare_models(self.models_dir, self.precision)
+                digest = hashlib.sha256(f"pooling {POOLING}".encode())
+                for name in (MODEL_FILES[self.precision], "tokenizer.json", "tokenizer_config.json",
+                             "special_tokens_map.json"):  # fmt: skip
                     digest.update(name.encode() + b"\0" + (dense_dir / name).read_bytes())
                 self._model_id = f"{DENSE_MODEL}@{digest.hexdigest()[:16]}"
         return self._model_id
 
-    def _load(self):
+    def _load(self) -> tuple[DenseEncoder, object]:
         with self._lock:
             if self._dense is None:
-                from fastembed import SparseTextEmbedding, TextEmbedding
+                from fastembed import SparseTextEmbedding
 
                 from retrieval.vectors.punctuation import use_kept_punctuation
 
-                dense_dir, bm25_dir = prepare_models(self.models_dir)
+                dense_dir, bm25_dir = prepare_models(self.models_dir, self.precision)
                 use_kept_punctuation(self.models_dir)
                 stopwords = set(_STOPWORDS.read_text().split())
                 self._sparse = SparseTextEmbedding(
                     SPARSE_MODEL, specific_model_path=str(bm25_dir), avg_len=BM25_AVG_LEN, stopwords=stopwords
                 )
-                self._dense = TextEmbedding(DENSE_MODEL, specific_model_path=str(dense_dir), threads=self.threads)
+                model = dense_dir / MODEL_FILES[self.precision]
+                self._dense = DenseEncoder(model, dense_dir / "tokenizer.json", self.threads, self.device)
+                if self._dense.note:
+                    logging.getLogger(__name__).warning(self._dense.note)
         return self._dense, self._sparse
+
+    def encoder_device(self) -> tuple[Device, str | None]:
+        """Where the dense encoder runs (cpu or cuda) and, when that is not what was asked, why."""
+        dense, _ = self._load()
+        return dense.device, dense.note
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """How many word pieces the dense model sees in each text (without its two special tokens)."""
+        return [len(ids) for ids in self.pieces(texts)]
+
+    def pieces(self, texts: list[str]) -> list[list[int]]:
+        """Each text's word pieces for the dense model, without its two special tokens."""
         with self._lock:
             if self._tokenizer is None:
                 from tokenizers import Tokenizer
@@ -114,19 +154,18 @@ class Embedder:
                 self._tokenizer = tokenizer
         if not texts:
             return []
-        return [len(e.ids) - 2 for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
+        return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=False)]
 
     def dense(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         dense, _ = self._load()
-        batch_size = batch_size or dense_batch(self.threads)
+        return dense.vectors(texts, dense_batch(self.precision, dense.device, batch_size))
+
+    def windowed(self, texts: list[Windowed], batch_size: int | None = None) -> list[tuple[np.ndarray, list]]:
+        """Each text's dense vector and its windows' vectors, from one encoder pass (more for a long text)."""
         if not texts:
-            return np.zeros((0, DENSE_DIM), dtype=np.float32)
-        # Batches of similar length pad less; the vectors come back in the callers' order.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vectors = np.stack(list(dense.embed([texts[i] for i in order], batch_size=batch_size)))
-        result = np.empty_like(vectors)
-        result[order] = vectors
-        return result
+            return []
+        dense, _ = self._load()
+        return dense.windowed(texts, dense_batch(self.precision, dense.device, batch_size))
 
     def dense_remembered(self, texts: list[str]) -> np.ndarray:
         """Dense vectors of short texts that recur (the sentences of abstracts quoted in answers), remembered in a
@@ -165,7 +204,7 @@ class Embedder:
                 self._queries.move_to_end(text)
                 return known
         dense, sparse = self._load()
-        dense_vector = next(iter(dense.query_embed(text)))
+        dense_vector = dense.vectors([text], 1)[0]
         sparse_vector = next(iter(sparse.query_embed(text)))
         dense_vector.setflags(write=False)
         embedded = Embedded(dense_vector, SparseVector(sparse_vector.indices.tolist(), sparse_vector.values.tolist()))

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from retrieval.vectors.embeddings import DENSE_DIM, Embedded
+from retrieval.vectors.encoder import Windowed
 
 KEY_BYTES = 16
 
@@ -115,6 +116,25 @@ class BookedEmbedder:
         if not vectors:
             return np.zeros((0, DENSE_DIM), dtype=np.float32)
         return np.stack(vectors)
+
+    def windowed(self, texts: list[Windowed], batch_size: int | None = None) -> list[tuple[np.ndarray, list]]:
+        """A reading's vectors from the book when it holds all of them (`Windowed.keys`), else from the encoder."""
+        book = self.book
+        found = [[book.get(key) for key in text.keys()] for text in texts]
+        missing = [i for i, vectors in enumerate(found) if any(v is None for v in vectors)]
+        fresh = iter(self._inner.windowed([texts[i] for i in missing], batch_size)) if missing else iter(())
+        result, computed = [], set(missing)
+        for i in range(len(texts)):
+            whole, windows = next(fresh) if i in computed else (found[i][0], found[i][1:])
+            result.append((whole, list(windows)))
+        with self._lock:  # counted in vectors, as `dense` counts them
+            self.computed += sum(len(found[i]) for i in missing)
+            self.from_book += sum(len(vectors) for vectors in found) - sum(len(found[i]) for i in missing)
+            if self.remember:
+                for text, (whole, windows) in zip(texts, result, strict=True):
+                    for key, vector in zip(text.keys(), [whole, *windows], strict=True):
+                        self.used[text_key(key)] = vector
+        return result
 
     def documents(self, texts: list[str], batch_size: int | None = None) -> list[Embedded]:
         dense_vectors = self.dense(texts, batch_size=batch_size)

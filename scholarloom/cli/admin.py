@@ -176,7 +176,8 @@ def models_prepare() -> None:
     """Build the ONNX embedding model from the installed weights package (no network)."""
     from retrieval.vectors.embeddings import prepare_models
 
-    dense, sparse = prepare_models(load_settings().models_dir)
+    settings = load_settings()
+    dense, sparse = prepare_models(settings.models_dir, settings.embed_precision)
     typer.echo(f"dense model: {dense}\nBM25: {sparse}")
 
 
@@ -191,6 +192,8 @@ def bench_retrieval(
     dense_weight: float = typer.Option(None, help="Weight of the dense side in the hybrid (default: the product's)."),
     window_tokens: int = typer.Option(None, help="Dense window size for abstracts (default: the product's)."),
     window_overlap: bool = typer.Option(None, "--window-overlap/--no-window-overlap", help="Half-overlapping windows."),
+    pooled_windows: bool = typer.Option(False, help="Pool each window's vector from its abstract's encoder pass."),
+    precision: str = typer.Option(None, help="The encoder's weights: int8 or float32 (default: the product's)."),
 ) -> None:
     """nDCG@10, Recall@100 and MRR@10 for BM25, dense and hybrid search on a BEIR data set (e.g. SciFact)."""
     from ingest.beir import retrieval_benchmark
@@ -206,18 +209,22 @@ def bench_retrieval(
     windowing = Windowing(
         tokens=window_tokens or windowing.tokens,
         overlap=windowing.overlap if window_overlap is None else window_overlap,
+        pooled=pooled_windows,
     )
+    if precision not in (None, "int8", "float32"):
+        fail(f"--precision is int8 or float32, not {precision!r}")
     work = work_dir or settings.data_dir / "bench" / beir_dir.name
     with progress() as bars:
         try:
-            results = retrieval_benchmark(
-                beir_dir, work, settings.models_dir, split, params, bars, windowing, settings.embed_threads
-            )
+            results = retrieval_benchmark(beir_dir, work, settings.models_dir, split, params, bars, windowing,
+                                          settings.embed_threads, precision or settings.embed_precision)  # fmt: skip
         except ValueError as exc:
             fail(str(exc))
     typer.echo(
         f"fusion: {params.method}, dense weight {params.dense_weight}, candidates {params.candidates}; "
         f"windows: {windowing.tokens} tokens, {'half-overlapping' if windowing.overlap else 'no overlap'}"
+        f"{', pooled from their abstract' if windowing.pooled else ''}; "
+        f"encoder: {precision or settings.embed_precision}"
     )
     for name, rows in results.items():
         typer.echo(f"\n{beir_dir.name} {name} ({work})\n{'':8} nDCG@10  Recall@100  MRR@10")

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from ingest.demo import DEMO_DIR, load_demo, vector_book_path, with_vector_book
-from ingest.writer import Writer, abstract_windows, index_text
+from ingest.writer import Writer, abstract_reading, index_text, window_texts
+from retrieval.vectors.embeddings import Embedder
 from retrieval.vectors.index import Filters
 from retrieval.vectors.vector_book import VectorBook
 
@@ -33,10 +34,11 @@ def test_demo_book_holds_what_the_encoder_gives(demo, embedder):
     book = VectorBook.read(vector_book_path(), embedder.model_id())
     assert not book.note, book.note
     papers = list(demo.catalog().iter_papers())[::60]
-    texts = [t for p in papers for t in [index_text(p), *(w for w, _ in abstract_windows(p, embedder.count_tokens))]]
-    assert len(texts) > 50 and all(book.get(t) is not None for t in texts)
-    stored = np.stack([book.get(t) for t in texts])
-    assert np.abs(stored - embedder.dense(texts)).max() < 1e-5
+    readings = [abstract_reading(p, embedder.pieces) for p in papers]
+    keys = [r.text for r in readings] + [t for p, r in zip(papers, readings, strict=True) for t in window_texts(p, r)]
+    assert len(keys) > 50 and all(book.get(key) is not None for key in keys)
+    stored = np.stack([book.get(key) for key in keys])
+    assert np.abs(stored - Embedder.dense(embedder, keys)).max() < 1e-5
 
 
 def test_the_shipped_vectors_answer_first_and_nothing_is_kept_beside_them(demo, embedder):

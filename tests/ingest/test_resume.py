@@ -21,7 +21,7 @@ import pytest
 
 from harness.serve import child_environment
 from ingest.demo import DEMO_DIR
-from ingest.writer import abstract_windows
+from ingest.writer import abstract_reading
 from retrieval.vectors.index import Filters
 from scholarloom.settings import Settings
 
@@ -139,7 +139,7 @@ def test_sigkill_mid_harvest_and_mid_index_then_rerun(tmp_path, arxiv_server):
         ids = [row[0] for row in connection.execute("SELECT id FROM papers")]
     assert len(ids) == len(set(ids)) == PAPERS
     papers = list(catalog.iter_papers())
-    windows = sum(len(abstract_windows(p, settings.embedder().count_tokens)) for p in papers)
+    windows = sum(len(abstract_reading(p, settings.embedder().pieces).windows) for p in papers)
     assert index.count(Filters(kinds=("abstract",))) == PAPERS
     assert index.count(Filters(kinds=("window",))) == windows
     assert index.count() == PAPERS + windows

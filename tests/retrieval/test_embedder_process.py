@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -44,6 +45,33 @@ def test_the_same_vectors_from_another_process_at_a_lower_priority(encoder, embe
     assert encoder.pid not in (None, os.getpid())
     assert os.getpriority(os.PRIO_PROCESS, encoder.pid) >= os.getpriority(os.PRIO_PROCESS, 0) + 10
     assert encoder.count_tokens([]) == [] and encoder.sparse([]) == []
+
+
+def test_two_encoder_processes_answer_in_order_what_one_would(models_dir, embedder):
+    """SCHOLARLOOM_EMBED_WORKERS: a call's texts shared out between the processes, the answers joined in order; an
+    abstract's reading (windows pooled from its pass) crosses the pipe too."""
+    from ingest.writer import abstract_reading
+    from retrieval.scholarly.models import Paper
+    from retrieval.vectors.embeddings import Embedder
+    from retrieval.vectors.encoder_process import EncoderPool
+
+    texts = [f"Sentence {i} about {'long ' * (i % 7)}retrieval." for i in range(11)]
+    sentences = " ".join(f"Finding {i} holds for every dialogue we measured in this study." for i in range(20))
+    readings = [abstract_reading(Paper(id=f"p{i}", title=f"Paper {i}", abstract=sentences[: 200 + 250 * i]),
+                                 embedder.pieces) for i in range(5)]  # fmt: skip
+    pool = EncoderPool(models_dir, workers=2, threads=1)
+    try:
+        assert np.allclose(pool.dense(texts), embedder.dense(texts), atol=1e-6)
+        assert pool.sparse(texts) == embedder.sparse(texts) and pool.count_tokens(texts) == embedder.count_tokens(texts)
+        mine, theirs = pool.windowed(readings), Embedder.windowed(embedder, readings)
+        assert [len(w) for _, w in mine] == [len(w) for _, w in theirs] and sum(len(w) for _, w in mine) > 5
+        for (whole, windows), (expected, expected_windows) in zip(mine, theirs, strict=True):
+            assert np.allclose(whole, expected, atol=1e-6) and np.allclose(windows, expected_windows, atol=1e-6)
+        assert len({m.pid for m in pool.members}) == 2 and pool.dense([]).shape == (0, 384)
+        assert pool.model_id() == embedder.model_id()
+    finally:
+        pool.close()
+    assert all(m.pid is None for m in pool.members)
 
 
 def test_a_dead_encoder_is_started_again_and_close_ends_it(encoder):
@@ -85,3 +113,20 @@ def test_the_encoder_ends_with_the_server(models_dir):
         assert _gone(child)
     finally:
         server.kill()
+
+
+def test_the_encoders_process_gets_the_gpu_variables_and_no_secret(models_dir, monkeypatch):
+    """Asked for a GPU, the child is given the CUDA variables by name, and still nothing else of the parent's
+    environment (no API key, no database URL)."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    monkeypatch.setenv("SCHOLARLOOM_LLM_API_KEY", "sk-never-in-the-encoder")
+    for device, gpu_seen in (("cuda", True), ("cpu", False)):
+        encoder = EmbedderProcess(models_dir, threads=1, device=device)
+        try:
+            assert encoder.count_tokens(["one"]) == [1]
+            environment = (Path("/proc") / str(encoder.pid) / "environ").read_bytes().split(b"\0")
+            assert (b"CUDA_VISIBLE_DEVICES=0" in environment) is gpu_seen
+            assert not [v for v in environment if b"SCHOLARLOOM" in v or b"sk-never" in v]
+            assert encoder.encoder_device()[0] in ("cpu", "cuda")
+        finally:
+            encoder.close()

@@ -145,8 +145,8 @@ def test_a_query_asked_twice_is_embedded_once(embedder, monkeypatch):
     reuses the first's vectors, which nobody may change."""
     dense, _ = embedder._load()
     asked = []
-    real = dense.query_embed
-    monkeypatch.setattr(dense, "query_embed", lambda text, **kw: asked.append(text) or real(text, **kw))
+    real = dense.vectors
+    monkeypatch.setattr(dense, "vectors", lambda texts, batch: asked.extend(texts) or real(texts, batch))
     first = embedder.query("replaying log statements from training checkpoints, asked twice")
     second = embedder.query("replaying log statements from training checkpoints, asked twice")
     assert asked == ["replaying log statements from training checkpoints, asked twice"] and second is first

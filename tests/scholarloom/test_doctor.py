@@ -61,6 +61,32 @@ def test_a_healthy_instance_with_a_model_that_calls_tools(instance, scripted, mo
     assert llm["status"] == "warn" and "did not call a tool" in llm["detail"]
 
 
+def test_a_gpu_asked_for_where_there_is_none_is_a_warning_and_the_cpu(instance, monkeypatch):
+    import onnxruntime
+
+    if "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("this machine's onnxruntime has the CUDA provider")
+    monkeypatch.setenv("SCHOLARLOOM_EMBED_DEVICE", "cuda")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    lines = _lines(result)
+    assert any(line.startswith("ok   models") and "on the CPU" in line for line in lines), lines
+    assert [line for line in lines if line.startswith("warn models") and "onnxruntime-gpu" in line], lines
+
+
+def test_an_index_embedded_at_another_precision_is_named_with_the_fix(instance, monkeypatch):
+    """The index was written at the default precision; the instance now runs the other one."""
+    from scholarloom.settings import Settings
+
+    other = "int8" if Settings.model_fields["embed_precision"].default == "float32" else "float32"
+    assert not [line for line in _lines(runner.invoke(app, ["doctor"])) if "another encoder" in line]
+    monkeypatch.setenv("SCHOLARLOOM_EMBED_PRECISION", other)
+    lines = _lines(runner.invoke(app, ["doctor"]))
+    (warning,) = [line for line in lines if "another encoder" in line]
+    assert warning.startswith("warn index") and f"({other}; paper 2101.00003: cosine 0.9" in warning, warning
+    assert "scholarloom index rebuild" in warning
+
+
 def test_a_wrong_llm_base_url_fails_with_what_to_do(instance, monkeypatch):
     monkeypatch.setenv("SCHOLARLOOM_LLM", "openai/qwen2.5")
     monkeypatch.setenv("SCHOLARLOOM_LLM_API_BASE", "http://127.0.0.1:9")

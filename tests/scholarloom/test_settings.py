@@ -48,7 +48,7 @@ def test_the_encoder_threads_setting_reaches_the_onnx_session(monkeypatch, tmp_p
     monkeypatch.setenv("SCHOLARLOOM_EMBED_THREADS", "1")
     settings = Settings(data_dir=tmp_path)
     dense, _sparse = settings.embedder()._load()
-    assert dense.model.model.get_session_options().intra_op_num_threads == 1
+    assert dense._session.get_session_options().intra_op_num_threads == 1
     monkeypatch.setenv("SCHOLARLOOM_EMBED_THREADS", "0")
     with pytest.raises(ValueError, match="greater than or equal to 1"):
         Settings(data_dir=tmp_path)
