@@ -2,9 +2,12 @@
 loaded catalog needed), and whether the vectors differ from one text at a time.
 
     .venv/bin/python -m bench.encoder_batch [--models data/local/models] [--texts 300] [--threads 1]
+                                            [--precision int8|float32]
 
 Prints, for each batch size, the CPU and wall milliseconds per text and the largest difference from batch size 1.
-`retrieval.vectors.embeddings.dense_batch` picks the sizes this measured cheapest (BENCHMARKS.md, "The encoder's batch size").
+It runs the encoder itself (`DenseEncoder.vectors`), so int8's sizes are measured too although the product runs
+int8 one text at a time: its vectors depend on their batch (`retrieval.vectors.embeddings.dense_batch`;
+BENCHMARKS.md, "The encoder's batch size" and "The encoder").
 """
 
 from __future__ import annotations
@@ -39,21 +42,22 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=300)
     parser.add_argument("--threads", type=int, default=1, help="ONNX threads (0: one per core)")
     parser.add_argument("--sizes", default="1,2,4,8,16,32")
+    parser.add_argument("--precision", default="float32", choices=["float32", "int8"])
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from retrieval.vectors.embeddings import Embedder
 
-    embedder = Embedder(args.models, args.threads or None)
+    encoder, _ = Embedder(args.models, args.threads or None, precision=args.precision)._load()
     sample = texts(args.texts)
-    embedder.dense(sample[:8], batch_size=8)  # the model loaded and warm
+    encoder.vectors(sample[:8], 8)  # the model loaded and warm
     print(f"{len(sample)} titles + abstracts, {sum(map(len, sample)) / len(sample):.0f} characters on average, "
-          f"{args.threads or 'default'} ONNX thread(s)\n")  # fmt: skip
+          f"{args.threads or 'default'} ONNX thread(s), {args.precision}\n")  # fmt: skip
     print("| batch size | CPU ms per text | wall ms per text | largest difference from batch size 1 |")
     print("|---|---|---|---|")
     first = None
     for size in (int(s) for s in args.sizes.split(",")):
         wall, cpu = time.perf_counter(), time.process_time()
-        vectors = embedder.dense(sample, batch_size=size)
+        vectors = encoder.vectors(sample, size)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         first = vectors if first is None else first
         difference = float(np.abs(vectors - first).max())

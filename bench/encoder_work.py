@@ -1,7 +1,7 @@
 """Where an import's encoder time goes, per precision: the abstracts' own passes, their windows as texts of their
 own, the windows pooled from the abstracts' passes instead, and BM25, on the papers of a snapshot file.
 
-    .venv/bin/python -m bench.encoder_work /tmp/snap3000.jsonl.gz [--models data/local/models]
+    .venv/bin/python -m bench.encoder_work /tmp/snap3000.jsonl.gz [--models data/local/models] [--papers N]
 
 The snapshot is the one `bench/snapshot_import.py --keep FILE` writes. One process, the models warmed first, the
 settings' SCHOLARLOOM_EMBED_THREADS (unset: every core).
@@ -35,9 +35,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("snapshot", type=Path)
     parser.add_argument("--models", type=Path, default=ROOT / "data" / "local" / "models")
+    parser.add_argument("--papers", type=int, help="the first N papers only")
     args = parser.parse_args()
     with gzip.open(args.snapshot, "rt", encoding="utf-8") as lines:
-        rows = [json.loads(line) for line in lines]
+        rows = [json.loads(line) for line in lines][: args.papers]
     papers = [Paper(id=r["id"], title=" ".join(r["title"].split()), abstract=" ".join(r["abstract"].split()))
               for r in rows]  # fmt: skip
     threads = int(os.environ.get("SCHOLARLOOM_EMBED_THREADS", 0)) or None

@@ -38,6 +38,7 @@ from ingest.report import Summary  # noqa: E402
 from ingest.snapshot import import_snapshot  # noqa: E402
 from ingest.writer import Writer, index_text  # noqa: E402
 from retrieval.vectors.embeddings import Embedder  # noqa: E402
+from retrieval.vectors.encoder import Precision  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 
 SOURCES = sorted((DEMO_DIR / "arxiv_metadata").glob("*.jsonl"))
@@ -78,7 +79,8 @@ def main() -> None:
         device, note = embedder.encoder_device()
         print(f"encoder: {settings.embed_precision} on the {device.upper()}, {settings.embed_workers} process(es) of "
               f"{settings.embed_threads or 'all'} thread(s)" + (f"; {note}" if note else ""))
-        raw_encoder = Embedder(settings.models_dir, settings.embed_threads, device=settings.embed_device)
+        raw_encoder = Embedder(settings.models_dir, settings.embed_threads, precision=Precision.FLOAT32,
+                               device=settings.embed_device)  # fmt: skip
         raw_encoder.dense(["warm up the model"])
         catalog, index = settings.catalog(), settings.index()
         summary = Summary()

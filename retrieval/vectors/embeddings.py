@@ -35,8 +35,8 @@ _STOPWORDS = Path(__file__).parent / "data" / "stopwords_en.txt"
 def dense_batch(precision: Precision, device: Device, requested: int | None = None) -> int:
     """Texts per ONNX run. int8: always one, since dynamic quantisation scales a run's activations together, so a
     text's vector would depend on the texts beside it. float32 on the CPU: one unless asked, as the runs are sorted
-    by length and one at a time was as fast as batches of 8 on 2 threads (35.2 against 34.3 texts/s; int8 74.5
-    against 70.0; BENCHMARKS.md, "The encoder"); on a GPU, batches of 32."""
+    by length and one at a time was as fast as any batch on 2 threads (`bench/encoder_batch.py`: 24.3 ms a text
+    against 27.6 in batches of 8; BENCHMARKS.md, "The encoder"); on a GPU, batches of 32."""
     if precision is Precision.INT8:
         return 1
     return requested or (32 if device is Device.CUDA else 1)
