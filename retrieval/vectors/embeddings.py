@@ -127,7 +127,11 @@ class Embedder:
                     SPARSE_MODEL, specific_model_path=str(bm25_dir), avg_len=BM25_AVG_LEN, stopwords=stopwords
                 )
                 model = dense_dir / MODEL_FILES[self.precision]
-                self._dense = DenseEncoder(model, dense_dir / "tokenizer.json", self.threads, self.device)
+                # int8's dynamically quantised operators run on the CPU provider: `auto` keeps them there rather than
+                # copy every layer's activations between GPU and CPU; `cuda` is taken at its word.
+                auto_int8 = self.device is Device.AUTO and self.precision is Precision.INT8
+                device = Device.CPU if auto_int8 else self.device
+                self._dense = DenseEncoder(model, dense_dir / "tokenizer.json", self.threads, device)
                 if self._dense.note:
                     logging.getLogger(__name__).warning(self._dense.note)
         return self._dense, self._sparse
