@@ -71,6 +71,8 @@ def prepare_models(models_dir: Path, precision: Precision = DEFAULT_PRECISION) -
 
 
 QUERIES_REMEMBERED = 256
+# Part of the model id (with the model's files): its number goes up whenever the same files give other vectors, so
+# vector books and doctor's check see another encoder. Its words name what was changed, not today's default path.
 POOLING = ("mean over the attention mask, L2; windows from their abstract's pass (retrieval.vectors.encoder); "
            "int8 one text a run 2")
 
@@ -151,7 +153,7 @@ class Embedder:
             if self._tokenizer is None:
                 from tokenizers import Tokenizer
 
-                dense_dir, _ = prepare_models(self.models_dir)
+                dense_dir, _ = prepare_models(self.models_dir, self.precision)
                 tokenizer = Tokenizer.from_file(str(dense_dir / "tokenizer.json"))
                 tokenizer.no_truncation()
                 tokenizer.no_padding()
