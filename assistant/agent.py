@@ -148,12 +148,14 @@ class Agent:
                                         f"{call.arguments[:200]!r}. Call it again with JSON arguments.")  # fmt: skip
                 else:
                     result = await run_tool(ui, deps, call.name, arguments)
+                    deps = deps.after(result)
                 cards = merge_cards(cards, result.cards)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]})
                 exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
         answer, shown, cited = await finish_cited(ui, deps, completion.text, cards)
         return Answer(answer, shown, cited, calls[0], exchange=exchange, mode=TurnMode.AGENT, usage=usage,
-                      why=f"{self.llm.model} calls the tools and writes the answer", weak=not cards)  # fmt: skip
+                      why=f"{self.llm.model} calls the tools and writes the answer", weak=not cards,
+                      sources=deps.sources)  # fmt: skip
 
     async def _round(self, messages: list[dict], tools: list[dict], ui: TurnUI) -> Completion:
         """One request: its text streamed (reasoning and unsafe links held back), then the whole completion."""

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from assistant.agent import Agent, recent_history
-from assistant.tools import Card, SourceBook, ToolDeps
+from assistant.tools import Card, SourceBook, ToolDeps, ToolResult
 from assistant.tools.base import CardKind, Quote
 from assistant.turn import Answer, TurnMode, TurnUI, TurnUsage, link_citations, run_tool
 from retrieval.archive import Archive
@@ -229,14 +229,18 @@ CARD_ACTIONS = {
 
 
 class _Watched:
-    """The turn's UI, keeping what was streamed (a stopped turn keeps it as its answer)."""
+    """The turn's UI, keeping what was streamed and the sources its tools numbered (a stopped turn keeps both)."""
 
-    def __init__(self, ui: TurnUI) -> None:
-        self.ui, self.text = ui, ""
+    def __init__(self, ui: TurnUI, sources: SourceBook) -> None:
+        self.ui, self.text, self.sources = ui, "", sources
 
     async def stream(self, text: str) -> None:
         self.text += text
         await self.ui.stream(text)
+
+    async def tool_finished(self, handle: object, result: ToolResult) -> None:
+        self.sources = result.sources if result.sources is not None else self.sources
+        await self.ui.tool_finished(handle, result)
 
     def __getattr__(self, name: str):
         return getattr(self.ui, name)
@@ -255,9 +259,9 @@ class Chat:
     only_papers: tuple[str, ...] | None = None  # a chat about the user's own library: searches see these only
 
     def deps(self) -> ToolDeps:
-        """What the tools run with: the services, and a copy of the conversation's state for this turn."""
+        """What the tools run with: the services, and the conversation as it stands (read, never changed)."""
         state = self.conversation
-        return ToolDeps(self.archive, user=self.user, sources=SourceBook(dict(state.sources.entries)),
+        return ToolDeps(self.archive, user=self.user, sources=state.sources,
                         scope_paper_id=state.paper, only_papers=self.only_papers, focus=state.focus,
                         about=state.about)  # fmt: skip
 
@@ -265,17 +269,18 @@ class Chat:
         """Answer a question (see `Agent.turn` for `held` and `usage`). Stopped by the user, the question stays in
         the conversation with what was written so far."""
         deps, recent = self.deps(), recent_history(self.conversation.history, self.history_messages)
-        watched, usage = _Watched(ui), usage if usage is not None else TurnUsage()
+        watched, usage = _Watched(ui, deps.sources), usage if usage is not None else TurnUsage()
         try:
             answer = await self.agent.turn(deps, recent, question, watched, held, usage)
         except asyncio.CancelledError:  # the stop button
             usage.stopped(watched.text)
             stopped = f"{watched.text.rstrip()}\n\n{STOPPED}" if watched.text.strip() else STOPPED
             said = [{"role": "user", "content": question}, {"role": "assistant", "content": stopped}]
-            self.conversation = self.conversation.after([*recent, *said], [], deps.sources)
+            self.conversation = self.conversation.after([*recent, *said], [], watched.sources)
             await ui.finish(stopped, [])
             raise
-        self.conversation = self.conversation.after([*recent, *answer.messages()], answer.cards, deps.sources)
+        sources = answer.sources if answer.sources is not None else deps.sources
+        self.conversation = self.conversation.after([*recent, *answer.messages()], answer.cards, sources)
         return answer
 
     async def act(self, action: str, target: str, title: str, ui: TurnUI) -> Answer:
@@ -285,11 +290,11 @@ class Chat:
         asked = wording.format(title=title[:300])
         deps = self.deps()
         result = await run_tool(ui, deps, tool, {argument: target[:200]})
-        text, cited = link_citations(result.output, deps.sources.by_number())
+        text, cited = link_citations(result.output, result.sources.by_number())
         text = f"**{md_escape(asked)}**\n\n{text}"
         await ui.finish(text, result.cards)
         answer = Answer(text, result.cards, cited, 1, mode=TurnMode.ACTION, why=f"the card's button ran {tool}",
-                        weak=result.failed or not result.cards, question=asked)  # fmt: skip
+                        weak=result.failed or not result.cards, question=asked, sources=result.sources)  # fmt: skip
         history = [*self.conversation.history, *answer.messages()]
-        self.conversation = self.conversation.after(history, answer.cards, deps.sources)
+        self.conversation = self.conversation.after(history, answer.cards, result.sources)
         return answer

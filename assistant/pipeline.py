@@ -95,7 +95,7 @@ async def answer_with_pipeline(
         plan.insert(0, named[:2])
     for tool, arguments in plan:
         result = await run_tool(ui, deps, tool, arguments)
-        calls += 1
+        deps, calls = deps.after(result), calls + 1
         if not result.failed:
             found.append(f"## {tool} {arguments}\n{result.output[:RESULT_CHARS]}")
             cards = merge_cards(cards, result.cards)
@@ -104,5 +104,6 @@ async def answer_with_pipeline(
                 {"role": "user", "content": f"{question.text}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
     text = await _written(config, messages, retrier, ui, usage, stream)
     answer, shown, cited = await finish_cited(ui, deps, text, cards)
-    return Answer(answer, shown, cited, calls, mode=TurnMode.PIPELINE, why=why, usage=usage, weak=not cards)
+    return Answer(answer, shown, cited, calls, mode=TurnMode.PIPELINE, why=why, usage=usage, weak=not cards,
+                  sources=deps.sources)  # fmt: skip
 

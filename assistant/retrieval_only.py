@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
-from assistant.tools.base import CardKind, PapersFound, ProfileSummary, unavailable
+from assistant.tools.base import CardKind, PapersFound, ProfileSummary, SourceBook, unavailable
 from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
 from web.base import md_escape
 from web.compare import ComparePage
@@ -37,7 +37,8 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
             (card,) = result.cards
             answer = f"{notice}\n\nPaper [{card.number}]:\n\n{result.data.to_markdown()}"
             await ui.finish(answer, result.cards)
-            return Answer(answer, result.cards, [c.number for c in result.cards if c.number], 1)
+            return Answer(answer, result.cards, [c.number for c in result.cards if c.number], 1,
+                          sources=result.sources)  # fmt: skip
     follow_up = await _follow_up(deps, query, ui, notice)
     if follow_up is not None:
         return follow_up
@@ -54,7 +55,7 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
         await ui.finish(answer, [])
         return Answer(answer, [], [], 1, result.output if result.failed else None, weak=True)
     lines = [notice, "", _what_was_found(query, result), ""]
-    passages = await _full_text_of(deps, question.searched, result.cards, ui)
+    passages, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui)
     if passages:
         lines += ["", "From their full text:", ""]
         for card in passages:
@@ -64,7 +65,7 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
                           f"  > {md_escape(quote.text)}"]  # fmt: skip
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
-    return Answer(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1)
+    return Answer(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1, sources=sources)
 
 
 _COMPARE = re.compile(r"\b(compar\w*|versus|vs\.?|side by side|contrast\w*|differ\w*)\b", re.I)
@@ -94,9 +95,9 @@ async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> An
              f"({page.path}) to download it as CSV or markdown.", "", *page.table(numbers)]  # fmt: skip
     if page.unknown:
         lines += ["", "Not in this archive: " + ", ".join(md_escape(u) for u in page.unknown)]
-    text, cited = link_citations("\n".join(lines), deps.sources.by_number())
+    text, cited = link_citations("\n".join(lines), result.sources.by_number())
     await ui.finish(text, result.cards)
-    return Answer(text, result.cards, cited, 1)
+    return Answer(text, result.cards, cited, 1, sources=result.sources)
 
 
 def _what_was_found(query: str, result) -> str:
@@ -110,15 +111,15 @@ def _what_was_found(query: str, result) -> str:
             " is how to ask about it (\"tell me more about [1]\") and its title opens its page.")
 
 
-async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI) -> list:
+async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI) -> tuple[list, SourceBook]:
     """The best full-text passages (with their pages) of the papers the search found, at most two papers' worth;
     none when those papers have no full text here. Passages of other papers are left out: a paper the search did
-    not find is no answer to the question."""
+    not find is no answer to the question. With the sources as the search left them."""
     result = await run_tool(ui, deps, "search_fulltext", {"query": query, "limit": 5})
     if result.failed:
-        return []
+        return [], deps.sources
     ids = {card.id for card in found}
-    return [replace(card, quotes=card.quotes[:2]) for card in result.cards if card.id in ids][:2]
+    return [replace(card, quotes=card.quotes[:2]) for card in result.cards if card.id in ids][:2], result.sources
 
 
 _PERSON = re.compile(r"\b(she|he|they|her|him|his|hers|their|them|this (?:person|researcher|author))\b", re.I)
@@ -153,16 +154,16 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Ans
             lines = [notice, "", md_escape(result.data.assembled)]
         answer = "\n".join(lines)
         await ui.finish(answer, result.cards)
-        return Answer(answer, result.cards, [], 1)
+        return Answer(answer, result.cards, [], 1, sources=result.sources)
     if paper is not None and _THING.search(query) and (_CITES.search(query) or _REFERENCES.search(query)):
         tool = "get_cited_by" if _CITES.search(query) else "get_references"
         result = await run_tool(ui, deps, tool, {"paper_id": paper.id})
         if result.failed:
             return None
-        text, cited = link_citations(result.output, deps.sources.by_number())
+        text, cited = link_citations(result.output, result.sources.by_number())
         answer = f"{notice}\n\n**{md_escape(paper.title)}**\n\n{text}"
         await ui.finish(answer, result.cards)
-        return Answer(answer, result.cards, cited, 1)
+        return Answer(answer, result.cards, cited, 1, sources=result.sources)
     return None
 
 
@@ -184,4 +185,4 @@ async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, no
     lines += ["", f"[Open the profile]({profile})"]
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
-    return Answer(answer, result.cards, [c.number for c in paper_cards], 1)
+    return Answer(answer, result.cards, [c.number for c in paper_cards], 1, sources=result.sources)

@@ -15,7 +15,7 @@ from typing import Protocol
 from assistant.provider import litellm_module
 from assistant.safe_markdown import safe_label, safe_markdown
 from assistant.tools import TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool
-from assistant.tools.base import CardKind
+from assistant.tools.base import CardKind, SourceBook
 from retrieval.search.hybrid import clean_query
 
 log = logging.getLogger(__name__)
@@ -175,6 +175,7 @@ class Answer:
     error_kind: str | None = None  # how the model failed (assistant.failures), when it did
     weak: bool = False  # the evidence was weak: search found nothing to show, or could not search
     question: str = ""  # what was asked, as the conversation keeps it (a card's button words its request)
+    sources: SourceBook | None = None  # the conversation's numbered sources after the turn; None: it numbered none
 
     def messages(self) -> list[dict]:
         """The turn as the conversation's history keeps it: the question, the tool calls and results, the answer."""
@@ -186,7 +187,8 @@ async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> To
     handle = await ui.tool_started(name, arguments)
     tool = TOOLS_BY_NAME.get(name)
     if tool is None:
-        result = ToolResult(f"Error: there is no tool named {name[:60]!r}; use one of {', '.join(TOOLS_BY_NAME)}.")
+        result = ToolResult(f"Error: there is no tool named {name[:60]!r}; use one of {', '.join(TOOLS_BY_NAME)}.",
+                            sources=deps.sources)  # fmt: skip
     else:
         # Tools are synchronous (database and index calls); keep the event loop free for other sessions.
         result = await asyncio.to_thread(call_tool, tool, deps, arguments)

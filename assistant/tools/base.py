@@ -8,7 +8,7 @@ import logging
 import re
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from pydantic import Field, ValidationError, create_model
@@ -38,10 +38,15 @@ class SourceBook:
     def by_number(self) -> dict[int, tuple[str, str]]:
         return {n: (title, path) for n, title, path in self.entries.values()}
 
+    def copy(self) -> SourceBook:
+        return SourceBook(dict(self.entries))
 
-@dataclass
+
+@dataclass(frozen=True)
 class ToolDeps:
-    """Hidden from the schema: the archive, the session's user and the conversation's sources."""
+    """Hidden from the schema: the services (the archive, the session's user) and the conversation as the turn
+    stands (its numbered sources, scope and focus). Never changed: a tool numbers papers into its own copy of the
+    sources, which its result carries (`ToolResult.sources`), and the turn moves on with `after`."""
 
     archive: Archive
     user: str | None = None
@@ -54,6 +59,10 @@ class ToolDeps:
     focus: tuple["Card", ...] = ()
     # The researcher or institution the chat was opened about (from its page's chat dock), if any.
     about: "Card | None" = None
+
+    def after(self, result: ToolResult) -> ToolDeps:
+        """The deps the turn's next step runs with: the sources as `result` left them."""
+        return self if result.sources is None else replace(self, sources=result.sources)
 
 
 class CardKind(StrEnum):
@@ -126,6 +135,7 @@ class ToolResult:
     cards: list[Card] = field(default_factory=list)
     exception: BaseException | None = None
     data: object | None = None
+    sources: SourceBook | None = None  # the conversation's numbered sources after the call (`call_tool` sets it)
 
     @property
     def failed(self) -> bool:
@@ -174,16 +184,19 @@ def tool_schema(fn: Tool) -> dict:
 
 
 def call_tool(fn: Tool, deps: ToolDeps, arguments: dict | None) -> ToolResult:
-    """Validate arguments and run the tool; failures become results the model can read."""
+    """Validate arguments and run the tool; failures become results the model can read. The tool numbers papers
+    into a copy of `deps.sources`; the result carries that copy (`deps` is left as it was)."""
     try:
         args = _arguments_model(fn).model_validate(arguments or {})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
-        return ToolResult(f"Error: invalid arguments for {fn.__name__}: {problems}", exception=exc)
+        return ToolResult(f"Error: invalid arguments for {fn.__name__}: {problems}", exception=exc,
+                          sources=deps.sources)  # fmt: skip
+    own = replace(deps, sources=deps.sources.copy())
     try:
-        return fn(deps, **args.model_dump())
+        return replace(fn(own, **args.model_dump()), sources=own.sources)
     except ToolError as exc:
-        return ToolResult(f"Error: {exc}", exception=exc)
+        return ToolResult(f"Error: {exc}", exception=exc, sources=deps.sources)
     except Exception as exc:  # logged with its trace; the model only learns what is unavailable
         log.exception("tool %s failed", fn.__name__)
         return ToolResult(
@@ -191,6 +204,7 @@ def call_tool(fn: Tool, deps: ToolDeps, arguments: dict | None) -> ToolResult:
             "Tell the user that search is unavailable for the moment and to try again shortly; do not answer "
             "from memory.",
             exception=exc,
+            sources=deps.sources,
         )
 
 

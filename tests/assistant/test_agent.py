@@ -1,6 +1,7 @@
 """Whole turns: the real litellm client against a scripted server on 127.0.0.1, and retrieval-only mode."""
 
 import re
+from dataclasses import replace
 
 from assistant.agent import Agent
 from assistant.llm import LLMConfig, llm_retrier
@@ -213,16 +214,17 @@ async def test_retrieval_only_follow_ups_resolve_she_and_it(demo):
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
     person = next(c for c in ui.cards if c.kind == "researcher")
-    deps.focus = tuple(ui.cards)
+    deps = replace(deps, focus=tuple(ui.cards))
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "Who else did she write with?", ui)
     assert ui.steps[0] == {**ui.steps[0], "name": "get_researcher", "arguments": {"researcher_id": int(person.id)}}
     assert f"Co-authors of **[{person.title}]" in ui.final and "shared paper" in ui.final
-    deps.focus = (Card("paper", "2006.07357", "Hindsight Logging for Model Training", "/papers/2006.07357"),)
+    flor = Card("paper", "2006.07357", "Hindsight Logging for Model Training", "/papers/2006.07357")
+    deps = replace(deps, focus=(flor,))
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What cites it?", ui)
     assert ui.steps[0]["name"] == "get_cited_by" and ui.steps[0]["arguments"] == {"paper_id": "2006.07357"}
-    deps.focus = ()
+    deps = replace(deps, focus=())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "Who else did she write with?", ui)
     assert ui.steps[0]["name"] == "search_papers"  # nothing to resolve "she" against: a plain search
@@ -232,7 +234,7 @@ async def test_retrieval_only_what_else_did_they_write_is_their_work(demo):
     deps = ToolDeps(demo.archive())
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What does Bobby Yan work on?", ui)
-    deps.focus = tuple(ui.cards)
+    deps = replace(deps, focus=tuple(ui.cards))
     person = next(c for c in ui.cards if c.kind == "researcher")
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "What else did they write?", ui)

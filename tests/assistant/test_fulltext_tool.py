@@ -19,7 +19,7 @@ def test_passages_come_with_numbers_pages_and_cards(fulltext):
     first = result.output.splitlines()[1]
     assert first.startswith("[1, p. 7, section 'Pretraining BERT on S2ORC'] S2ORC: The Semantic Scholar")
     assert result.cards[0].id == S2ORC and str(result.cards[0].quotes[0]).startswith("p. 7: ")
-    answer, cited = link_citations("It has 16.4B tokens [1, p. 7].", deps.sources.by_number())
+    answer, cited = link_citations("It has 16.4B tokens [1, p. 7].", result.sources.by_number())
     assert cited == [1] and f"[\\[1, p. 7\\]](/papers/{S2ORC}-" in answer
 
 

@@ -91,7 +91,7 @@ def test_references_of_an_openalex_work_lead_to_their_pages(demo):
     assert len(in_archive) >= 30 and any(c.id == "openalex:W2741809807" for c in in_archive)
     # Following one: the cited work opens as its page, with the same citation number.
     target = next(c for c in in_archive if c.id == "openalex:W2741809807")
-    page = call_tool(get_paper, deps, {"paper_id": target.id})
+    page = call_tool(get_paper, deps.after(refs), {"paper_id": target.id})
     assert page.output.startswith(f"Paper [{target.number}]:") and "The state of OA" in page.output
 
 

@@ -30,8 +30,11 @@ def test_search_papers_numbers_and_cards(demo):
     assert result.cards[0].path == "/papers/2006.07357-hindsight-logging-for-model-training"
     assert result.cards[0].quotes
     # The same paper keeps its number in a later call of the conversation.
-    again = call_tool(get_paper, deps, {"paper_id": "2006.07357v2"})
+    again = call_tool(get_paper, deps.after(result), {"paper_id": "2006.07357v2"})
     assert again.output.startswith("Paper [1]:") and "Bobby Yan" in again.output
+    # The turn's state is returned, never changed in place: the deps a tool ran with still hold no source.
+    assert deps.sources.entries == {} and result.sources.by_number()[1][0] == "Hindsight Logging for Model Training"
+    assert deps.after(result).sources is result.sources and len(again.sources.entries) == len(result.sources.entries)
 
 
 def test_chat_about_one_paper_puts_it_first(demo):
