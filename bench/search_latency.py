@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.search_latency --data-dir data/local            # every configuration, one table
     .venv/bin/python -m bench.search_latency --data-dir data/local --store edge --size 100000   # some of them
+    .venv/bin/python -m bench.search_latency --store edge --size 100000 --vectors float32   # the index before int8
 
 The scale corpus is SYNTHETIC, made from the real demo abstracts (run `make demo` or `scholarloom ingest demo`
 first): each synthetic paper joins the first half of one real abstract to the second half of another. Its
@@ -35,6 +36,7 @@ from retrieval.vectors.edge import EdgeStore  # noqa: E402
 from retrieval.vectors.embeddings import Embedded  # noqa: E402
 from retrieval.vectors.index import Filters, Index, IndexPoint  # noqa: E402
 from retrieval.vectors.server import ClientStore  # noqa: E402
+from retrieval.vectors.store import DENSE, VectorLayout, VectorQuery  # noqa: E402
 from retrieval.vectors.windows import split_sentences  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 
@@ -108,12 +110,29 @@ def _percentiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
-def _open_store(store: str, work: Path):
+def _open_store(store: str, work: Path, vectors: str):
     if store == "edge":
-        return EdgeStore(work / "edge")
+        return EdgeStore(work / "edge", layout=VectorLayout(vectors))
     from qdrant_client import QdrantClient
 
-    return ClientStore(QdrantClient(path=str(work / "client")), "bench", local=True)
+    return ClientStore(QdrantClient(path=str(work / "client")), "bench", local=True, layout=VectorLayout(vectors))
+
+
+def _recall(store, vectors: list[np.ndarray], limit: int = 10) -> float | None:
+    """Recall@`limit` of the dense search as the product runs it (int8 copies and rescoring, or HNSW above
+    `exact_up_to` points) against an exact scan of the float32 originals; None where the store cannot scan them."""
+    if not isinstance(store, EdgeStore):
+        return None
+    q = store.q
+    exact = q.SearchParams(exact=True, quantization=q.QuantizationSearchParams(ignore=True))
+    found = store.search([VectorQuery(DENSE, v, limit) for v in vectors])
+    shares = []
+    for vector, hits in zip(vectors, found):
+        request = q.QueryRequest(query=q.Query.Nearest(vector.tolist(), using=DENSE), limit=limit, params=exact,
+                                 with_payload=["paper_id", "kind", "number"])  # fmt: skip
+        wanted = {(p.payload["paper_id"], p.payload["kind"], p.payload["number"]) for p in store.shard.query(request)}
+        shares.append(len(wanted & {(h.paper_id, h.kind, h.number) for h in hits}) / max(1, len(wanted)))
+    return statistics.mean(shares)
 
 
 def build(args) -> dict:
@@ -121,7 +140,7 @@ def build(args) -> dict:
     import shutil
 
     settings = Settings(data_dir=args.data_dir)
-    work = args.work / f"{args.store}-{args.size}"
+    work = args.work / f"{args.store}-{args.size}-{args.vectors}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     papers, texts, vectors, embed_seconds = _base(settings, args.work / "base-dense.npy")
@@ -129,7 +148,7 @@ def build(args) -> dict:
     points = _synthetic(papers, texts, vectors, args.size, settings.embedder())
     synth_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    index = Index(_open_store(args.store, work))
+    index = Index(_open_store(args.store, work, args.vectors))
     for chunk in range(0, len(points), 512):
         index.upsert(points[chunk : chunk + 512])
     upsert_seconds = time.perf_counter() - started
@@ -150,14 +169,14 @@ def build(args) -> dict:
 def query(args) -> dict:
     """Phase 2, in a fresh process: reopen the store and time real queries; memory is this process's."""
     settings = Settings(data_dir=args.data_dir)
-    work = args.work / f"{args.store}-{args.size}"
+    work = args.work / f"{args.store}-{args.size}-{args.vectors}"
     papers = [p for p in settings.catalog().iter_papers() if p.abstract]
     texts = [f"{p.title}. {p.abstract}" for p in papers]
     embedder = settings.embedder()
     embedder.query("warm up")  # models loaded before the store, so the store's own memory shows apart
     rss_models, _ = _memory_mb()
     started = time.perf_counter()
-    index = Index(_open_store(args.store, work))
+    index = Index(_open_store(args.store, work, args.vectors))
     reopen_seconds = time.perf_counter() - started
     assert index.count() == args.size, index.count()
     rng = random.Random(11)
@@ -194,10 +213,13 @@ def query(args) -> dict:
             times.append((time.perf_counter() - t) * 1000)
         rows[name] = _percentiles(times)
     rss, peak = _memory_mb()
+    recall = _recall(index.store, [embedder.query(q).dense for q in queries[:50]])
     index.close()
     return {
         "store": args.store,
         "size": args.size,
+        "vectors": args.vectors,
+        "recall_at_10": recall,
         "queries": args.queries,
         "reopen_s": reopen_seconds,
         "rss_models_mb": rss_models,
@@ -215,6 +237,7 @@ def main() -> None:
     parser.add_argument("--size", type=int)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--phase", choices=["build", "query"], help="one phase of one configuration")
+    parser.add_argument("--vectors", choices=["int8", "float32"], default="int8", help="the index's vector layout")
     parser.add_argument("--json", action="store_true", help="print one JSON object (used by the all-runs mode)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -234,12 +257,13 @@ def main() -> None:
         for phase in ("build", "query"):
             command = [sys.executable, __file__, "--data-dir", str(args.data_dir), "--work", str(args.work)]
             command += ["--store", store, "--size", str(size), "--queries", str(queries), "--json", "--phase", phase]
+            command += ["--vectors", args.vectors]
             out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
             result.update(json.loads(out.strip().splitlines()[-1]))
         results.append(result)
         print(f"done: {store} {size}", file=sys.stderr)
     print(f"synthetic scale corpus from {results[0]['base_papers']} real demo abstracts; ms p50/p95 per query\n")
-    header = "| | " + " | ".join(f"{r['store']} {r['size'] // 1000}k" for r in results) + " |"
+    header = "| | " + " | ".join(f"{r['store']} {r['size'] // 1000}k {r['vectors']}" for r in results) + " |"
     print(header + "\n" + "|---" * (len(results) + 1) + "|")
     for name in results[0]["latency_ms"]:
         cells = [f"{r['latency_ms'][name][0]:.1f} / {r['latency_ms'][name][1]:.1f}" for r in results]
@@ -253,8 +277,9 @@ def main() -> None:
         ("RSS with models, before the store (MB)", "rss_models_mb", "{:.0f}"),
         ("RSS after the queries (MB)", "rss_mb", "{:.0f}"),
         ("peak RSS while querying (MB)", "peak_rss_mb", "{:.0f}"),
+        ("dense recall@10 against exact float32", "recall_at_10", "{:.3f}"),
     ):
-        print(f"| {label} | " + " | ".join(fmt.format(r[key]) for r in results) + " |")
+        print(f"| {label} | " + " | ".join("-" if r[key] is None else fmt.format(r[key]) for r in results) + " |")
 
 
 if __name__ == "__main__":

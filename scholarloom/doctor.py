@@ -112,9 +112,22 @@ def index_checks(settings) -> list[Check]:
     abstracts = index.count(Filters(kinds=("abstract",)))
     passages = index.count(Filters(kinds=PASSAGE_KINDS))
     status = OK if abstracts else WARN
-    detail = f"{abstracts:,} papers and {passages:,} full-text passages indexed"
+    kept = "int8 in memory, float32 originals on disk" if index.layout == "int8" else "float32 in memory"
+    detail = f"{abstracts:,} papers and {passages:,} full-text passages indexed; dense vectors {kept}"
     found = [Check("index", status, detail + ("" if abstracts else " (load some: `scholarloom ingest demo`)"))]
+    found += _layout_check(settings, index)
     return found + _encoder_check(settings, index) if abstracts else found
+
+
+def _layout_check(settings, index) -> list[Check]:
+    """Whether the index keeps its vectors as SCHOLARLOOM_INDEX_VECTORS asks (an index made before the compact
+    index keeps float32 in memory until it is converted)."""
+    if index.layout == settings.index_vectors:
+        return []
+    return [Check("index", WARN, f"the index keeps its dense vectors as {index.layout} and SCHOLARLOOM_INDEX_VECTORS "
+                                 f"asks for {settings.index_vectors}: stop `serve` and run `scholarloom index "
+                                 "convert` (nothing is embedded again; about a minute per million points), or set "
+                                 f"SCHOLARLOOM_INDEX_VECTORS={index.layout}")]  # fmt: skip
 
 
 def _encoder_check(settings, index) -> list[Check]:

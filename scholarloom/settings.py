@@ -57,6 +57,10 @@ class Settings(BaseSettings):
         1, ge=1, le=64, description="Encoder processes that feed an ingest's (or a server's jobs') one writer, each "
         "with SCHOLARLOOM_EMBED_THREADS threads (default: the cores shared out). 1: the encoder runs in the command's "
         "own process (the server's jobs: in one child process).")
+    index_vectors: Literal["int8", "float32"] = Field(
+        "int8", description="How a new index keeps its dense vectors: 'int8' (int8 copies in memory, a quarter of "
+        "float32's size, the float32 originals on disk; searches rescore with them) or 'float32' (all in memory). "
+        "An index made before keeps its own layout until `scholarloom index convert` (doctor says so).")
     index_batch: int = Field(64, ge=1, le=4096, description="Papers an ingest embeds and writes per step; each step "
                              "is marked done, so a killed ingest embeds at most one step again when rerun.")
     vector_book: str = Field("demo", description="Dense vectors `serve`'s jobs read before running their encoder: "
@@ -229,9 +233,11 @@ class Settings(BaseSettings):
     def index_place(self) -> "IndexPlace":
         """Where the index lives: the embedded engine's folder, or the collection of a Qdrant server."""
         from retrieval.vectors.place import IndexPlace
+        from retrieval.vectors.store import VectorLayout
 
         api_key = self.qdrant_api_key.get_secret_value() if self.qdrant_api_key else None
-        return IndexPlace(self.collection, path=self.index_dir, url=self.qdrant_url, api_key=api_key)
+        return IndexPlace(self.collection, path=self.index_dir, url=self.qdrant_url, api_key=api_key,
+                          layout=VectorLayout(self.index_vectors))  # fmt: skip
 
     def index(self) -> "Index":
         return self._once("index", lambda: self.index_place().open())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -20,8 +21,10 @@ from retrieval.vectors.store import (
     Filters,
     IndexUnavailable,
     PointHit,
+    RESCORE_OVERSAMPLING,
     PublicOr,
     StoredPoint,
+    VectorLayout,
     VectorQuery,
     conditions,
     hit_of,
@@ -42,7 +45,9 @@ class EdgeStore:
     0.6). So this process locks `scholarloom.lock` beside the shard first and touches nothing when it cannot.
     """
 
-    def __init__(self, path: Path, exact_up_to: int = 250_000) -> None:
+    def __init__(self, path: Path, exact_up_to: int = 250_000, layout: VectorLayout = VectorLayout.INT8) -> None:
+        """Opens the shard in `path` as it was made (its own layout, whatever `layout` says: `convert` changes
+        it), or makes one there with `layout`."""
         import qdrant_edge as q
 
         self.q = q
@@ -57,18 +62,39 @@ class EdgeStore:
                 self._create_indexes(set(self.shard.info().payload_schema))  # fields added since it was made
             else:
                 path.mkdir(parents=True, exist_ok=True)
-                self.shard = q.EdgeShard.create(str(path), self._config())
+                self.shard = q.EdgeShard.create(str(path), self._config(layout))
                 self._create_indexes()
+            self.layout = _layout_on_disk(path)
         except Exception as exc:
             os.close(self._lock)
             raise IndexUnavailable(f"cannot open the vector index at {path}: {exc}") from exc
 
-    def _config(self):
+    def _config(self, layout: VectorLayout):
         q = self.q
+        if layout == VectorLayout.INT8:  # int8 copies pinned in memory; the float32 originals read from disk
+            int8 = q.ScalarQuantizationConfig(type=q.ScalarType.Int8, quantile=0.99, memory=q.Memory.Pinned)
+            dense = q.EdgeVectorParams(size=DENSE_DIM, distance=q.Distance.Cosine, quantization_config=int8,
+                                       memory=q.Memory.Cold)  # fmt: skip
+        else:
+            dense = q.EdgeVectorParams(size=DENSE_DIM, distance=q.Distance.Cosine)
         return q.EdgeConfig(
-            vectors={DENSE: q.EdgeVectorParams(size=DENSE_DIM, distance=q.Distance.Cosine)},
+            vectors={DENSE: dense},
             sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
         )
+
+    def convert(self, layout: VectorLayout) -> None:
+        """Keep the dense vectors as `layout` says from now on: the shard is opened again with that configuration
+        and its segments are optimised (the int8 copies made, or dropped). Vectors and payloads are untouched."""
+        if layout == self.layout:
+            return
+        try:
+            self.shard.close()
+            self.shard = self.q.EdgeShard.load(str(self.path), self._config(layout))
+            self.shard.optimize()
+            self.shard.flush()
+        except Exception as exc:
+            raise IndexUnavailable(f"the vector index could not be converted to {layout}: {exc}") from exc
+        self.layout = _layout_on_disk(self.path)
 
     def _create_indexes(self, present: set[str] = frozenset()) -> None:
         q = self.q
@@ -96,15 +122,19 @@ class EdgeStore:
                     must.append(q.Filter(should=[q.IsEmptyCondition(key=key), mine]))
         return q.Filter(must=must) if must else None
 
-    def _params(self, filters: Filters):
+    def _params(self, filters: Filters, using: str):
+        q = self.q
         if self._points is None:
-            self._points = self.shard.count(self.q.CountRequest(exact=True))
+            self._points = self.shard.count(q.CountRequest(exact=True))
+        rescored = None
+        if using == DENSE and self.layout == VectorLayout.INT8:
+            rescored = q.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
         if self._points <= self.exact_up_to:
-            return self.q.SearchParams(exact=True)
+            return q.SearchParams(exact=True, quantization=rescored)
         # A restrictive filter can cut HNSW's graph into pieces; ACORN explores two hops so recall holds.
         if filters.is_empty():
-            return None
-        return self.q.SearchParams(acorn=self.q.AcornSearchParams(enable=True))
+            return q.SearchParams(quantization=rescored) if rescored else None
+        return q.SearchParams(acorn=q.AcornSearchParams(enable=True), quantization=rescored)
 
     def upsert(self, points: list[StoredPoint]) -> None:
         q = self.q
@@ -150,7 +180,7 @@ class EdgeStore:
                     limit=query.limit,
                     query=q.Query.Nearest(vector, using=query.using),
                     filter=self._filter(query.filters),
-                    params=self._params(query.filters),
+                    params=self._params(query.filters, query.using),
                     with_payload=RETURNED_FIELDS,
                 )
             )
@@ -199,6 +229,15 @@ class EdgeStore:
             finally:
                 self.shard = None
                 os.close(self._lock)
+
+
+def _layout_on_disk(path: Path) -> VectorLayout:
+    """How the shard in `path` keeps its dense vectors, from the configuration it keeps beside its segments."""
+    try:
+        dense = json.loads((path / "edge_config.json").read_text())["vectors"][DENSE]
+    except (OSError, ValueError, KeyError, TypeError):
+        return VectorLayout.FLOAT32
+    return VectorLayout.INT8 if (dense.get("quantization_config") or {}).get("scalar") else VectorLayout.FLOAT32
 
 
 def _lock_folder(path: Path) -> int:

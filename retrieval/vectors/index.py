@@ -31,12 +31,14 @@ from retrieval.vectors.store import (
     IndexUnavailable,
     PointHit,
     StoredPoint,
+    VectorLayout,
     VectorQuery,
     VectorStore,
 )
 
 __all__ = [
-    "ANYONE", "Filters", "Index", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "point_id",
+    "ANYONE", "Filters", "Index", "IndexPoint", "IndexUnavailable", "PaperScore", "PointHit", "VectorLayout",
+    "point_id",
 ]  # fmt: skip
 
 class PointKind(StrEnum):
@@ -132,13 +134,15 @@ class Index:
 
     @classmethod
     def open(
-        cls, collection: str, *, path: Path | None = None, url: str | None = None, api_key: str | None = None
-    ) -> "Index":
-        """The embedded engine in `path`, or a Qdrant server/cluster when `url` is given."""
+        cls, collection: str, *, path: Path | None = None, url: str | None = None, api_key: str | None = None,
+        layout: VectorLayout = VectorLayout.INT8,
+    ) -> "Index":  # fmt: skip
+        """The embedded engine in `path`, or a Qdrant server/cluster when `url` is given; one made now keeps its
+        vectors as `layout` says (one made before keeps its own until `convert`)."""
         if url:
-            return cls(ClientStore.connect(url, collection, api_key))
+            return cls(ClientStore.connect(url, collection, api_key, layout))
         assert path is not None
-        return cls(EdgeStore(edge_folder(path, collection)))
+        return cls(EdgeStore(edge_folder(path, collection), layout=layout))
 
     def close(self) -> None:
         self.store.close()
@@ -159,6 +163,17 @@ class Index:
 
     def optimize(self) -> None:
         self.store.optimize()
+
+    @property
+    def layout(self) -> VectorLayout:
+        """How this index keeps its dense vectors now (its own record, whatever the setting asks)."""
+        return self.store.layout
+
+    def convert(self, layout: VectorLayout) -> None:
+        """Keep the dense vectors as `layout` says from now on (vectors and payloads untouched; blocks while the
+        embedded engine makes or drops the int8 copies: about a minute per million points here)."""
+        self.store.convert(layout)
+        self.writes += 1
 
     def points(self, chunk: int = 1000) -> Iterator[list[StoredPoint]]:
         """Every point as stored, public and private, `chunk` at a time (for a backup: read, never searched)."""

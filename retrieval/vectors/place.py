@@ -11,6 +11,7 @@ from pathlib import Path
 
 from retrieval.vectors.edge import EdgeStore
 from retrieval.vectors.index import Index, edge_folder, point_edge_folder
+from retrieval.vectors.store import VectorLayout
 
 # A rebuilt embedded index replaces the old one in the running server; searches that started on the old one get
 # this long to finish before it is closed.
@@ -27,22 +28,23 @@ class IndexPlace:
     path: Path | None = None
     url: str | None = None
     api_key: str | None = None
+    layout: VectorLayout = VectorLayout.INT8  # how an index made here keeps its vectors
 
     def open(self) -> Index:
-        return Index.open(self.collection, path=self.path, url=self.url, api_key=self.api_key)
+        return Index.open(self.collection, path=self.path, url=self.url, api_key=self.api_key, layout=self.layout)
 
     def beside(self) -> Index:
         """A new, empty index named for now: a collection `<collection>-<stamp>` of the server, or the folder
         `<collection>.<stamp>` beside the embedded one (folders an earlier rebuild left before its swap removed)."""
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d%H%M%S")
         if self.url:
-            return Index.open(f"{self.collection}-{stamp}", url=self.url, api_key=self.api_key)
+            return Index.open(f"{self.collection}-{stamp}", url=self.url, api_key=self.api_key, layout=self.layout)
         assert self.path is not None
         in_use = edge_folder(self.path, self.collection)
         for left in in_use.parent.glob(f"{self.collection}.2*"):
             if left.is_dir() and left != in_use and left.name.removeprefix(f"{self.collection}.").isdigit():
                 shutil.rmtree(left, ignore_errors=True)
-        return Index(EdgeStore(in_use.with_name(f"{self.collection}.{stamp}")))
+        return Index(EdgeStore(in_use.with_name(f"{self.collection}.{stamp}"), layout=self.layout))
 
     def discard(self, new: Index) -> None:
         """A half-made index from `beside`: closed, and its folder removed (nothing of it stays on disk)."""

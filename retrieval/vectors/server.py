@@ -17,8 +17,10 @@ from retrieval.vectors.store import (
     Filters,
     IndexUnavailable,
     PointHit,
+    RESCORE_OVERSAMPLING,
     PublicOr,
     StoredPoint,
+    VectorLayout,
     VectorQuery,
     conditions,
     hit_of,
@@ -29,7 +31,8 @@ from retrieval.vectors.store import (
 class ClientStore:
     """A Qdrant server or cluster through qdrant-client (or qdrant-client's own local mode, used in tests)."""
 
-    def __init__(self, client, collection: str, local: bool = False) -> None:
+    def __init__(self, client, collection: str, local: bool = False, layout: VectorLayout = VectorLayout.INT8) -> None:
+        """A collection made before keeps its own layout (`convert` changes it); a new one is made with `layout`."""
         from qdrant_client import models
 
         self.m = models
@@ -37,27 +40,42 @@ class ClientStore:
         self.collection = collection
         self.local = local  # local mode is brute force in Python: payload indexes do nothing there
         try:
-            self._ensure_collection()
+            self._ensure_collection(layout)
         except Exception as exc:
             raise IndexUnavailable(f"cannot reach the vector index: {exc}") from exc
 
     @classmethod
-    def connect(cls, url: str, collection: str, api_key: str | None = None) -> "ClientStore":
+    def connect(
+        cls, url: str, collection: str, api_key: str | None = None, layout: VectorLayout = VectorLayout.INT8
+    ) -> "ClientStore":
         from qdrant_client import QdrantClient
 
-        return cls(QdrantClient(url=url, api_key=api_key, timeout=10), collection)
+        return cls(QdrantClient(url=url, api_key=api_key, timeout=10), collection, layout=layout)
 
-    def _ensure_collection(self) -> None:
+    def _int8(self):
+        m = self.m
+        return m.ScalarQuantization(scalar=m.ScalarQuantizationConfig(type=m.ScalarType.INT8, quantile=0.99,
+                                                                       always_ram=True))  # fmt: skip
+
+    def _ensure_collection(self, layout: VectorLayout) -> None:
         m = self.m
         present: set[str] = set()
         if self.client.collection_exists(self.collection):
-            present = set(self.client.get_collection(self.collection).payload_schema or {})
+            info = self.client.get_collection(self.collection)
+            present = set(info.payload_schema or {})
         else:
+            int8 = layout == VectorLayout.INT8  # the int8 copies in memory, the originals on the server's disk
+            dense = m.VectorParams(size=DENSE_DIM, distance=m.Distance.COSINE, on_disk=True if int8 else None,
+                                   quantization_config=self._int8() if int8 else None)  # fmt: skip
             self.client.create_collection(
                 self.collection,
-                vectors_config={DENSE: m.VectorParams(size=DENSE_DIM, distance=m.Distance.COSINE)},
+                vectors_config={DENSE: dense},
                 sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF)},
             )
+            info = self.client.get_collection(self.collection)
+        params = info.config.params.vectors[DENSE]
+        quantised = params.quantization_config or info.config.quantization_config
+        self.layout = VectorLayout.INT8 if quantised is not None else VectorLayout.FLOAT32
         if self.local:  # qdrant-client's local mode keeps no payload indexes
             return
         schemas = {
@@ -125,12 +143,17 @@ class ClientStore:
                 vector = m.SparseVector(indices=vector.indices, values=vector.values)
             else:
                 vector = vector.tolist()
+            rescored = None
+            if query.using == DENSE and self.layout == VectorLayout.INT8:
+                quantization = m.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
+                rescored = m.SearchParams(quantization=quantization)
             requests.append(
                 m.QueryRequest(
                     query=vector,
                     using=query.using,
                     filter=self._filter(query.filters),
                     limit=query.limit,
+                    params=rescored,
                     with_payload=RETURNED_FIELDS,
                 )
             )
@@ -168,6 +191,19 @@ class ClientStore:
 
     def optimize(self) -> None:
         """A server indexes by itself."""
+
+    def convert(self, layout: VectorLayout) -> None:
+        """Keep the dense vectors as `layout` says from now on; the server makes (or drops) the int8 copies in the
+        background, and moves the originals to disk (or back to memory)."""
+        if layout == self.layout:
+            return
+        m, int8 = self.m, layout == VectorLayout.INT8
+        try:
+            self.client.update_collection(self.collection, vectors_config={DENSE: m.VectorParamsDiff(on_disk=int8)},
+                                          quantization_config=self._int8() if int8 else m.Disabled.DISABLED)  # fmt: skip
+        except Exception as exc:
+            raise IndexUnavailable(f"the vector index could not be converted to {layout}: {exc}") from exc
+        self.layout = layout
 
     def close(self) -> None:
         self.client.close()

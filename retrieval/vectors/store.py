@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
+from enum import StrEnum
 from typing import Protocol
 
 import numpy as np
@@ -30,6 +31,18 @@ INDEXED_FIELDS = {
     "institution_ids": "integer",
     "owner": "keyword",  # set on a user's private uploads only; every search filters on it (see `Filters.viewer`)
 }
+
+
+class VectorLayout(StrEnum):
+    """How the index keeps its dense vectors (`SCHOLARLOOM_INDEX_VECTORS`)."""
+
+    # int8 copies in memory (a quarter of float32's size), the float32 originals on disk; a dense search takes
+    # RESCORE_OVERSAMPLING times its limit by the int8 copies and orders them by the originals.
+    INT8 = "int8"
+    FLOAT32 = "float32"  # every vector in memory as float32: what indexes made before the compact index keep
+
+
+RESCORE_OVERSAMPLING = 2.0
 ANYONE = "*"  # `Filters.viewer` for upkeep (delete, relabel, count): every point, whoever owns it
 RETURNED_FIELDS = ["paper_id", "kind", "number", "page", "section", "text", "span"]
 
@@ -174,6 +187,8 @@ def hit_of(payload: dict, score: float) -> PointHit:
 
 
 class VectorStore(Protocol):
+    layout: VectorLayout  # how this index keeps its dense vectors now (its own record, not the setting)
+
     def upsert(self, points: list[StoredPoint]) -> None: ...
     def delete_papers(self, paper_ids: list[str], kinds: tuple[str, ...]) -> None: ...
     def set_paper_payload(self, paper_id: str, payload: dict) -> None: ...
@@ -182,4 +197,5 @@ class VectorStore(Protocol):
     def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]: ...
     def scroll(self, offset: str | None, limit: int) -> tuple[list[StoredPoint], str | None]: ...
     def optimize(self) -> None: ...
+    def convert(self, layout: VectorLayout) -> None: ...
     def close(self) -> None: ...

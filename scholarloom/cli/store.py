@@ -1,5 +1,6 @@
 """`scholarloom db upgrade`, `db current` and `db revision` (the schema's revisions, `retrieval/upkeep/schema.py`), and
-`backup`, `restore` (`retrieval/upkeep/backup.py`) and `index rebuild` (`ingest/rebuild.py`)."""
+`backup`, `restore` (`retrieval/upkeep/backup.py`), `index rebuild` (`ingest/rebuild.py`) and `index convert` (how
+the index keeps its vectors, `retrieval/vectors/store.py` `VectorLayout`)."""
 
 from __future__ import annotations
 
@@ -139,3 +140,39 @@ def index_rebuild(detach: bool = typer.Option(False, help="With a server running
     from scholarloom.cli.run import execute
 
     execute("rebuild", {}, detach)
+
+
+@index_app.command("convert")
+def index_convert(
+    to: str = typer.Option(None, "--to", help="int8 or float32; default SCHOLARLOOM_INDEX_VECTORS (int8)."),
+) -> None:
+    """Keep the index's dense vectors as int8 copies in memory with the float32 originals on disk (a quarter of the
+    memory; searches rescore with the originals), or all as float32 in memory. Nothing is embedded again: the
+    vectors and payloads stay, the embedded engine makes (or drops) the int8 copies in about a minute per million
+    points. Stop `serve` first (the embedded index has one writer); a Qdrant server converts in the background."""
+    import time
+
+    from retrieval.vectors.store import IndexUnavailable, VectorLayout
+
+    settings = load_settings()
+    asked = to or settings.index_vectors
+    if asked not in set(VectorLayout):
+        fail(f"--to must be int8 or float32, not {to!r}")
+    wanted = VectorLayout(asked)
+    try:
+        index = settings.index()
+    except IndexUnavailable as exc:
+        fail(f"{exc}; stop it first, then convert")
+    was, started = index.layout, time.perf_counter()
+    try:
+        if was == wanted:
+            typer.echo(f"the index already keeps its vectors as {wanted}; nothing to do")
+            return
+        index.convert(wanted)
+        points = index.count()
+    except IndexUnavailable as exc:
+        fail(str(exc))
+    finally:
+        settings.close()
+    typer.echo(f"converted the index ({points:,} points) from {was} to {wanted} in "
+               f"{time.perf_counter() - started:.1f} s")  # fmt: skip

@@ -87,6 +87,25 @@ def test_an_index_embedded_at_another_precision_is_named_with_the_fix(instance, 
     assert "scholarloom index rebuild" in warning
 
 
+def test_an_index_made_before_the_compact_index_is_named_and_converted(instance, monkeypatch):
+    """An index keeping float32 vectors in memory (as every index did before) opens and answers; doctor names the
+    layout and the command that converts it, and `scholarloom index convert` does so in place."""
+    assert [line for line in _lines(runner.invoke(app, ["doctor"])) if "dense vectors int8 in memory" in line]
+    converted = runner.invoke(app, ["index", "convert", "--to", "float32"])
+    assert converted.exit_code == 0 and "(1 points) from int8 to float32" in converted.output, converted.output
+    lines = _lines(runner.invoke(app, ["doctor"]))
+    assert [line for line in lines if line.startswith("ok   index") and "dense vectors float32 in memory" in line]
+    (warning,) = [line for line in lines if "SCHOLARLOOM_INDEX_VECTORS" in line]
+    assert warning.startswith("warn index") and "scholarloom index convert" in warning, warning
+    monkeypatch.setenv("SCHOLARLOOM_INDEX_VECTORS", "float32")  # or kept as it is, and the warning goes
+    assert not [line for line in _lines(runner.invoke(app, ["doctor"])) if "SCHOLARLOOM_INDEX_VECTORS" in line]
+    monkeypatch.delenv("SCHOLARLOOM_INDEX_VECTORS")
+    again = runner.invoke(app, ["index", "convert"])
+    assert again.exit_code == 0 and "from float32 to int8" in again.output, again.output
+    assert "nothing to do" in runner.invoke(app, ["index", "convert"]).output
+    assert runner.invoke(app, ["index", "convert", "--to", "int4"]).exit_code == 1
+
+
 def test_a_wrong_llm_base_url_fails_with_what_to_do(instance, monkeypatch):
     monkeypatch.setenv("SCHOLARLOOM_LLM", "openai/qwen2.5")
     monkeypatch.setenv("SCHOLARLOOM_LLM_API_BASE", "http://127.0.0.1:9")

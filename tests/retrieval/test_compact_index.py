@@ -1,0 +1,79 @@
+"""The compact index (`VectorLayout.INT8`): int8 copies searched, float32 originals rescoring, against exact float32
+search over the demo's own points; converting an index in place; an index made before it keeps working."""
+
+import numpy as np
+import pytest
+
+from retrieval.vectors.edge import EdgeStore
+from retrieval.vectors.store import DENSE, Filters, VectorLayout, VectorQuery
+
+QUERIES = 40
+
+
+@pytest.fixture(scope="module")
+def demo_points(demo):
+    points = [p for chunk in demo.index().points() for p in chunk]
+    papers = list(demo.catalog().iter_papers())
+    titles = [p.title for p in papers[:: max(1, len(papers) // QUERIES)]][:QUERIES]
+    return points, demo.embedder().dense(titles)
+
+
+def _store(path, points, layout, exact_up_to=250_000):
+    store = EdgeStore(path, exact_up_to=exact_up_to, layout=layout)
+    for start in range(0, len(points), 1000):
+        store.upsert(points[start : start + 1000])
+    store.optimize()
+    return store
+
+
+def _top(store, vectors, limit=10, filters=Filters()):
+    queries = [VectorQuery(DENSE, v, limit, filters) for v in vectors]
+    return [[(h.paper_id, h.kind, h.number) for h in hits] for hits in store.search(queries)]
+
+
+def _recall(found, exact) -> float:
+    return float(np.mean([len(set(f) & set(e)) / len(e) for f, e in zip(found, exact) if e]))
+
+
+def test_int8_answers_as_exact_float32_does(demo_points, tmp_path):
+    points, vectors = demo_points
+    exact = _store(tmp_path / "float32", points, VectorLayout.FLOAT32)
+    compact = _store(tmp_path / "int8", points, VectorLayout.INT8)
+    graph = _store(tmp_path / "int8-hnsw", points, VectorLayout.INT8, exact_up_to=0)  # HNSW, as above 250k points
+    try:
+        assert (exact.layout, compact.layout) == (VectorLayout.FLOAT32, VectorLayout.INT8) and len(points) > 5000
+        wanted = _top(exact, vectors)
+        assert _recall(_top(compact, vectors), wanted) >= 0.98
+        assert _recall(_top(graph, vectors), wanted) >= 0.98
+        # the first hit is the same for (nearly) every query, and filters still apply
+        assert np.mean([f[0] == e[0] for f, e in zip(_top(compact, vectors), wanted)]) >= 0.95
+        only = Filters(kinds=("abstract",))
+        assert _recall(_top(compact, vectors, filters=only), _top(exact, vectors, filters=only)) >= 0.98
+        # the originals are kept: what a backup or the encoder check reads is the float32 vector as written
+        first = points[0]
+        assert np.allclose(compact.dense_vectors([first.id])[first.id], exact.dense_vectors([first.id])[first.id])
+    finally:
+        for store in (exact, compact, graph):
+            store.close()
+
+
+def test_an_index_made_before_keeps_its_layout_until_converted(demo_points, tmp_path):
+    points, vectors = demo_points
+    old = _store(tmp_path / "old", points[:2000], VectorLayout.FLOAT32)
+    wanted = _top(old, vectors)
+    old.close()
+    reopened = EdgeStore(tmp_path / "old", layout=VectorLayout.INT8)  # the setting's default: the index keeps its own
+    try:
+        assert reopened.layout == VectorLayout.FLOAT32 and _top(reopened, vectors) == wanted
+        reopened.convert(VectorLayout.INT8)
+        assert reopened.layout == VectorLayout.INT8 and reopened.count() == 2000
+        assert _recall(_top(reopened, vectors), wanted) >= 0.98
+    finally:
+        reopened.close()
+    again = EdgeStore(tmp_path / "old", layout=VectorLayout.FLOAT32)
+    try:
+        assert again.layout == VectorLayout.INT8  # the conversion is kept on disk
+        again.convert(VectorLayout.FLOAT32)
+        assert again.layout == VectorLayout.FLOAT32 and _top(again, vectors) == wanted
+    finally:
+        again.close()
