@@ -7,7 +7,6 @@ stores apart; what they ask of it is written once here, over `retrieval.search.h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from retrieval.library.uploads import PREFIX, visible_papers
 from retrieval.scholarly import citations, institutions, listings, researchers
@@ -91,8 +90,10 @@ class Archive:
     def researcher_candidates(self, ids: tuple[int, ...]) -> list[researchers.ResearcherCandidate]:
         return researchers.candidates_by_ids(self.catalog, ids)
 
-    def find_researchers(self, text: str, limit: int = 10) -> list[researchers.ResearcherCandidate]:
-        return researchers.find_researchers(self.catalog, text, limit)
+    def find_researchers(
+        self, text: str, limit: int = 10, partial: bool = True
+    ) -> list[researchers.ResearcherCandidate]:
+        return researchers.find_researchers(self.catalog, text, limit, partial)
 
     def institution(self, institution_id: int, page: int = 1, category: str | None = None, per_page: int | None = None):
         return institutions.institution_profile(self.catalog, institution_id, page, category, per_page)
@@ -121,7 +122,5 @@ class Archive:
     def indexable_count(self, kind: listings.Kind) -> int:
         return listings.indexable_count(self.catalog, kind)
 
-    def indexable_slice(
-        self, kind: listings.Kind, offset: int, limit: int
-    ) -> list[tuple[int | str, str, datetime | None, Paper | None]]:
+    def indexable_slice(self, kind: listings.Kind, offset: int, limit: int) -> list[listings.Listed]:
         return listings.indexable_slice(self.catalog, kind, offset, limit)

@@ -30,10 +30,15 @@ def upload_path(upload_id: int) -> str:
 
 
 def paper_path(paper: Paper) -> str:
-    if (number := upload_number(paper.id)) is not None:  # a user's own upload: its private page
+    return paper_address(paper.id, paper.title)
+
+
+def paper_address(paper_id: str, title: str) -> str:
+    """A paper's page from its id and title (what `paper_path` reads of a paper)."""
+    if (number := upload_number(paper_id)) is not None:  # a user's own upload: its private page
         return upload_path(number)
-    slug = slugify(paper.title)
-    return "/papers/" + quote(paper.id, safe="/:") + (f"-{slug}" if slug else "")
+    slug = slugify(title)
+    return "/papers/" + quote(paper_id, safe="/:") + (f"-{slug}" if slug else "")
 
 
 def external(base: str, identifier: str) -> str:

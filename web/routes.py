@@ -48,7 +48,9 @@ def _named_matches(archive: Archive, query: str, named: tuple[int, ...]) -> tupl
     from web.addresses import institution_path, researcher_path
     from web.search_page import NamedResult
 
-    found = archive.researcher_candidates(named) + archive.find_researchers(query, limit=5)
+    # (full names only: the people the query names by initials or first and last name are in `named`; a scan for
+    # partial names would cost most of a second per search at three million researchers)
+    found = archive.researcher_candidates(named) + archive.find_researchers(query, limit=5, partial=False)
     unique = list({c.researcher.id: c for c in found}.values())[:5]
     def detail(c) -> str:
         parts = [f"{c.paper_count} paper{'s' if c.paper_count != 1 else ''}"]

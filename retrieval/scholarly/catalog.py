@@ -12,6 +12,7 @@ from sqlalchemy import event, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from retrieval.scholarly import counts as kept_counts
 from retrieval.scholarly.models import (
     VERSIONED,
     Authorship,
@@ -66,6 +67,7 @@ class Catalog:
         self.url = url
         self.engine = make_engine(url)
         migrate(self.engine)
+        kept_counts.listen()
         self._fill_search_keys()
         self._cached: dict[str, tuple[int, object]] = {}
         with self.session() as session:  # every versioned subject has its row, so a bump is one UPDATE
@@ -212,11 +214,17 @@ class Catalog:
         return people
 
     def counts(self) -> dict[str, int]:
+        """How many papers, researchers, institutions, authorships and citations there are (kept as they are
+        written, never counted here: `retrieval.scholarly.counts`)."""
         with self.session() as session:
-            return {
-                model.__tablename__: session.exec(select(func.count()).select_from(model)).one()
-                for model in (Paper, Researcher, Institution, Authorship, Citation)
-            }
+            kept = kept_counts.read_counts(session)
+        return {model.__tablename__: kept.get(model.__tablename__, 0)
+                for model in (Paper, Researcher, Institution, Authorship, Citation)}  # fmt: skip
+
+    def recount(self) -> None:
+        """Every kept count from the rows (after rows were written around the catalog: a bulk load, a repair)."""
+        with self.engine.begin() as connection:
+            kept_counts.recount_all(connection)
 
     def references(self, paper_id: str) -> list[Citation]:
         with self.session() as session:

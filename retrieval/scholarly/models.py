@@ -66,6 +66,13 @@ class Paper(SQLModel, table=True):
     sources: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
 
 
+# Newest first (`retrieval.scholarly.paging.newest_first`) read from an index, for every paper and within one primary
+# category: a page deep in a million-paper listing walks index entries, not the table, and sorts nothing.
+_NEWEST = (Paper.published.is_(None), Paper.published.desc(), Paper.year.desc(), Paper.id)
+Index("ix_papers_newest", *_NEWEST)
+Index("ix_papers_category_newest", Paper.primary_category, *_NEWEST)
+
+
 class Researcher(SQLModel, table=True):
     __tablename__ = "researchers"
 
@@ -77,6 +84,8 @@ class Researcher(SQLModel, table=True):
     orcid: str | None = Field(default=None, index=True)
     s2_id: str | None = Field(default=None, index=True)
     aliases: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
+    paper_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"},
+                             description="papers here, kept at every commit (retrieval.scholarly.counts)")  # fmt: skip
 
 
 class Institution(SQLModel, table=True):
@@ -99,9 +108,16 @@ class Institution(SQLModel, table=True):
     search_key: str | None = Field(
         default=None, description="name, aliases and acronyms normalised (no accents or case), for finding by words"
     )
+    paper_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"},
+                             description="papers here, kept at every commit (retrieval.scholarly.counts)")  # fmt: skip
 
     def searchable(self) -> str:
         return normalise_name(" ".join([self.name, *(self.aliases or []), *(self.acronyms or [])]))
+
+
+# The "most papers" lists (most first, then by name) read from an index, any page deep.
+Index("ix_researchers_most_papers", Researcher.paper_count.desc(), Researcher.name)
+Index("ix_institutions_most_papers", Institution.paper_count.desc(), Institution.name)
 
 
 class CatalogVersion(SQLModel, table=True):
@@ -112,6 +128,17 @@ class CatalogVersion(SQLModel, table=True):
 
     subject: str = Field(primary_key=True, max_length=40)
     version: int = 0
+
+
+class CatalogCount(SQLModel, table=True):
+    """A count of the catalog kept as it is written (`retrieval.scholarly.counts`), so pages never count a table:
+    papers, researchers, institutions, authorships, citations, the researchers and institutions with papers here
+    (`researchers_with_papers`, ...), and papers per primary category (`category:cs.CL`)."""
+
+    __tablename__ = "catalog_counts"
+
+    name: str = Field(primary_key=True, max_length=120)
+    value: int = 0
 
 
 VERSIONED = {Institution: "institutions"}  # row type -> the subject whose version its writes bump

@@ -43,15 +43,25 @@ class PaperList:
     category: str | None
 
 
-def paper_page(session: Session, ids_query, page: int, per_page: int, category: str | None) -> PaperList:
-    """One page of the papers whose ids `ids_query` selects, maybe only those of one primary category."""
-    query = select(Paper).where(Paper.id.in_(ids_query))
-    if category:
-        query = query.where(Paper.primary_category == category)
-    total = session.exec(select(func.count()).select_from(query.subquery())).one()
+def paper_page(
+    session: Session, ids_query, page: int, per_page: int, category: str | None, total: int | None = None
+) -> PaperList:
+    """One page of the papers whose ids `ids_query` selects (None: every paper), maybe only those of one primary
+    category; `total`: how many there are, when the caller knows (a kept count), else counted."""
+    if total is None:
+        query = select(Paper) if ids_query is None else select(Paper).where(Paper.id.in_(ids_query))
+        if category:
+            query = query.where(Paper.primary_category == category)
+        total = session.exec(select(func.count()).select_from(query.subquery())).one()
     at = Pages.of(total, page, per_page)
-    rows = session.exec(query.order_by(*newest_first()).offset(at.offset).limit(per_page)).all()
-    return PaperList(list(rows), total, at.page, at.pages, category)
+    # The page's ids first, from the newest-first index alone (a deep page skips index entries, not rows), then
+    # their papers.
+    ids = select(Paper.id) if ids_query is None else select(Paper.id).where(Paper.id.in_(ids_query))
+    if category:
+        ids = ids.where(Paper.primary_category == category)
+    wanted = list(session.exec(ids.order_by(*newest_first()).offset(at.offset).limit(per_page)).all())
+    found = {p.id: p for p in session.exec(select(Paper).where(Paper.id.in_(wanted))).all()}
+    return PaperList([found[i] for i in wanted if i in found], total, at.page, at.pages, category)
 
 
 def fields_of(session: Session, ids_query) -> list[tuple[str, int]]:

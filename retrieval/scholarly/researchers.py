@@ -125,9 +125,11 @@ class ResearcherCandidate:
     coauthors: list[str]
 
 
-def find_researchers(catalog: Catalog, text: str, limit: int = 10) -> list[ResearcherCandidate]:
+def find_researchers(catalog: Catalog, text: str, limit: int = 10, partial: bool = True) -> list[ResearcherCandidate]:
     """Researchers by an id (ours, OpenAlex, ORCID, Semantic Scholar), a full name (accents and
-    punctuation ignored, alternative names included), or every word of a partial name; most papers first."""
+    punctuation ignored), or (`partial`) every word of a partial name or an alternative name; most papers first.
+    The ids and full names are read from indexes; the partial names scan every name (most of a second at three
+    million researchers), so a caller that only shows who a query names asks without them."""
     text = (text or "").strip()[:300]
     key = normalise_name(text)
     if not key:
@@ -143,11 +145,11 @@ def find_researchers(catalog: Catalog, text: str, limit: int = 10) -> list[Resea
             found = list(session.exec(select(Researcher).where(Researcher.s2_id == text[3:].strip())).all())
         if not found:
             found = list(session.exec(select(Researcher).where(Researcher.name_key == key)).all())
-        if not found:
+        if not found and partial:
             words = key.split()[:6]
             query = select(Researcher).where(*(Researcher.name_key.contains(w) for w in words)).limit(200)
             found = [r for r in session.exec(query).all() if set(words) <= set((r.name_key or "").split())]
-        if not found:
+        if not found and partial:
             alias = f'%"{text[:100]}"%'
             found = list(session.exec(select(Researcher).where(cast(Researcher.aliases, String).like(alias))).all())
         candidates = [_candidate(session, r) for r in found[:200]]

@@ -1,0 +1,149 @@
+"""Counts kept as the catalog is written, so no page counts a table of a million rows: how many papers,
+researchers, institutions, authorships and citations there are, papers per primary category, and each researcher's
+and institution's papers (`paper_count`, which orders the "most papers" lists from an index).
+
+Every write goes through an ORM session. Each flush notes what it added, deleted or changed (`_note`); before the
+transaction commits, the people whose authorships changed are counted again (one UPDATE per 500 of them, each count
+read from the authorships' index) and the totals move by what changed (`_settle`), in the same transaction: a
+count is never ahead of or behind the rows it counts. `recount_all` counts everything from the rows (the migration
+that brought these counts, a bulk load that wrote rows directly, a repair).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from sqlalchemy import func, inspect, select, update
+from sqlalchemy.engine import Connection
+from sqlmodel import Session
+
+from retrieval.scholarly.models import Authorship, CatalogCount, Citation, Institution, Paper, Researcher
+
+_TOTALS = {Paper: "papers", Researcher: "researchers", Institution: "institutions", Authorship: "authorships",
+           Citation: "citations"}  # fmt: skip
+_PEOPLE = {Researcher: Authorship.researcher_id, Institution: Authorship.institution_id}
+_CHUNK = 500
+_NOTES = "scholarloom.counts"
+
+
+def category_key(category: str) -> str:
+    return f"category:{category}"
+
+
+def with_papers_key(model) -> str:
+    return f"{_TOTALS[model]}_with_papers"
+
+
+def _old(row, field: str):
+    """What `field` held before this flush changed it (its value when unchanged)."""
+    history = inspect(row).attrs[field].history
+    return history.deleted[0] if history.deleted else getattr(row, field)
+
+
+def _note(session: Session, _context) -> None:
+    """After a flush: what it added and deleted, and whose authorships and which categories it changed."""
+    notes = session.info.setdefault(_NOTES, {"totals": Counter(), "people": {Researcher: set(), Institution: set()}})
+    totals, people = notes["totals"], notes["people"]
+    for rows, sign in ((session.new, 1), (session.deleted, -1)):
+        for row in rows:
+            if (name := _TOTALS.get(type(row))) is not None:
+                totals[name] += sign
+            if isinstance(row, Paper) and row.primary_category:
+                totals[category_key(row.primary_category)] += sign
+            if isinstance(row, Authorship):
+                for model, column in _PEOPLE.items():
+                    if (value := getattr(row, column.key)) is not None:
+                        people[model].add(value)
+    for row in session.dirty:
+        if isinstance(row, Paper) and (old := _old(row, "primary_category")) != row.primary_category:
+            if old:
+                totals[category_key(old)] -= 1
+            if row.primary_category:
+                totals[category_key(row.primary_category)] += 1
+        if isinstance(row, Authorship):
+            for model, column in _PEOPLE.items():
+                people[model] |= {v for v in (_old(row, column.key), getattr(row, column.key)) if v is not None}
+
+
+def _settle(session: Session) -> None:
+    """Before the commit: the noted people counted again, the totals moved, in this transaction."""
+    if session.new or session.deleted or session.dirty:
+        session.flush()  # the commit's own flush comes after this hook: make it now, so its rows are counted
+    notes = session.info.pop(_NOTES, None)
+    if not notes:
+        return
+    connection, totals = session.connection(), notes["totals"]
+    for model, ids in notes["people"].items():
+        totals[with_papers_key(model)] += _recount(connection, model, sorted(ids))
+    _add(connection, {name: change for name, change in totals.items() if change})
+
+
+def _forget(session: Session, *_args) -> None:
+    session.info.pop(_NOTES, None)
+
+
+def _recount(connection: Connection, model, ids: list[int]) -> int:
+    """`ids`' paper counts from their authorships; returns how many more of them have papers than before."""
+    column, change = _PEOPLE[model], 0
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        before = dict(connection.execute(select(model.id, model.paper_count).where(model.id.in_(chunk))).all())
+        papers = select(func.count(func.distinct(Authorship.paper_id))).where(column == model.id).scalar_subquery()
+        connection.execute(update(model).where(model.id.in_(chunk)).values(paper_count=papers))
+        after = dict(connection.execute(select(model.id, model.paper_count).where(model.id.in_(chunk))).all())
+        change += sum((after.get(i, 0) > 0) - (before.get(i, 0) > 0) for i in set(before) | set(after))
+    return change
+
+
+def _add(connection: Connection, changes: dict[str, int]) -> None:
+    """Move each named count by its change (a count not kept yet starts from 0)."""
+    if not changes:
+        return
+    table = CatalogCount.__table__
+    present = set(connection.execute(select(table.c.name).where(table.c.name.in_(list(changes)))).scalars())
+    missing = [{"name": name, "value": 0} for name in changes if name not in present]
+    if missing:
+        connection.execute(table.insert(), missing)
+    for name, change in changes.items():
+        connection.execute(update(table).where(table.c.name == name).values(value=table.c.value + change))
+
+
+def recount_all(connection: Connection) -> None:
+    """Every count from the rows: each researcher's and institution's papers, the totals, the categories."""
+    for model, column in _PEOPLE.items():
+        papers = (
+            select(func.count(func.distinct(Authorship.paper_id))).where(column == model.id).scalar_subquery()
+        )
+        connection.execute(update(model).values(paper_count=papers))
+    counts = {name: connection.execute(select(func.count()).select_from(model)).scalar_one()
+              for model, name in _TOTALS.items()}  # fmt: skip
+    for model in _PEOPLE:
+        counts[with_papers_key(model)] = connection.execute(
+            select(func.count()).select_from(model).where(model.paper_count > 0)
+        ).scalar_one()
+    rows = connection.execute(
+        select(Paper.primary_category, func.count()).where(Paper.primary_category.is_not(None))
+        .group_by(Paper.primary_category)
+    ).all()  # fmt: skip
+    counts.update({category_key(category): n for category, n in rows})
+    table = CatalogCount.__table__
+    connection.execute(table.delete())
+    connection.execute(table.insert(), [{"name": name, "value": value} for name, value in counts.items()])
+
+
+def read_counts(session: Session, prefix: str = "") -> dict[str, int]:
+    """The kept counts, or those whose names start with `prefix`."""
+    query = select(CatalogCount.name, CatalogCount.value)
+    if prefix:
+        query = query.where(CatalogCount.name.startswith(prefix))
+    return dict(session.execute(query).all())
+
+
+def listen() -> None:
+    """Keep the counts on every session's writes (called once by `Catalog`)."""
+    from sqlalchemy import event
+
+    if not event.contains(Session, "after_flush", _note):
+        event.listen(Session, "after_flush", _note)
+        event.listen(Session, "before_commit", _settle)
+        event.listen(Session, "after_rollback", _forget)

@@ -1,0 +1,91 @@
+"""The counts the catalog keeps as it is written (`retrieval.scholarly.counts`) always equal counting the rows: after
+new papers, an author list arXiv changed, an enrichment that names a researcher's ORCID (moving authorships to
+another researcher), a new primary category; and the pages read them instead of counting."""
+
+from sqlalchemy import func, select
+
+from ingest.pipeline import load_records
+from ingest.report import Summary
+from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.counts import read_counts
+from retrieval.scholarly.listings import categories, indexable_count, most_papers
+from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher
+from retrieval.scholarly.records import AffiliationRecord, AuthorRecord, PaperRecord
+
+
+def _counted(catalog: Catalog) -> dict[str, int]:
+    """Every count, from the rows."""
+    with catalog.session() as session:
+        found = {m.__tablename__: session.execute(select(func.count()).select_from(m)).scalar_one()
+                 for m in (Paper, Researcher, Institution, Authorship)}  # fmt: skip
+        for model, column in ((Researcher, Authorship.researcher_id), (Institution, Authorship.institution_id)):
+            rows = session.execute(select(column, func.count(func.distinct(Authorship.paper_id)))
+                                   .where(column.is_not(None)).group_by(column)).all()  # fmt: skip
+            found[f"{model.__tablename__}_with_papers"] = len(rows)
+            kept = dict(session.execute(select(model.id, model.paper_count)).all())
+            assert kept == {**{i: 0 for i in kept}, **dict(rows)}, model  # each one's own count
+        for category, n in session.execute(select(Paper.primary_category, func.count()).group_by(
+                Paper.primary_category)).all():  # fmt: skip
+            found[f"category:{category}"] = n
+    return found
+
+
+def _kept(catalog: Catalog) -> dict[str, int]:
+    with catalog.session() as session:
+        kept = read_counts(session)
+    return {name: n for name, n in kept.items() if n and name != "citations"}
+
+
+def _nonzero(counted: dict[str, int]) -> dict[str, int]:
+    return {name: n for name, n in counted.items() if n}
+
+
+def _paper(pid: str, authors: list[AuthorRecord], category: str = "cs.CL", source: str = "arxiv_api") -> PaperRecord:
+    return PaperRecord(id=pid, arxiv_id=pid, title=f"Paper {pid}", abstract="Words.", authors=authors,
+                       categories=[category], primary_category=category, source=source)  # fmt: skip
+
+
+def _author(name: str, place: str | None = None, orcid: str | None = None) -> AuthorRecord:
+    """With an affiliation named by its ROR id (the institution is made as the paper is written)."""
+    where = [AffiliationRecord(raw=place, name=place, ror_id=f"https://ror.org/0{len(place)}x")] if place else []
+    return AuthorRecord(name=name, affiliations=where, orcid=orcid)
+
+
+def test_kept_counts_follow_every_kind_of_write(tmp_path):
+    catalog = Catalog(f"sqlite:///{tmp_path / 'c.db'}")
+    ana, bo, cy = _author("Ana Lima", "University of Porto"), _author("Bo Chen", "MIT"), _author("Cy Diaz")
+    load_records(catalog, "arxiv_api", [_paper("2101.00001", [ana, bo]), _paper("2101.00002", [ana, cy]),
+                                        _paper("2101.00003", [bo], "math.CO")], Summary())  # fmt: skip
+    assert _kept(catalog) == _nonzero(_counted(catalog))
+    assert _kept(catalog)["category:cs.CL"] == 2 and _kept(catalog)["researchers_with_papers"] == 3
+    assert _kept(catalog)["institutions_with_papers"] == 2
+    # arXiv changes an author list (Cy leaves, Dee joins) and a paper's primary category
+    changed = [_paper("2101.00002", [ana, _author("Dee Evans")]), _paper("2101.00003", [bo], "cs.LG")]
+    load_records(catalog, "arxiv_api", changed, Summary())
+    assert _kept(catalog) == _nonzero(_counted(catalog))
+    assert "category:math.CO" not in _kept(catalog) and _kept(catalog)["category:cs.LG"] == 1
+    # another source names Ana's ORCID on one paper: that authorship may move to another researcher
+    enriched = _paper("2101.00001", [_author("Ana Lima", orcid="0000-0002-1825-0097"), bo], source="openalex")
+    load_records(catalog, "openalex", [enriched], Summary())
+    assert _kept(catalog) == _nonzero(_counted(catalog))
+    # what the pages read: the kept counts and the (papers, name) index, nothing counted
+    assert indexable_count(catalog, "researchers") == _counted(catalog)["researchers_with_papers"]
+    assert categories(catalog) == [("cs.CL", 2), ("cs.LG", 1)]
+    rows, total, _ = most_papers(catalog, "researchers", 1, 10)
+    assert total == _counted(catalog)["researchers_with_papers"] and rows[0][1] in {"Ana Lima", "Bo Chen"}
+    assert [n for _, _, n in rows] == sorted((n for _, _, n in rows), reverse=True)
+    assert catalog.counts()["papers"] == 3
+
+
+def test_a_failed_write_moves_no_count(tmp_path):
+    catalog = Catalog(f"sqlite:///{tmp_path / 'c.db'}")
+    load_records(catalog, "arxiv_api", [_paper("2101.00001", [_author("Ana Lima")])], Summary())
+    before = _kept(catalog)
+    with catalog.session() as session:
+        session.add(Paper(id="2101.00009", title="Never kept", primary_category="cs.CL"))
+        session.flush()
+        session.rollback()
+    with catalog.session() as session:  # the next transaction of the same kind keeps nothing of the failed one
+        session.add(Paper(id="2101.00010", title="Kept", primary_category="cs.CL"))
+        session.commit()
+    assert _kept(catalog) == {**before, "papers": 2, "category:cs.CL": 2} == _nonzero(_counted(catalog))
