@@ -168,9 +168,8 @@ def build(args) -> dict:
     started = time.perf_counter()
     catalog.recount()  # the rows were written around the ORM: the kept counts are made from them once
     recount_seconds = time.perf_counter() - started
-    if url.startswith("sqlite"):
-        with catalog.engine.begin() as connection:
-            connection.exec_driver_sql("ANALYZE")
+    with catalog.engine.begin() as connection:  # the planner's statistics, as a database in use has them
+        connection.exec_driver_sql("ANALYZE")
     catalog.engine.dispose()
     for name in ("qdrant", "models"):  # the demo's index (and its models, when it keeps them) serve the search routes
         if (args.demo / name).exists() and not (work / "data" / name).exists():
