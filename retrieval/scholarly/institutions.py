@@ -64,25 +64,30 @@ def institution_profile(
             children += sorted((c for c in more if c.id not in known), key=lambda i: i.name)
         own = select(Authorship.paper_id).where(Authorship.institution_id == institution_id)
         papers = paper_page(session, own, page, per_page, category)
-        paper_count = session.exec(
-            select(func.count(func.distinct(Authorship.paper_id))).where(Authorship.institution_id == institution_id)
-        ).one()
+        # the 50 members with the most papers here, ordered and cut by the database (a large institution has tens of
+        # thousands), and how many there are
+        papers_here = func.count(func.distinct(Authorship.paper_id)).label("papers")
         members = session.exec(
-            select(Researcher.id, Researcher.name, func.count(func.distinct(Authorship.paper_id)))
+            select(Researcher.id, Researcher.name, papers_here)
             .join(Authorship, Authorship.researcher_id == Researcher.id)
             .where(Authorship.institution_id == institution_id)
             .group_by(Researcher.id, Researcher.name)
+            .order_by(papers_here.desc(), Researcher.name)
+            .limit(50)
         ).all()
-        researchers = sorted((Member(*m) for m in members), key=lambda m: (-m.papers, m.name))
+        member_count = session.exec(
+            select(func.count(func.distinct(Authorship.researcher_id)))
+            .where(Authorship.institution_id == institution_id)
+        ).one()
         return InstitutionProfile(
             institution,
             by_ror(institution.parent_rors),
             children,
-            paper_count,
+            institution.paper_count,  # kept as the catalog is written (`retrieval.scholarly.counts`)
             papers,
             fields_of(session, own),
-            researchers[:50],
-            len(researchers),
+            [Member(*m) for m in members],
+            member_count,
         )
 
 
