@@ -13,6 +13,7 @@ from retrieval.vectors.store import (
     ANYONE,
     DENSE,
     INDEXED_FIELDS,
+    RESCORE_OVERSAMPLING,
     RETURNED_FIELDS,
     SPARSE,
     AnyOf,
@@ -21,7 +22,6 @@ from retrieval.vectors.store import (
     Filters,
     IndexUnavailable,
     PointHit,
-    RESCORE_OVERSAMPLING,
     PublicOr,
     StoredPoint,
     VectorLayout,
@@ -87,14 +87,17 @@ class EdgeStore:
         and its segments are optimised (the int8 copies made, or dropped). Vectors and payloads are untouched."""
         if layout == self.layout:
             return
+        self.shard.close()
         try:
-            self.shard.close()
             self.shard = self.q.EdgeShard.load(str(self.path), self._config(layout))
             self.shard.optimize()
             self.shard.flush()
         except Exception as exc:
+            self.shard = self.q.EdgeShard.load(str(self.path))  # open again as it is on disk, so it still answers
             raise IndexUnavailable(f"the vector index could not be converted to {layout}: {exc}") from exc
-        self.layout = _layout_on_disk(self.path)
+        finally:
+            self._points = None
+            self.layout = _layout_on_disk(self.path)
 
     def _create_indexes(self, present: set[str] = frozenset()) -> None:
         q = self.q

@@ -9,6 +9,7 @@ from retrieval.vectors.store import (
     ANYONE,
     DENSE,
     INDEXED_FIELDS,
+    RESCORE_OVERSAMPLING,
     RETURNED_FIELDS,
     SPARSE,
     AnyOf,
@@ -17,7 +18,6 @@ from retrieval.vectors.store import (
     Filters,
     IndexUnavailable,
     PointHit,
-    RESCORE_OVERSAMPLING,
     PublicOr,
     StoredPoint,
     VectorLayout,
@@ -198,9 +198,10 @@ class ClientStore:
         if layout == self.layout:
             return
         m, int8 = self.m, layout == VectorLayout.INT8
+        quantization = self._int8() if int8 else m.Disabled.DISABLED
         try:
             self.client.update_collection(self.collection, vectors_config={DENSE: m.VectorParamsDiff(on_disk=int8)},
-                                          quantization_config=self._int8() if int8 else m.Disabled.DISABLED)  # fmt: skip
+                                          quantization_config=quantization)  # fmt: skip
         except Exception as exc:
             raise IndexUnavailable(f"the vector index could not be converted to {layout}: {exc}") from exc
         self.layout = layout

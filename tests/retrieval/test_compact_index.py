@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from retrieval.vectors.edge import EdgeStore
-from retrieval.vectors.store import DENSE, Filters, VectorLayout, VectorQuery
+from retrieval.vectors.store import DENSE, Filters, IndexUnavailable, VectorLayout, VectorQuery
 
 QUERIES = 40
 
@@ -77,3 +77,18 @@ def test_an_index_made_before_keeps_its_layout_until_converted(demo_points, tmp_
         assert again.layout == VectorLayout.FLOAT32 and _top(again, vectors) == wanted
     finally:
         again.close()
+
+
+def test_a_conversion_the_engine_refuses_leaves_the_index_answering(demo_points, tmp_path, monkeypatch):
+    points, vectors = demo_points
+    store = _store(tmp_path / "refused", points[:500], VectorLayout.FLOAT32)
+    wanted = _top(store, vectors)
+    q = store.q
+    refused = q.EdgeConfig(vectors={DENSE: q.EdgeVectorParams(size=7, distance=q.Distance.Cosine)})
+    monkeypatch.setattr(store, "_config", lambda layout: refused)  # a configuration this shard cannot take
+    try:
+        with pytest.raises(IndexUnavailable, match="could not be converted to int8"):
+            store.convert(VectorLayout.INT8)
+        assert store.layout == VectorLayout.FLOAT32 and _top(store, vectors) == wanted and store.count() == 500
+    finally:
+        store.close()
