@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.search_latency --data-dir data/local            # every configuration, one table
     .venv/bin/python -m bench.search_latency --data-dir data/local --store edge --size 100000   # some of them
     .venv/bin/python -m bench.search_latency --store edge --size 100000 --vectors float32   # the index before int8
+    .venv/bin/python -m bench.search_latency --store edge --size 100000 --phase query --exact-up-to 0  # HNSW's recall
 
 The scale corpus is SYNTHETIC, made from the real demo abstracts (run `make demo` or `scholarloom ingest demo`
 first): each synthetic paper joins the first half of one real abstract to the second half of another. Its
@@ -110,9 +111,9 @@ def _percentiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
-def _open_store(store: str, work: Path, vectors: str):
+def _open_store(store: str, work: Path, vectors: str, exact_up_to: int = 250_000):
     if store == "edge":
-        return EdgeStore(work / "edge", layout=VectorLayout(vectors))
+        return EdgeStore(work / "edge", exact_up_to=exact_up_to, layout=VectorLayout(vectors))
     from qdrant_client import QdrantClient
 
     return ClientStore(QdrantClient(path=str(work / "client")), "bench", local=True, layout=VectorLayout(vectors))
@@ -176,7 +177,7 @@ def query(args) -> dict:
     embedder.query("warm up")  # models loaded before the store, so the store's own memory shows apart
     rss_models, _ = _memory_mb()
     started = time.perf_counter()
-    index = Index(_open_store(args.store, work, args.vectors))
+    index = Index(_open_store(args.store, work, args.vectors, args.exact_up_to))
     reopen_seconds = time.perf_counter() - started
     assert index.count() == args.size, index.count()
     rng = random.Random(11)
@@ -213,7 +214,7 @@ def query(args) -> dict:
             times.append((time.perf_counter() - t) * 1000)
         rows[name] = _percentiles(times)
     rss, peak = _memory_mb()
-    recall = _recall(index.store, [embedder.query(q).dense for q in queries[:50]])
+    recall = _recall(index.store, [embedder.query(q).dense for q in queries])
     index.close()
     return {
         "store": args.store,
@@ -238,6 +239,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--phase", choices=["build", "query"], help="one phase of one configuration")
     parser.add_argument("--vectors", choices=["int8", "float32"], default="int8", help="the index's vector layout")
+    parser.add_argument("--exact-up-to", type=int, default=250_000,
+                        help="the store searches exactly up to this many points, HNSW above (0: HNSW at any size)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (used by the all-runs mode)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)

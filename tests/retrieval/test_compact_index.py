@@ -1,5 +1,6 @@
 """The compact index (`VectorLayout.INT8`): int8 copies searched, float32 originals rescoring, against exact float32
-search over the demo's own points; converting an index in place; an index made before it keeps working."""
+search over the demo's own points; converting an index in place (and a conversion refused); an index made before it
+keeps working."""
 
 import numpy as np
 import pytest
@@ -18,8 +19,8 @@ def demo_points(demo):
     return points, demo.embedder().dense(titles)
 
 
-def _store(path, points, layout, exact_up_to=250_000):
-    store = EdgeStore(path, exact_up_to=exact_up_to, layout=layout)
+def _store(path, points, layout):
+    store = EdgeStore(path, layout=layout)
     for start in range(0, len(points), 1000):
         store.upsert(points[start : start + 1000])
     store.optimize()
@@ -37,14 +38,14 @@ def _recall(found, exact) -> float:
 
 def test_int8_answers_as_exact_float32_does(demo_points, tmp_path):
     points, vectors = demo_points
+    # (exact search, as under 250k points; HNSW's recall with the int8 copies is measured at 100k points by
+    # bench.search_latency --exact-up-to 0: at the demo's size the engine scans its small segments either way)
     exact = _store(tmp_path / "float32", points, VectorLayout.FLOAT32)
     compact = _store(tmp_path / "int8", points, VectorLayout.INT8)
-    graph = _store(tmp_path / "int8-hnsw", points, VectorLayout.INT8, exact_up_to=0)  # HNSW, as above 250k points
     try:
         assert (exact.layout, compact.layout) == (VectorLayout.FLOAT32, VectorLayout.INT8) and len(points) > 5000
         wanted = _top(exact, vectors)
         assert _recall(_top(compact, vectors), wanted) >= 0.98
-        assert _recall(_top(graph, vectors), wanted) >= 0.98
         # the first hit is the same for (nearly) every query, and filters still apply
         assert np.mean([f[0] == e[0] for f, e in zip(_top(compact, vectors), wanted)]) >= 0.95
         only = Filters(kinds=("abstract",))
@@ -53,7 +54,7 @@ def test_int8_answers_as_exact_float32_does(demo_points, tmp_path):
         first = points[0]
         assert np.allclose(compact.dense_vectors([first.id])[first.id], exact.dense_vectors([first.id])[first.id])
     finally:
-        for store in (exact, compact, graph):
+        for store in (exact, compact):
             store.close()
 
 
