@@ -2,11 +2,12 @@
 researchers, institutions, authorships and citations there are, papers per primary category, and each researcher's
 and institution's papers (`paper_count`, which orders the "most papers" lists from an index).
 
-Every write goes through an ORM session. Each flush notes what it added, deleted or changed (`_note`); before the
-transaction commits, the people whose authorships changed are counted again (one UPDATE per 500 of them, each count
-read from the authorships' index) and the totals move by what changed (`_settle`), in the same transaction: a
-count is never ahead of or behind the rows it counts. `recount_all` counts everything from the rows (the migration
-that brought these counts, a bulk load that wrote rows directly, a repair).
+Every write goes through an ORM session. Each flush notes what it added, deleted or changed in the transaction's
+journal (`_note`; a SAVEPOINT rolled back takes its part of the journal back, as the ingest's one bad record does).
+Before the transaction commits, the people whose authorships changed are counted again (one UPDATE per 500 of
+them, each count read from the authorships' index) and the totals move by what changed (`_settle`), in the same
+transaction: a count is never ahead of or behind the rows it counts. `recount_all` counts everything from the
+rows (the migration that brought these counts, a bulk load that wrote rows directly, a repair).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ _TOTALS = {Paper: "papers", Researcher: "researchers", Institution: "institution
            Citation: "citations"}  # fmt: skip
 _PEOPLE = {Researcher: Authorship.researcher_id, Institution: Authorship.institution_id}
 _CHUNK = 500
-_NOTES = "scholarloom.counts"
+_NOTES = "scholarloom.counts"  # session.info: the transaction's journal of changes
+_MARKS = "scholarloom.counts.savepoints"  # session.info: where the journal stood when each SAVEPOINT began
 
 
 def category_key(category: str) -> str:
@@ -41,45 +43,65 @@ def _old(row, field: str):
 
 
 def _note(session: Session, _context) -> None:
-    """After a flush: what it added and deleted, and whose authorships and which categories it changed."""
-    notes = session.info.setdefault(_NOTES, {"totals": Counter(), "people": {Researcher: set(), Institution: set()}})
-    totals, people = notes["totals"], notes["people"]
+    """After a flush: what it added and deleted, and whose authorships and which categories it changed, appended to
+    the transaction's journal ((count name, change) and (kind of people, id) entries)."""
+    journal = session.info.setdefault(_NOTES, [])
     for rows, sign in ((session.new, 1), (session.deleted, -1)):
         for row in rows:
             if (name := _TOTALS.get(type(row))) is not None:
-                totals[name] += sign
+                journal.append((name, sign))
             if isinstance(row, Paper) and row.primary_category:
-                totals[category_key(row.primary_category)] += sign
+                journal.append((category_key(row.primary_category), sign))
             if isinstance(row, Authorship):
-                for model, column in _PEOPLE.items():
-                    if (value := getattr(row, column.key)) is not None:
-                        people[model].add(value)
+                journal += [(model, v) for model, column in _PEOPLE.items() if (v := getattr(row, column.key))]
     for row in session.dirty:
         if isinstance(row, Paper) and (old := _old(row, "primary_category")) != row.primary_category:
-            if old:
-                totals[category_key(old)] -= 1
-            if row.primary_category:
-                totals[category_key(row.primary_category)] += 1
+            journal += [(category_key(old), -1)] if old else []
+            journal += [(category_key(row.primary_category), 1)] if row.primary_category else []
         if isinstance(row, Authorship):
             for model, column in _PEOPLE.items():
-                people[model] |= {v for v in (_old(row, column.key), getattr(row, column.key)) if v is not None}
+                journal += [(model, v) for v in (_old(row, column.key), getattr(row, column.key)) if v is not None]
+
+
+def _savepoint(session: Session, transaction) -> None:
+    """A SAVEPOINT begins: where the journal stands, so that rolling it back takes back what it noted."""
+    if transaction.nested:
+        session.info.setdefault(_MARKS, {})[transaction] = len(session.info.get(_NOTES, []))
+
+
+def _rolled_back(session: Session, previous) -> None:
+    """A rollback: a SAVEPOINT's cuts the journal back to where it began; the whole transaction's empties it."""
+    mark = session.info.get(_MARKS, {}).pop(previous, None)
+    if previous.nested and mark is not None:
+        del session.info.get(_NOTES, [])[mark:]
+    elif not previous.nested:
+        _forget(session)
 
 
 def _settle(session: Session) -> None:
     """Before the commit: the noted people counted again, the totals moved, in this transaction."""
     if session.new or session.deleted or session.dirty:
         session.flush()  # the commit's own flush comes after this hook: make it now, so its rows are counted
-    notes = session.info.pop(_NOTES, None)
-    if not notes:
+    journal = session.info.pop(_NOTES, None)
+    session.info.pop(_MARKS, None)
+    if not journal:
         return
-    connection, totals = session.connection(), notes["totals"]
-    for model, ids in notes["people"].items():
+    totals: Counter = Counter()
+    people: dict = {Researcher: set(), Institution: set()}
+    for key, value in journal:
+        if key in people:
+            people[key].add(value)
+        else:
+            totals[key] += value
+    connection = session.connection()
+    for model, ids in people.items():
         totals[with_papers_key(model)] += _recount(connection, model, sorted(ids))
     _add(connection, {name: change for name, change in totals.items() if change})
 
 
 def _forget(session: Session, *_args) -> None:
     session.info.pop(_NOTES, None)
+    session.info.pop(_MARKS, None)
 
 
 def _recount(connection: Connection, model, ids: list[int]) -> int:
@@ -145,5 +167,6 @@ def listen() -> None:
 
     if not event.contains(Session, "after_flush", _note):
         event.listen(Session, "after_flush", _note)
+        event.listen(Session, "after_transaction_create", _savepoint)
+        event.listen(Session, "after_soft_rollback", _rolled_back)
         event.listen(Session, "before_commit", _settle)
-        event.listen(Session, "after_rollback", _forget)

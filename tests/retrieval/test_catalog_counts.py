@@ -89,3 +89,21 @@ def test_a_failed_write_moves_no_count(tmp_path):
         session.add(Paper(id="2101.00010", title="Kept", primary_category="cs.CL"))
         session.commit()
     assert _kept(catalog) == {**before, "papers": 2, "category:cs.CL": 2} == _nonzero(_counted(catalog))
+
+
+def test_a_record_whose_savepoint_is_rolled_back_leaves_no_count(tmp_path):
+    """The ingest writes each record in a SAVEPOINT and rolls back only a bad one: what that one flushed is not
+    counted, what the others wrote is."""
+    catalog = Catalog(f"sqlite:///{tmp_path / 'c.db'}")
+    with catalog.session() as session:
+        for n, fails in ((1, False), (2, True), (3, False)):
+            try:
+                with session.begin_nested():
+                    session.add(Paper(id=f"2101.0000{n}", title=f"Paper {n}", primary_category="cs.CL"))
+                    session.flush()
+                    if fails:
+                        raise ValueError("a bad record")
+            except ValueError:
+                pass
+        session.commit()
+    assert _kept(catalog) == {"papers": 2, "category:cs.CL": 2} == _nonzero(_counted(catalog))
