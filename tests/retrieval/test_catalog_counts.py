@@ -107,3 +107,22 @@ def test_a_record_whose_savepoint_is_rolled_back_leaves_no_count(tmp_path):
                 pass
         session.commit()
     assert _kept(catalog) == {"papers": 2, "category:cs.CL": 2} == _nonzero(_counted(catalog))
+
+
+def test_db_recount_mends_counts_after_rows_written_around_the_catalog(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from scholarloom.cli import app
+
+    monkeypatch.setenv("SCHOLARLOOM_DATA_DIR", str(tmp_path))
+    catalog = Catalog(f"sqlite:///{tmp_path / 'scholarloom.db'}")
+    load_records(catalog, "arxiv_api", [_paper("2101.00001", [_author("Ana Lima")])], Summary())
+    with catalog.engine.begin() as connection:  # a row written in SQL, past the ORM: nothing counts it
+        connection.exec_driver_sql("INSERT INTO papers (id, title, abstract, categories, primary_category, topics, "
+                                   "analysed, all_authors_matched, sources) VALUES ('2101.00002', 'Bulk', '', '[]', "
+                                   "'math.CO', '[]', 0, 0, '[]')")  # fmt: skip
+    assert _kept(catalog) != _nonzero(_counted(catalog))
+    catalog.engine.dispose()
+    result = CliRunner().invoke(app, ["db", "recount"])
+    assert result.exit_code == 0 and "counted 2 papers, 1 researchers and 1 authorships" in result.output, result.output
+    assert _kept(catalog) == _nonzero(_counted(catalog))
