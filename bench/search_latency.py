@@ -253,7 +253,7 @@ def main() -> None:
     if args.store:
         configs = [c for c in configs if c[0] == args.store]
     if args.size:
-        configs = [c for c in configs if c[1] == args.size]
+        configs = [c for c in configs if c[1] == args.size] or [(args.store or "edge", args.size, args.queries)]
     results = []
     for store, size, queries in configs:
         result = {}
