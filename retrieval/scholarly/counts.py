@@ -63,6 +63,19 @@ def _note(session: Session, _context) -> None:
                 journal += [(model, v) for v in (_old(row, column.key), getattr(row, column.key)) if v is not None]
 
 
+def _note_deleted(session: Session, _context, _instances) -> None:
+    """Before a flush deletes researchers or institutions: those that were counted as having papers (their stored
+    count, read now, before the rows go) leave that count; `_recount` cannot see them once they are gone."""
+    journal = session.info.setdefault(_NOTES, [])
+    for model in _PEOPLE:
+        ids = [row.id for row in session.deleted if isinstance(row, model) and row.id is not None]
+        for start in range(0, len(ids), _CHUNK):
+            counted = session.connection().execute(
+                select(model.id).where(model.id.in_(ids[start : start + _CHUNK]), model.paper_count > 0)
+            ).all()
+            journal += [(with_papers_key(model), -1)] * len(counted)
+
+
 def _savepoint(session: Session, transaction) -> None:
     """A SAVEPOINT begins: where the journal stands, so that rolling it back takes back what it noted."""
     if transaction.nested:
@@ -166,6 +179,7 @@ def listen() -> None:
     from sqlalchemy import event
 
     if not event.contains(Session, "after_flush", _note):
+        event.listen(Session, "before_flush", _note_deleted)
         event.listen(Session, "after_flush", _note)
         event.listen(Session, "after_transaction_create", _savepoint)
         event.listen(Session, "after_soft_rollback", _rolled_back)
