@@ -65,6 +65,7 @@ def _base(settings: Settings, cache: Path):
 
 
 def _synthetic(papers, texts, vectors, size: int, embedder, seed: int = 7):
+    """The synthetic points, in chunks of 1,000 (streamed: a million points never sit in memory at once)."""
     rng = random.Random(seed)
     np_rng = np.random.default_rng(seed)
     sentences = [split_sentences(t) for t in texts]
@@ -92,6 +93,9 @@ def _synthetic(papers, texts, vectors, size: int, embedder, seed: int = 7):
             )
         batch_texts.clear()
         batch_meta.clear()
+        chunk = points[:]
+        points.clear()
+        return chunk
 
     for i in range(size):
         a, b = rng.randrange(len(texts)), rng.randrange(len(texts))
@@ -100,10 +104,9 @@ def _synthetic(papers, texts, vectors, size: int, embedder, seed: int = 7):
         batch_texts.append(text)
         batch_meta.append((i, a, b, rng.uniform(0.5, 0.8)))
         if len(batch_texts) == 1000:
-            flush()
+            yield flush()
     if batch_texts:
-        flush()
-    return points
+        yield flush()
 
 
 def _percentiles(values: list[float]) -> tuple[float, float]:
@@ -145,14 +148,16 @@ def build(args) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     papers, texts, vectors, embed_seconds = _base(settings, args.work / "base-dense.npy")
-    started = time.perf_counter()
-    points = _synthetic(papers, texts, vectors, args.size, settings.embedder())
-    synth_seconds = time.perf_counter() - started
-    started = time.perf_counter()
     index = Index(_open_store(args.store, work, args.vectors))
-    for chunk in range(0, len(points), 512):
-        index.upsert(points[chunk : chunk + 512])
-    upsert_seconds = time.perf_counter() - started
+    synth_seconds = upsert_seconds = 0.0
+    started = time.perf_counter()
+    for points in _synthetic(papers, texts, vectors, args.size, settings.embedder()):
+        made = time.perf_counter()
+        synth_seconds += made - started
+        for chunk in range(0, len(points), 500):
+            index.upsert(points[chunk : chunk + 500])
+        started = time.perf_counter()
+        upsert_seconds += started - made
     started = time.perf_counter()
     index.optimize()
     optimize_seconds = time.perf_counter() - started

@@ -122,5 +122,8 @@ class Archive:
     def indexable_count(self, kind: listings.Kind) -> int:
         return listings.indexable_count(self.catalog, kind)
 
-    def indexable_slice(self, kind: listings.Kind, offset: int, limit: int) -> list[listings.Listed]:
-        return listings.indexable_slice(self.catalog, kind, offset, limit)
+    def sitemap_parts(self, kind: listings.Kind, limit: int) -> list[listings.SitemapPart]:
+        return listings.sitemap_parts(self.catalog, kind, limit)
+
+    def sitemap_entries(self, kind: listings.Kind, part: listings.SitemapPart) -> list[listings.Listed]:
+        return listings.sitemap_entries(self.catalog, kind, part)

@@ -1,19 +1,19 @@
-"""Machine-readable addresses: the sitemap (an index with parts past 50,000 URLs), RSS feeds and llms.txt."""
+"""Machine-readable addresses: the sitemap (an index of parts past `SITEMAP_LIMIT` URLs), RSS feeds and llms.txt."""
 
 from __future__ import annotations
 
-import math
 from datetime import datetime, timezone
 from email.utils import format_datetime
 from xml.sax.saxutils import escape
 
 from retrieval.archive import Archive
+from retrieval.scholarly.listings import SitemapPart
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import whole_number
 from web.addresses import institution_path, paper_address, paper_path, researcher_path
 from web.base import SITE_NAME, TAGLINE
 
-SITEMAP_LIMIT = 10_000  # URLs per sitemap file (sitemaps.org allows 50,000: a part of 10,000 takes a fifth of the time)
+SITEMAP_LIMIT = 10_000  # URLs per sitemap part, at most (sitemaps.org allows 50,000; a part's time is in its size)
 STATIC_PATHS = (
     "/", "/search", "/papers", "/researchers", "/institutions", "/about", "/privacy", "/developers", "/llms.txt"
 )
@@ -21,10 +21,10 @@ FEED_ITEMS = 50
 KINDS = ("papers", "researchers", "institutions")
 
 
-def _entries(archive: Archive, kind: str, offset: int, limit: int) -> list[tuple[str, datetime | None]]:
-    """(path, last modified) of one slice of the indexable pages of a kind."""
+def _entries(archive: Archive, kind: str, part: SitemapPart) -> list[tuple[str, datetime | None]]:
+    """(path, last modified) of the indexable pages of a kind in one part."""
     path = {"papers": paper_address, "researchers": researcher_path, "institutions": institution_path}[kind]
-    return [(path(key, name), modified) for key, name, modified in archive.indexable_slice(kind, offset, limit)]
+    return [(path(key, name), modified) for key, name, modified in archive.sitemap_entries(kind, part)]
 
 
 def _urlset(base_url: str, entries: list[tuple[str, datetime | None]]) -> str:
@@ -42,11 +42,12 @@ def sitemap(archive: Archive, base_url: str, limit: int = SITEMAP_LIMIT) -> str:
     if len(STATIC_PATHS) + sum(counts.values()) <= limit:
         entries = [(p, None) for p in STATIC_PATHS]
         for kind in KINDS:
-            entries += _entries(archive, kind, 0, counts[kind])
+            for part in archive.sitemap_parts(kind, limit):
+                entries += _entries(archive, kind, part)
         return _urlset(base_url, entries)
     parts = ["/sitemaps/pages.xml"]
     for kind in KINDS:
-        parts += [f"/sitemaps/{kind}-{n}.xml" for n in range(1, math.ceil(counts[kind] / limit) + 1)]
+        parts += [f"/sitemaps/{kind}-{n}.xml" for n in range(1, len(archive.sitemap_parts(kind, limit)) + 1)]
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
@@ -64,7 +65,10 @@ def sitemap_part(archive: Archive, base_url: str, name: str, limit: int = SITEMA
     part = whole_number(number)
     if kind not in KINDS or part is None or part < 1:
         return None
-    entries = _entries(archive, kind, (part - 1) * limit, limit)
+    parts = archive.sitemap_parts(kind, limit)
+    if part > len(parts):
+        return None
+    entries = _entries(archive, kind, parts[part - 1])
     return _urlset(base_url, entries) if entries else None
 
 

@@ -1,6 +1,8 @@
 """Counts kept as the catalog is written, so no page counts a table of a million rows: how many papers,
-researchers, institutions, authorships and citations there are, papers per primary category, and each researcher's
-and institution's papers (`paper_count`, which orders the "most papers" lists from an index).
+researchers, institutions, authorships and citations there are, papers per primary category, each researcher's
+and institution's papers (`paper_count`, which orders the "most papers" lists from an index), and how many of the
+pages the sitemap lists fall in each block of ids (`block_key`: the sitemap's parts are cut by these blocks, so a
+part is read from its own range of an index, never from an OFFSET into millions of rows).
 
 Every write goes through an ORM session. Each flush notes what it added, deleted or changed in the transaction's
 journal (`_note`; a SAVEPOINT rolled back takes its part of the journal back, as the ingest's one bad record does).
@@ -14,16 +16,25 @@ from __future__ import annotations
 
 from collections import Counter
 
-from sqlalchemy import func, inspect, select, update
+from sqlalchemy import case, func, inspect, select, update
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from retrieval.scholarly.models import Authorship, CatalogCount, Citation, Institution, Paper, Researcher
+from retrieval.scholarly.models import (
+    Authorship,
+    CatalogCount,
+    Citation,
+    Institution,
+    Paper,
+    Researcher,
+    paper_block,
+)
 
 _TOTALS = {Paper: "papers", Researcher: "researchers", Institution: "institutions", Authorship: "authorships",
            Citation: "citations"}  # fmt: skip
 _PEOPLE = {Researcher: Authorship.researcher_id, Institution: Authorship.institution_id}
 _CHUNK = 500
+PEOPLE_BLOCK = 10_000  # researchers and institutions: ids [n * PEOPLE_BLOCK, (n + 1) * PEOPLE_BLOCK) form block n
 _NOTES = "scholarloom.counts"  # session.info: the transaction's journal of changes
 _MARKS = "scholarloom.counts.savepoints"  # session.info: where the journal stood when each SAVEPOINT began
 
@@ -34,6 +45,11 @@ def category_key(category: str) -> str:
 
 def with_papers_key(model) -> str:
     return f"{_TOTALS[model]}_with_papers"
+
+
+def block_key(kind: str, block: str | int) -> str:
+    """The kept count of the sitemap's pages of a kind ("papers", "researchers", "institutions") in one block."""
+    return f"block:{kind}:{block}"
 
 
 def _old(row, field: str):
@@ -50,8 +66,10 @@ def _note(session: Session, _context) -> None:
         for row in rows:
             if (name := _TOTALS.get(type(row))) is not None:
                 journal.append((name, sign))
-            if isinstance(row, Paper) and row.primary_category:
-                journal.append((category_key(row.primary_category), sign))
+            if isinstance(row, Paper):
+                journal.append((block_key("papers", paper_block(row.id)), sign))
+                if row.primary_category:
+                    journal.append((category_key(row.primary_category), sign))
             if isinstance(row, Authorship):
                 journal += [(model, v) for model, column in _PEOPLE.items() if (v := getattr(row, column.key))]
     for row in session.dirty:
@@ -72,8 +90,9 @@ def _note_deleted(session: Session, _context, _instances) -> None:
         for start in range(0, len(ids), _CHUNK):
             counted = session.connection().execute(
                 select(model.id).where(model.id.in_(ids[start : start + _CHUNK]), model.paper_count > 0)
-            ).all()
-            journal += [(with_papers_key(model), -1)] * len(counted)
+            ).scalars()
+            for counted_id in counted:
+                journal += [(with_papers_key(model), -1), (_people_block_key(model, counted_id), -1)]
 
 
 def _savepoint(session: Session, transaction) -> None:
@@ -108,7 +127,7 @@ def _settle(session: Session) -> None:
             totals[key] += value
     connection = session.connection()
     for model, ids in people.items():
-        totals[with_papers_key(model)] += _recount(connection, model, sorted(ids))
+        totals.update(_recount(connection, model, sorted(ids)))
     _add(connection, {name: change for name, change in totals.items() if change})
 
 
@@ -117,16 +136,24 @@ def _forget(session: Session, *_args) -> None:
     session.info.pop(_MARKS, None)
 
 
-def _recount(connection: Connection, model, ids: list[int]) -> int:
-    """`ids`' paper counts from their authorships; returns how many more of them have papers than before."""
-    column, change = _PEOPLE[model], 0
+def _people_block_key(model, person_id: int) -> str:
+    return block_key(_TOTALS[model], person_id // PEOPLE_BLOCK)
+
+
+def _recount(connection: Connection, model, ids: list[int]) -> Counter:
+    """`ids`' paper counts from their authorships; returns how many more of them have papers than before, in all
+    and in each block."""
+    column, change = _PEOPLE[model], Counter()
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start : start + _CHUNK]
         before = dict(connection.execute(select(model.id, model.paper_count).where(model.id.in_(chunk))).all())
         papers = select(func.count(func.distinct(Authorship.paper_id))).where(column == model.id).scalar_subquery()
         connection.execute(update(model).where(model.id.in_(chunk)).values(paper_count=papers))
         after = dict(connection.execute(select(model.id, model.paper_count).where(model.id.in_(chunk))).all())
-        change += sum((after.get(i, 0) > 0) - (before.get(i, 0) > 0) for i in set(before) | set(after))
+        for i in set(before) | set(after):
+            if moved := (after.get(i, 0) > 0) - (before.get(i, 0) > 0):
+                change[with_papers_key(model)] += moved
+                change[_people_block_key(model, i)] += moved
     return change
 
 
@@ -144,7 +171,11 @@ def _add(connection: Connection, changes: dict[str, int]) -> None:
 
 
 def recount_all(connection: Connection) -> None:
-    """Every count from the rows: each researcher's and institution's papers, the totals, the categories."""
+    """Every count from the rows: each researcher's and institution's papers, the totals, the categories, the
+    sitemap's blocks (papers written in SQL, past the ORM, get their `id_block` first)."""
+    short = func.length(Paper.id) <= 4
+    block = case((short, ""), else_=func.substr(Paper.id, 1, func.length(Paper.id) - 4))
+    connection.execute(update(Paper).where(Paper.id_block.is_(None)).values(id_block=block))
     for model, column in _PEOPLE.items():
         papers = (
             select(func.count(func.distinct(Authorship.paper_id))).where(column == model.id).scalar_subquery()
@@ -161,9 +192,21 @@ def recount_all(connection: Connection) -> None:
         .group_by(Paper.primary_category)
     ).all()  # fmt: skip
     counts.update({category_key(category): n for category, n in rows})
+    counts.update(_block_counts(connection))
     table = CatalogCount.__table__
     connection.execute(table.delete())
     connection.execute(table.insert(), [{"name": name, "value": value} for name, value in counts.items()])
+
+
+def _block_counts(connection: Connection) -> dict[str, int]:
+    """The sitemap's blocks counted from the rows."""
+    rows = connection.execute(select(Paper.id_block, func.count()).group_by(Paper.id_block)).all()
+    counts = {block_key("papers", b): n for b, n in rows}
+    for model in _PEOPLE:
+        number = model.id // PEOPLE_BLOCK
+        rows = connection.execute(select(number, func.count()).where(model.paper_count > 0).group_by(number)).all()
+        counts.update({block_key(_TOTALS[model], int(b)): n for b, n in rows})
+    return counts
 
 
 def read_counts(session: Session, prefix: str = "") -> dict[str, int]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import String, cast, func
+from sqlalchemy import String, cast, exists, func
 from sqlmodel import select
 
 from retrieval.scholarly.affiliations import AffiliationResolver, Match, MatchedBy
 from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.models import Authorship, Institution, Researcher
+from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher
 from retrieval.scholarly.paging import PER_PAGE, PaperList, fields_of, paper_page
 from retrieval.scholarly.records import whole_number
 
@@ -63,18 +63,10 @@ def institution_profile(
             ).all()
             children += sorted((c for c in more if c.id not in known), key=lambda i: i.name)
         own = select(Authorship.paper_id).where(Authorship.institution_id == institution_id)
-        papers = paper_page(session, own, page, per_page, category)
-        # the 50 members with the most papers here, ordered and cut by the database (a large institution has tens of
-        # thousands), and how many there are
-        papers_here = func.count(func.distinct(Authorship.paper_id)).label("papers")
-        members = session.exec(
-            select(Researcher.id, Researcher.name, papers_here)
-            .join(Authorship, Authorship.researcher_id == Researcher.id)
-            .where(Authorship.institution_id == institution_id)
-            .group_by(Researcher.id, Researcher.name)
-            .order_by(papers_here.desc(), Researcher.name)
-            .limit(50)
-        ).all()
+        member = exists().where(Authorship.paper_id == Paper.id, Authorship.institution_id == institution_id)
+        kept = None if category else institution.paper_count  # kept as the catalog is written
+        papers = paper_page(session, own, page, per_page, category, total=kept, member=member)
+        members = _most_papers_here(session, institution_id, 50)
         member_count = session.exec(
             select(func.count(func.distinct(Authorship.researcher_id)))
             .where(Authorship.institution_id == institution_id)
@@ -83,12 +75,33 @@ def institution_profile(
             institution,
             by_ror(institution.parent_rors),
             children,
-            institution.paper_count,  # kept as the catalog is written (`retrieval.scholarly.counts`)
+            institution.paper_count,
             papers,
             fields_of(session, own),
             [Member(*m) for m in members],
             member_count,
         )
+
+
+def _most_papers_here(session, institution_id: int, limit: int) -> list[tuple[int, str, int]]:
+    """The `limit` members with the most papers here (ties by name): (id, name, papers). A large institution has
+    tens of thousands: their counts come from the (institution, researcher, paper) index alone, and only those
+    with at least the `limit`-th largest count are joined to their names and sorted."""
+    counts = (
+        select(Authorship.researcher_id.label("researcher_id"),
+               func.count(func.distinct(Authorship.paper_id)).label("papers"))
+        .where(Authorship.institution_id == institution_id, Authorship.researcher_id.is_not(None))
+        .group_by(Authorship.researcher_id)
+        .cte("counts")
+    )  # fmt: skip
+    cutoff = select(counts.c.papers).order_by(counts.c.papers.desc()).offset(limit - 1).limit(1).scalar_subquery()
+    return list(session.exec(
+        select(Researcher.id, Researcher.name, counts.c.papers)
+        .join(counts, counts.c.researcher_id == Researcher.id)
+        .where(counts.c.papers >= func.coalesce(cutoff, 0))
+        .order_by(counts.c.papers.desc(), Researcher.name)
+        .limit(limit)
+    ).all())  # fmt: skip
 
 
 @dataclass(frozen=True)

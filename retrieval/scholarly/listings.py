@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -9,7 +10,7 @@ from sqlalchemy import String, cast, func
 from sqlmodel import select
 
 from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.counts import category_key, read_counts
+from retrieval.scholarly.counts import PEOPLE_BLOCK, block_key, category_key, read_counts
 from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher, normalise_name
 from retrieval.scholarly.paging import Pages, PaperList, paper_page
 
@@ -30,26 +31,58 @@ def indexable_count(catalog: Catalog, kind: Kind) -> int:
         return read_counts(session, name).get(name, 0)
 
 
-def indexable_slice(catalog: Catalog, kind: Kind, offset: int, limit: int) -> list[Listed]:
-    """One slice of what `indexable_count` counts: (id, name or title, last modified). Papers by id; researchers and
-    institutions most papers first (the order of the index that lists them, which holds every field this needs).
-    The slice's place is found in an index alone, whatever `offset`; only its own rows are read."""
+@dataclass(frozen=True)
+class SitemapPart:
+    """One part of the sitemap's pages of a kind: a run of whole blocks of ids (`offset` 0, every indexable page in
+    them), or, of a block holding more than a part may, `size` pages from `offset`."""
+
+    blocks: tuple[str, ...] | tuple[int, ...]
+    offset: int = 0
+    size: int | None = None
+
+
+def sitemap_parts(catalog: Catalog, kind: Kind, limit: int) -> list[SitemapPart]:
+    """The parts of a kind's indexable pages in order, at most about `limit` pages each: consecutive blocks of ids
+    together while they fit, a larger block cut into pages. Read from the blocks' kept counts, never the tables."""
+    prefix = block_key(kind, "")
     with catalog.session() as session:
-        if kind == "papers":
-            ids = list(session.exec(select(Paper.id).order_by(Paper.id).offset(offset).limit(limit)).all())
-            if not ids:
-                return []
-            rows = session.exec(
-                select(Paper.id, Paper.title, Paper.updated, Paper.published)
-                .where(Paper.id >= ids[0], Paper.id <= ids[-1]).order_by(Paper.id)
-            ).all()  # fmt: skip
-            return [(i, title, updated or published) for i, title, updated, published in rows]
+        counts = read_counts(session, prefix)
+    as_block = str if kind == "papers" else int
+    blocks = sorted((as_block(name.removeprefix(prefix)), n) for name, n in counts.items() if n > 0)
+    parts: list[SitemapPart] = []
+    run: list = []
+    held = 0
+    for block, n in blocks:
+        if run and (held + n > limit or n > limit):
+            parts.append(SitemapPart(tuple(run)))
+            run, held = [], 0
+        if n > limit:
+            parts += [SitemapPart((block,), start, limit) for start in range(0, n, limit)]
+        else:
+            run.append(block)
+            held += n
+    return parts + ([SitemapPart(tuple(run))] if run else [])
+
+
+def sitemap_entries(catalog: Catalog, kind: Kind, part: SitemapPart) -> list[Listed]:
+    """The pages of one part: (id, name or title, last modified), by id within each block. A paper's block is
+    found in the (id_block, id) index, a person's in the primary key's range: nothing is skipped through."""
+    if kind == "papers":
+        query = (
+            select(Paper.id, Paper.title, Paper.updated, Paper.published)
+            .where(Paper.id_block.in_(part.blocks)).order_by(Paper.id_block, Paper.id)
+        )  # fmt: skip
+    else:
         model, _column = _people(kind)
-        rows = session.exec(
-            select(model.id, model.name).where(model.paper_count > 0)
-            .order_by(model.paper_count.desc(), model.name).offset(offset).limit(limit)
-        ).all()  # fmt: skip
-        return [(i, n, None) for i, n in rows]
+        query = (
+            select(model.id, model.name, None, None)
+            .where(model.id >= min(part.blocks) * PEOPLE_BLOCK, model.id < (max(part.blocks) + 1) * PEOPLE_BLOCK,
+                   model.paper_count > 0).order_by(model.id)
+        )  # fmt: skip
+    if part.size is not None:
+        query = query.offset(part.offset).limit(part.size)
+    with catalog.session() as session:
+        return [(key, name, updated or published) for key, name, updated, published in session.exec(query).all()]
 
 
 def newest_papers(catalog: Catalog, category: str | None = None, limit: int = 50) -> list[Paper]:

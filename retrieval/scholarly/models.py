@@ -6,7 +6,7 @@ import re
 import unicodedata
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, Column, Index, UniqueConstraint, event
+from sqlalchemy import JSON, Column, Index, String, UniqueConstraint, event
 from sqlmodel import Field, SQLModel
 
 
@@ -30,6 +30,17 @@ def normalise_name(name: str) -> str:
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     text = re.sub(r"[^\w\s]", " ", text.lower())
     return re.sub(r"\s+", " ", text).strip()
+
+
+def paper_block(paper_id: str) -> str:
+    """A paper's block of ids: its id but the last four characters (an arXiv month's ids by the first of their five
+    digits, an old-style id's archive and months, an OpenAlex work's id but four digits), so at most 10,000 papers
+    each. The sitemap's parts are cut by blocks and read from the (id_block, id) index, never through an OFFSET."""
+    return paper_id[:-4]
+
+
+def _id_block(context) -> str:
+    return paper_block(context.get_current_parameters()["id"])
 
 
 class Paper(SQLModel, table=True):
@@ -64,7 +75,12 @@ class Paper(SQLModel, table=True):
     analysed: bool = False
     all_authors_matched: bool = False
     sources: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
+    id_block: str | None = Field(default=None, sa_column=Column(String(200), default=_id_block),
+                                 description="`paper_block(id)`, set when the row is written")  # fmt: skip
 
+
+Index("ix_papers_id_block", Paper.id_block, Paper.id)
+Index("ix_papers_id_category", Paper.id, Paper.primary_category)  # the fields of a profile's papers, index only
 
 # Newest first (`retrieval.scholarly.paging.newest_first`) read from an index, for every paper and within one primary
 # category: a page deep in a million-paper listing walks index entries, not the table, and sorts nothing.
@@ -133,11 +149,12 @@ class CatalogVersion(SQLModel, table=True):
 class CatalogCount(SQLModel, table=True):
     """A count of the catalog kept as it is written (`retrieval.scholarly.counts`), so pages never count a table:
     papers, researchers, institutions, authorships, citations, the researchers and institutions with papers here
-    (`researchers_with_papers`, ...), and papers per primary category (`category:cs.CL`)."""
+    (`researchers_with_papers`, ...), papers per primary category (`category:cs.CL`) and the sitemap's pages in each
+    block of ids (`block:papers:2301.0`, `block:researchers:12`)."""
 
     __tablename__ = "catalog_counts"
 
-    name: str = Field(primary_key=True, max_length=120)
+    name: str = Field(primary_key=True, max_length=250)
     value: int = 0
 
 
@@ -164,7 +181,11 @@ class Authorship(SQLModel, table=True):
     )
     match_confidence: float | None = None
     raw_affiliation: str | None = None
-    institution_id: int | None = Field(default=None, foreign_key="institutions.id", index=True)
+    institution_id: int | None = Field(default=None, foreign_key="institutions.id")
+
+
+# An institution's members and their papers there read from this index alone (a large one has tens of thousands).
+Index("ix_authorships_institution_members", Authorship.institution_id, Authorship.researcher_id, Authorship.paper_id)
 
 
 class Citation(SQLModel, table=True):

@@ -2,12 +2,14 @@
 new papers, an author list arXiv changed, an enrichment that names a researcher's ORCID (moving authorships to
 another researcher), a new primary category; and the pages read them instead of counting."""
 
+from collections import Counter
+
 from sqlalchemy import func, select
 
 from ingest.pipeline import load_records
 from ingest.report import Summary
 from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.counts import read_counts
+from retrieval.scholarly.counts import PEOPLE_BLOCK, read_counts
 from retrieval.scholarly.listings import categories, indexable_count, most_papers
 from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher
 from retrieval.scholarly.records import AffiliationRecord, AuthorRecord, PaperRecord
@@ -22,11 +24,15 @@ def _counted(catalog: Catalog) -> dict[str, int]:
             rows = session.execute(select(column, func.count(func.distinct(Authorship.paper_id)))
                                    .where(column.is_not(None)).group_by(column)).all()  # fmt: skip
             found[f"{model.__tablename__}_with_papers"] = len(rows)
+            for block, n in Counter(person // PEOPLE_BLOCK for person, _ in rows).items():  # the sitemap's blocks
+                found[f"block:{model.__tablename__}:{block}"] = n
             kept = dict(session.execute(select(model.id, model.paper_count)).all())
             assert kept == {**{i: 0 for i in kept}, **dict(rows)}, model  # each one's own count
         for category, n in session.execute(select(Paper.primary_category, func.count()).where(
                 Paper.primary_category.is_not(None)).group_by(Paper.primary_category)).all():  # fmt: skip
             found[f"category:{category}"] = n
+        for block, n in Counter(i[:-4] for i in session.execute(select(Paper.id)).scalars()).items():
+            found[f"block:papers:{block}"] = n
     return found
 
 
@@ -88,7 +94,9 @@ def test_a_failed_write_moves_no_count(tmp_path):
     with catalog.session() as session:  # the next transaction of the same kind keeps nothing of the failed one
         session.add(Paper(id="2101.00010", title="Kept", primary_category="cs.CL"))
         session.commit()
-    assert _kept(catalog) == {**before, "papers": 2, "category:cs.CL": 2} == _nonzero(_counted(catalog))
+    assert _kept(catalog) == {**before, "papers": 2, "category:cs.CL": 2, "block:papers:2101.0": 2} == _nonzero(
+        _counted(catalog)
+    )
 
 
 def test_a_record_whose_savepoint_is_rolled_back_leaves_no_count(tmp_path):
@@ -106,7 +114,7 @@ def test_a_record_whose_savepoint_is_rolled_back_leaves_no_count(tmp_path):
             except ValueError:
                 pass
         session.commit()
-    assert _kept(catalog) == {"papers": 2, "category:cs.CL": 2} == _nonzero(_counted(catalog))
+    assert _kept(catalog) == {"papers": 2, "category:cs.CL": 2, "block:papers:2101.0": 2} == _nonzero(_counted(catalog))
 
 
 def test_db_recount_mends_counts_after_rows_written_around_the_catalog(tmp_path, monkeypatch):
