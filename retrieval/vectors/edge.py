@@ -12,6 +12,8 @@ from retrieval.vectors.embeddings import DENSE_DIM, SparseVector
 from retrieval.vectors.store import (
     ANYONE,
     DENSE,
+    EXACT_FILTERED_UP_TO,
+    HNSW_EF,
     INDEXED_FIELDS,
     RESCORE_OVERSAMPLING,
     RETURNED_FIELDS,
@@ -37,7 +39,8 @@ class EdgeStore:
 
     Up to `exact_up_to` points every search is exact (a SIMD scan: about 10 ms at 100k points here, see
     BENCHMARKS.md); the HNSW graph's approximation cost 0.004 nDCG@10 on SciFact train, for nothing a
-    user would notice in speed at this size. Above it, HNSW, with ACORN when a filter is set.
+    user would notice in speed at this size. Above it, HNSW with a wide beam (`HNSW_EF`), except that a filter
+    leaving at most `EXACT_FILTERED_UP_TO` points is searched exactly.
 
     The shard's own guard is a lock on its write-ahead log, taken after its segments are opened: a second
     process that merely tries to load a shard in use truncates the sparse vectors' tracker journal under the
@@ -125,19 +128,23 @@ class EdgeStore:
                     must.append(q.Filter(should=[q.IsEmptyCondition(key=key), mine]))
         return q.Filter(must=must) if must else None
 
-    def _params(self, filters: Filters, using: str):
+    def _params(self, filters: Filters, using: str, condition=None):
         q = self.q
         if self._points is None:
             self._points = self.shard.count(q.CountRequest(exact=True))
         rescored = None
         if using == DENSE and self.layout == VectorLayout.INT8:
             rescored = q.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
-        if self._points <= self.exact_up_to:
+        if self._points <= self.exact_up_to or (not filters.is_empty() and self._few(condition)):
             return q.SearchParams(exact=True, quantization=rescored)
-        # A restrictive filter can cut HNSW's graph into pieces; ACORN explores two hops so recall holds.
-        if filters.is_empty():
-            return q.SearchParams(quantization=rescored) if rescored else None
-        return q.SearchParams(acorn=q.AcornSearchParams(enable=True), quantization=rescored)
+        # Through the graph, a filter or not. ACORN (two-hop exploration for filters) cost 5-10x the time at 1M
+        # points for recall the exact search of a narrow filter gives anyway (BENCHMARKS.md).
+        return q.SearchParams(hnsw_ef=HNSW_EF if using == DENSE else None, quantization=rescored)
+
+    def _few(self, condition) -> bool:
+        """Whether a filter leaves few enough points to scan them (the payload index's estimate: microseconds)."""
+        estimate = self.shard.count(self.q.CountRequest(exact=False, filter=condition))
+        return estimate <= EXACT_FILTERED_UP_TO
 
     def upsert(self, points: list[StoredPoint]) -> None:
         q = self.q
@@ -178,12 +185,13 @@ class EdgeStore:
                 vector = q.SparseVector(vector.indices, vector.values)
             else:
                 vector = vector.tolist()
+            condition = self._filter(query.filters)
             requests.append(
                 q.QueryRequest(
                     limit=query.limit,
                     query=q.Query.Nearest(vector, using=query.using),
-                    filter=self._filter(query.filters),
-                    params=self._params(query.filters, query.using),
+                    filter=condition,
+                    params=self._params(query.filters, query.using, condition),
                     with_payload=RETURNED_FIELDS,
                 )
             )

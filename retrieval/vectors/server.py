@@ -8,6 +8,7 @@ from retrieval.vectors.embeddings import DENSE_DIM, SparseVector
 from retrieval.vectors.store import (
     ANYONE,
     DENSE,
+    HNSW_EF,
     INDEXED_FIELDS,
     RESCORE_OVERSAMPLING,
     RETURNED_FIELDS,
@@ -143,17 +144,19 @@ class ClientStore:
                 vector = m.SparseVector(indices=vector.indices, values=vector.values)
             else:
                 vector = vector.tolist()
-            rescored = None
-            if query.using == DENSE and self.layout == VectorLayout.INT8:
-                quantization = m.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
-                rescored = m.SearchParams(quantization=quantization)
+            params = None
+            if query.using == DENSE:  # the server picks exact search or the graph itself; the graph's beam is ours
+                quantization = None
+                if self.layout == VectorLayout.INT8:
+                    quantization = m.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
+                params = m.SearchParams(hnsw_ef=HNSW_EF, quantization=quantization)
             requests.append(
                 m.QueryRequest(
                     query=vector,
                     using=query.using,
                     filter=self._filter(query.filters),
                     limit=query.limit,
-                    params=rescored,
+                    params=params,
                     with_payload=RETURNED_FIELDS,
                 )
             )

@@ -93,3 +93,32 @@ def test_a_conversion_the_engine_refuses_leaves_the_index_answering(demo_points,
         assert store.layout == VectorLayout.FLOAT32 and _top(store, vectors) == wanted and store.count() == 500
     finally:
         store.close()
+
+
+def test_above_exact_up_to_a_narrow_filter_is_scanned_and_the_rest_searched_with_a_wide_beam(
+    demo_points, tmp_path, monkeypatch
+):
+    """Past `exact_up_to` points the graph answers, with `HNSW_EF` candidates in its beam; a filter the payload
+    index says leaves at most `EXACT_FILTERED_UP_TO` points is searched exactly (the graph cut by a narrow filter
+    missed some of its true top 10 at a million points: BENCHMARKS.md). The answers are the exact scan's."""
+    from retrieval.vectors import edge
+
+    points, vectors = demo_points
+    _store(tmp_path / "shard", points, VectorLayout.INT8).close()
+    narrow, wide = Filters(categories=("cs.CL",), kinds=("abstract",)), Filters(kinds=("abstract",))
+    exact = EdgeStore(tmp_path / "shard")  # under its 250,000 points: every search exact
+    try:
+        wanted_narrow, wanted_wide = _top(exact, vectors, filters=narrow), _top(exact, vectors, filters=wide)
+    finally:
+        exact.close()
+    graph = EdgeStore(tmp_path / "shard", exact_up_to=0)  # the same shard, as if it were past the bound
+    try:
+        assert graph._params(narrow, DENSE, graph._filter(narrow)).exact  # a few hundred points: scanned
+        through = graph._params(wide, DENSE, graph._filter(wide))
+        assert not through.exact and through.hnsw_ef == edge.HNSW_EF
+        assert _top(graph, vectors, filters=narrow) == wanted_narrow and all(wanted_narrow)
+        assert _recall(_top(graph, vectors, filters=wide), wanted_wide) >= 0.98
+        monkeypatch.setattr(edge, "EXACT_FILTERED_UP_TO", 0)  # no filter narrow enough: the graph, filtered
+        assert not graph._params(narrow, DENSE, graph._filter(narrow)).exact
+    finally:
+        graph.close()
