@@ -17,6 +17,7 @@ def serve(
     port: int = typer.Option(None, help="Port to listen on (default SCHOLARLOOM_PORT)."),
 ) -> None:
     """Start the web app: pages, API and the chat at /chat."""
+    import gc
     import logging
 
     import uvicorn
@@ -49,6 +50,9 @@ def serve(
         if runtime.llm_watch is not None:
             runtime.llm_watch.start()  # asks the model what it can do, in the background (admins see it)
         llm_process = runtime.start_llm_process(log_setup) if settings.llm_process else None
+        # What start-up made lives as long as the process: out of the collector's sight, so a full collection
+        # (which a request making many objects sets off) walks only what requests made (BENCHMARKS.md).
+        gc.freeze()
         try:
             uvicorn.Server(server_config(settings, application)).run()
         finally:
