@@ -205,12 +205,17 @@ def test_serve_puts_what_start_up_made_out_of_the_collectors_sight(data_dir, mon
     """A full collection walked every object start-up had made (the app, its libraries): 140 ms of a request now
     and then at a million papers (a sitemap part's 10,000 rows set one off). `serve` freezes them before it
     listens."""
+    import functools
     import gc
 
     import uvicorn
 
+    from scholarloom import app as composition
+
     seen = []
     monkeypatch.setenv("SCHOLARLOOM_AUTH_SECRET", "s" * 40)
+    # (without the chat: Chainlit, once loaded, keeps its root for the process, and other tests here mount theirs)
+    monkeypatch.setattr(composition, "create_app", functools.partial(composition.create_app, with_chat=False))
     monkeypatch.setattr(uvicorn.Server, "run", lambda self: seen.append(gc.get_freeze_count()))
     try:
         result = runner.invoke(app, ["serve", "--port", "8765"])
