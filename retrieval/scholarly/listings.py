@@ -75,14 +75,17 @@ def sitemap_entries(catalog: Catalog, kind: Kind, part: SitemapPart) -> list[Lis
     else:
         model, _column = _people(kind)
         query = (
-            select(model.id, model.name, None, None)
+            select(model.id, model.name)
             .where(model.id >= min(part.blocks) * PEOPLE_BLOCK, model.id < (max(part.blocks) + 1) * PEOPLE_BLOCK,
                    model.paper_count > 0).order_by(model.id)
         )  # fmt: skip
     if part.size is not None:
         query = query.offset(part.offset).limit(part.size)
     with catalog.session() as session:
-        return [(key, name, updated or published) for key, name, updated, published in session.exec(query).all()]
+        rows = session.exec(query).all()
+    if kind == "papers":
+        return [(key, title, updated or published) for key, title, updated, published in rows]
+    return [(key, name, None) for key, name in rows]
 
 
 def newest_papers(catalog: Catalog, category: str | None = None, limit: int = 50) -> list[Paper]:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from retrieval.scholarly.counts import category_key
-from retrieval.scholarly.models import CatalogCount, Paper
+from retrieval.scholarly.counts import category_key, read_counts
+from retrieval.scholarly.models import Paper
 
 PER_PAGE = 24
 
@@ -83,7 +83,7 @@ def _walk_is_shorter(session: Session, total: int, through: int, category: str |
     selection spread evenly among the archive's or the category's papers, as the kept counts say) are fewer than
     the `total` ids the other way gathers and sorts."""
     scope = category_key(category) if category else "papers"
-    archive = session.exec(select(CatalogCount.value).where(CatalogCount.name == scope)).first() or 0
+    archive = read_counts(session, scope).get(scope, 0)
     return total > 0 and through * archive / total < total
 
 
