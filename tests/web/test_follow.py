@@ -12,6 +12,7 @@ from defusedxml import ElementTree
 from pydantic import SecretStr
 
 from auth.accounts import add_user
+from auth.sessions import SESSION_VERSION
 from retrieval.scholarly.researchers import find_researchers
 
 SECRET = "s" * 48
@@ -38,10 +39,24 @@ def app(demo):
 
 
 def client_for(app, user: str | None = None, secret: str = SECRET) -> httpx.AsyncClient:
+    """A client signed in as `user` with a token as sign-in makes it: carrying the account's session version now.
+    (The demo's database is shared by the tests of one worker: a name another test gave a new password before
+    has had its older sessions ended, and a token without the version would be refused.)"""
     cookies = {}
     if user:
-        cookies["access_token"] = jwt.encode({"identifier": user, "exp": int(time.time()) + 600}, secret, "HS256")
+        claims = {"identifier": user, "exp": int(time.time()) + 600,
+                  "metadata": {SESSION_VERSION: _session_version(app, user)}}  # fmt: skip
+        cookies["access_token"] = jwt.encode(claims, secret, "HS256")
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", cookies=cookies)
+
+
+def _session_version(app, user: str) -> int:
+    from sqlmodel import Session, select
+
+    from auth.models import Account
+
+    with Session(app.state.runtime.engine) as session:
+        return session.exec(select(Account.session_version).where(Account.username == user)).first() or 0
 
 
 @pytest.fixture(scope="module")
