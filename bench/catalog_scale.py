@@ -185,8 +185,12 @@ ROUTES = {
     "paper page (markdown)": lambda p, r, i, n: f"/papers/{p}.md",
     "researcher page": lambda p, r, i, n: f"/researchers/{r}",
     "institution page": lambda p, r, i, n: f"/institutions/{i}",
-    "all papers, deep page": lambda p, r, i, n: f"/papers?page={1000 + 997 * n}",
-    "category listing, deep page": lambda p, r, i, n: f"/papers?category=cs.CL&page={50 + 37 * n}",
+    # The pager's links: cursors next to a paper anywhere in the archive (a keyset read, however deep).
+    "all papers, deep page": lambda p, r, i, n: f"/papers?after={p}",
+    "category listing, deep page": lambda p, r, i, n: f"/papers?category=cs.CL&after={p}",
+    "category listing, deep page, newer": lambda p, r, i, n: f"/papers?category=cs.CL&before={p}",
+    # A page asked for by its number (old links): the newest-first index walked from the top.
+    "all papers, deep page by number": lambda p, r, i, n: f"/papers?page={1000 + 997 * n}",
     "researchers list": lambda p, r, i, n: f"/researchers?page={1 + n}",
     "institutions list": lambda p, r, i, n: f"/institutions?page={1 + n}",
     "sitemap index": lambda p, r, i, n: "/sitemap.xml",

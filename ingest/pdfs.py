@@ -1,26 +1,17 @@
-"""PDFs into the archive: a catalog paper's full text, and a user's upload made searchable for that user alone.
-
-Both are parsed in the bounded worker (`ingest.pdf_worker`), cut into page-numbered passages and written through
-`ingest.writer.Writer`.
-
-A catalog paper's full text is indexed beside its abstract, and its reference list becomes citation edges.
+"""PDFs into the archive: a catalog paper's full text, parsed in the bounded worker (`ingest.pdf_worker`), cut into
+page-numbered passages and written through `ingest.writer.Writer` beside its abstract; its reference list becomes
+citation edges. (A user's upload is read by the same worker in its own job: `jobs.kinds.index_upload`.)
 
 A file is matched to its paper by its name: `<arXiv id>.pdf` (a version suffix is ignored; old-style ids
 write the slash as `_`, e.g. `hep-th_9901001v2.pdf`), or `<paper id>.pdf` for any id the catalog holds.
 The ledger stage `fulltext` keeps each file's SHA-256, so a rerun skips files that did not change; `fulltext:failed`
 remembers PDFs that could not be fetched or parsed, so reruns do not try them again unless asked.
-
-An upload (the `upload` job): the file was checked and stored by the request that received it (`web.library`); the
-job reads its title, authors and abstract from the file (`ingest.pdf_text`), indexes its passages with the owner's
-name in every point's payload (`retrieval.vectors.store` filters on it), and links it to the catalog's paper when the
-file prints an arXiv id or DOI the catalog holds.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection
-from dataclasses import replace
 from pathlib import Path
 
 from sqlmodel import select
@@ -29,8 +20,7 @@ from ingest.http import FetchError, FetchRefused, PoliteClient
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.pipeline import NullProgress
 from ingest.report import Failure, Summary
-from ingest.writer import People, Writer, upload_text
-from retrieval.library.uploads import JOB_KIND, Upload, Uploads, UploadState
+from ingest.writer import People, Writer
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import split_arxiv_version
@@ -166,63 +156,3 @@ def download_pdfs(
                     writer.mark(FAILED, {paper.id: str(exc)[:200]})  # a 404 will not mend itself; a 503 may
                 continue
             store_fulltext(writer, worker, paper, data, summary, people, seen, url)
-
-
-# --- a user's upload ---------------------------------------------------------------------------------
-KIND = JOB_KIND
-
-
-class UploadFailed(RuntimeError):
-    """The upload cannot be indexed; the message says why (and is kept on the upload's row)."""
-
-
-def index_upload(
-    writer: Writer, uploads: Uploads, upload_id: int, limits: PdfLimits, summary: Summary, progress=None,
-    fields_only: bool = False,
-) -> str:  # fmt: skip
-    """Parse, describe and index one upload; returns the closing note. `fields_only`: the user corrected the
-    title, authors or abstract of an indexed file, so only its title-and-abstract point is embedded again."""
-    upload = uploads.by_id(upload_id)
-    if upload is None:
-        return f"upload {upload_id} was deleted before it was indexed"
-    if fields_only and upload.edited and upload.passages:
-        return _describe_again(writer, uploads, upload)
-    try:
-        with PdfWorker(limits) as worker:
-            parsed = worker.read(uploads.file(upload).read_bytes())
-    except (PdfError, OSError) as exc:
-        uploads.move(upload_id, UploadState.FAILED, error=str(exc)[:500])
-        summary.fail(Failure(KIND, upload.filename, str(exc)))
-        raise UploadFailed(str(exc)) from exc
-    meta = parsed.meta
-    if upload.edited:  # the user's corrections stand
-        meta = replace(meta, title=upload.title or meta.title, authors=upload.authors, abstract=upload.abstract)
-    title = meta.title or upload.filename.removesuffix(".pdf")
-    found = writer.passages(parsed.pages)
-    writer.upload(upload.point_paper_id, upload.owner, upload_text(title, meta.abstract), found)
-    now = uploads.by_id(upload_id)
-    if now is None:  # deleted while it was being indexed: leave nothing behind
-        writer.forget([upload.point_paper_id])
-        return f"upload {upload_id} was deleted while it was indexed"
-    linked = writer.catalog.resolve_paper_id(meta.arxiv_id or "") if meta.arxiv_id else None
-    linked = linked or (writer.catalog.paper_by_doi(meta.doi) if meta.doi else None)
-    summary.add("pages", len(parsed.pages))
-    summary.add("passages", len(found))
-    counts = dict(pages=len(parsed.pages), passages=len(found), arxiv_id=meta.arxiv_id, doi=meta.doi, paper_id=linked)
-    if now.edited and not upload.edited:  # corrected while the file was read: the corrections win
-        uploads.update(upload_id, **counts)
-        return _describe_again(writer, uploads, uploads.by_id(upload_id))
-    uploads.move(upload_id, UploadState.INDEXED, error=None, title=title, authors=meta.authors, abstract=meta.abstract,
-                 **counts)  # fmt: skip
-    return f"{upload.filename}: {len(parsed.pages)} pages, {len(found)} passages"
-
-
-def _describe_again(writer: Writer, uploads: Uploads, upload: Upload) -> str:
-    """The corrected title and abstract embedded as the upload's one `abstract` point; its passages are the file's
-    own and stay."""
-    writer.describe(upload.point_paper_id, upload.owner, upload_text(upload.title, upload.abstract))
-    if uploads.by_id(upload.id) is None:  # deleted meanwhile: leave nothing behind
-        writer.forget([upload.point_paper_id])
-        return f"upload {upload.id} was deleted while it was described again"
-    uploads.move(upload.id, UploadState.INDEXED, error=None)
-    return f"{upload.filename}: described again"

@@ -3,12 +3,14 @@ context (`jobs.context`) and JSON arguments.
 
 The same function runs in the command's own process (no server holds the index, or the index is a Qdrant server)
 and in `serve`'s job worker (the command handed its job over). The queue is `jobs.queue`, the worker
-`jobs.runner`; the kinds that look after the archive (backup, rebuild) are `jobs.upkeep`.
+`jobs.runner`; the kinds that look after the archive (backup, rebuild) are `jobs.upkeep`. A user's upload is read,
+described and indexed here (`index_upload`), its row moved through its states (`retrieval.library.uploads`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -22,12 +24,15 @@ from ingest.harvest.s2 import enrich_papers as s2_enrich
 from ingest.http import FetchError
 from ingest.indexing import index_papers
 from ingest.ondemand import NotOnArxiv, NotStored, fetch_paper
-from ingest.pdfs import download_pdfs, index_upload, ingest_pdf_files, pdf_files
+from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
+from ingest.pdfs import download_pdfs, ingest_pdf_files, pdf_files
 from ingest.pipeline import finish_catalog
-from ingest.report import Summary
+from ingest.report import Failure, Summary
 from ingest.snapshot import SnapshotFilter, import_snapshot
+from ingest.writer import Writer, upload_text
 from jobs.context import JobContext, JobIncomplete, KindInfo
 from jobs.upkeep import run_backup, run_rebuild
+from retrieval.library.uploads import JOB_KIND, Upload, Uploads, UploadState
 
 
 def index_changes(ctx: JobContext, summary: Summary, progress) -> None:
@@ -208,6 +213,65 @@ def run_paper(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
         except (NotOnArxiv, NotStored) as exc:
             raise JobIncomplete(str(exc)) from exc
     return f"paper {paper_id}"
+
+
+# --- a user's upload: read in the bounded worker, its passages written for its owner alone ------------
+
+
+class UploadFailed(RuntimeError):
+    """The upload cannot be indexed; the message says why (and is kept on the upload's row)."""
+
+
+def index_upload(
+    writer: Writer, uploads: Uploads, upload_id: int, limits: PdfLimits, summary: Summary, progress=None,
+    fields_only: bool = False,
+) -> str:  # fmt: skip
+    """Parse, describe and index one upload; returns the closing note. `fields_only`: the user corrected the
+    title, authors or abstract of an indexed file, so only its title-and-abstract point is embedded again."""
+    upload = uploads.by_id(upload_id)
+    if upload is None:
+        return f"upload {upload_id} was deleted before it was indexed"
+    if fields_only and upload.edited and upload.passages:
+        return _describe_again(writer, uploads, upload)
+    try:
+        with PdfWorker(limits) as worker:
+            parsed = worker.read(uploads.file(upload).read_bytes())
+    except (PdfError, OSError) as exc:
+        uploads.move(upload_id, UploadState.FAILED, error=str(exc)[:500])
+        summary.fail(Failure(JOB_KIND, upload.filename, str(exc)))
+        raise UploadFailed(str(exc)) from exc
+    meta = parsed.meta
+    if upload.edited:  # the user's corrections stand
+        meta = replace(meta, title=upload.title or meta.title, authors=upload.authors, abstract=upload.abstract)
+    title = meta.title or upload.filename.removesuffix(".pdf")
+    found = writer.passages(parsed.pages)
+    writer.upload(upload.point_paper_id, upload.owner, upload_text(title, meta.abstract), found)
+    now = uploads.by_id(upload_id)
+    if now is None:  # deleted while it was being indexed: leave nothing behind
+        writer.forget([upload.point_paper_id])
+        return f"upload {upload_id} was deleted while it was indexed"
+    linked = writer.catalog.resolve_paper_id(meta.arxiv_id or "") if meta.arxiv_id else None
+    linked = linked or (writer.catalog.paper_by_doi(meta.doi) if meta.doi else None)
+    summary.add("pages", len(parsed.pages))
+    summary.add("passages", len(found))
+    counts = dict(pages=len(parsed.pages), passages=len(found), arxiv_id=meta.arxiv_id, doi=meta.doi, paper_id=linked)
+    if now.edited and not upload.edited:  # corrected while the file was read: the corrections win
+        uploads.update(upload_id, **counts)
+        return _describe_again(writer, uploads, uploads.by_id(upload_id))
+    uploads.move(upload_id, UploadState.INDEXED, error=None, title=title, authors=meta.authors, abstract=meta.abstract,
+                 **counts)  # fmt: skip
+    return f"{upload.filename}: {len(parsed.pages)} pages, {len(found)} passages"
+
+
+def _describe_again(writer: Writer, uploads: Uploads, upload: Upload) -> str:
+    """The corrected title and abstract embedded as the upload's one `abstract` point; its passages are the file's
+    own and stay."""
+    writer.describe(upload.point_paper_id, upload.owner, upload_text(upload.title, upload.abstract))
+    if uploads.by_id(upload.id) is None:  # deleted meanwhile: leave nothing behind
+        writer.forget([upload.point_paper_id])
+        return f"upload {upload.id} was deleted while it was described again"
+    uploads.move(upload.id, UploadState.INDEXED, error=None)
+    return f"{upload.filename}: described again"
 
 
 def run_upload(ctx: JobContext, args: dict, summary: Summary, progress) -> str:

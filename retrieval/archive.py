@@ -111,8 +111,10 @@ class Archive:
     def categories(self, limit: int | None = None) -> list[tuple[str, int]]:
         return listings.categories(self.catalog, limit)
 
-    def all_papers(self, category: str | None, page: int, per_page: int) -> PaperList:
-        return listings.all_papers(self.catalog, category, page, per_page)
+    def all_papers(
+        self, category: str | None, page: int, per_page: int, after: str | None = None, before: str | None = None
+    ) -> PaperList:
+        return listings.all_papers(self.catalog, category, page, per_page, after, before)
 
     def most_papers(
         self, kind: listings.People, page: int, per_page: int, words: str = ""

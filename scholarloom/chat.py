@@ -123,12 +123,12 @@ def _username() -> str:
 
 
 async def _chat(conversation: Conversation) -> Chat:
-    """The answer service for this user's conversation. A chat about the user's library reads its papers' ids, so
-    it is built off the loop; any other costs no I/O and is built here (a thread hop would wait behind the tools'
-    threads under load)."""
-    if conversation.library:
-        return await asyncio.to_thread(runtime().chat, _username(), conversation)
-    return runtime().chat(_username(), conversation)
+    """The answer service for this user's conversation, wired from the runtime's agent and archive. A chat about the
+    user's library reads its papers' ids off the loop; any other costs no I/O and is built here (a thread hop would
+    wait behind the tools' threads under load)."""
+    rt, user = runtime(), _username()
+    only = tuple(await asyncio.to_thread(rt.uploads.library_ids, user)) if conversation.library else None
+    return Chat(rt.agent, rt.archive, user, conversation, rt.settings.agent.history_messages, only)
 
 
 @cl.on_chat_start

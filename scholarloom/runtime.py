@@ -8,7 +8,6 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from assistant.agent import Agent
-from assistant.conversation import Chat, Conversation
 from assistant.llm_process import LLMProcess
 from assistant.turn import Answer, TurnUsage
 from auth.accounts import create_tables, sign_in
@@ -162,8 +161,3 @@ class Runtime:
         if self.agent.llm is not None and used.tokens:
             self.usage.record(username, self.agent.llm.model, outcome.mode, used.prompt_tokens,
                               used.completion_tokens, used.estimated, used.cost_usd)  # fmt: skip
-
-    def chat(self, user: str, conversation: Conversation) -> Chat:
-        """The answer service for `user`'s conversation (`assistant.conversation`)."""
-        only = tuple(self.uploads.library_ids(user)) if conversation.library else None  # a chat about their library
-        return Chat(self.agent, self.archive, user, conversation, self.settings.agent.history_messages, only)

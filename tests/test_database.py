@@ -8,6 +8,7 @@ Skipped only where PostgreSQL is not installed and SCHOLARLOOM_REQUIRE_POSTGRES 
 import uuid
 
 import pytest
+from sqlmodel import select
 
 from auth.accounts import add_user, create_tables, oauth_account, sign_in
 from auth.follows import Follows
@@ -312,3 +313,58 @@ def test_a_database_too_old_to_adopt_on_postgresql_is_refused_with_the_reason(po
     assert revision(other).current is None
     other.dispose()
     engine.dispose()
+
+
+def _listing_catalog(url: str) -> Catalog:
+    """Papers that meet every edge of the newest-first order: several on one date (the id breaks the tie), one with
+    a date but no year, undated ones with and without a year, two categories interleaved."""
+    from datetime import datetime, timedelta, timezone
+
+    catalog = Catalog(url)
+    start = datetime(2020, 1, 1, tzinfo=timezone.utc)
+    with catalog.session() as session:
+        for n in range(40):
+            day = start + timedelta(days=n // 3)  # three papers a day
+            session.add(Paper(id=f"2001.{n:05d}", title=f"Paper {n}", published=day, year=day.year,
+                              primary_category="cs.CL" if n % 3 else "cs.LG"))  # fmt: skip
+        session.add(Paper(id="2001.99999", title="Dated, no year", published=start + timedelta(days=5),
+                          primary_category="cs.CL"))  # fmt: skip
+        for n, year in enumerate([2019, None, 2019, None, 2021, 2018, None]):
+            session.add(Paper(id=f"undated-{n}", title=f"Undated {n}", year=year, primary_category="cs.CL"))
+        session.commit()
+    return catalog
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_a_listing_walked_by_its_cursors_is_the_newest_first_order(database, postgres, tmp_path):
+    """The pager's links are keyset cursors: walking them older from the first page, or newer from the last, meets
+    every paper once, in the database's own newest-first order (the order the numbered pages read), on both
+    databases, whatever their ties and missing dates and years; each page's way back is the page before it."""
+    from retrieval.scholarly.paging import listing_page, newest_first
+
+    url = postgres.new_database() if database == "postgresql" else f"sqlite:///{tmp_path / 'listing.db'}"
+    catalog = _listing_catalog(url)
+    try:
+        with catalog.session() as session:
+            for category in (None, "cs.CL"):
+                query = select(Paper.id).order_by(*newest_first())
+                expected = list(session.exec(query.where(Paper.primary_category == category) if category else query))
+                numbered = [listing_page(session, category, 4, len(expected), page=n).papers
+                            for n in range(1, (len(expected) + 3) // 4 + 1)]  # fmt: skip
+                assert [p.id for page in numbered for p in page] == expected
+                pages = [listing_page(session, category, 4, len(expected))]
+                while pages[-1].older:
+                    pages.append(listing_page(session, category, 4, len(expected), after=pages[-1].older))
+                assert [p.id for page in pages for p in page.papers] == expected, category
+                assert pages[0].newer is None and all(page.page == 0 for page in pages[1:])
+                for before, page in zip(pages, pages[1:]):  # each page's "newer" link is the page before it
+                    back = listing_page(session, category, 4, len(expected), before=page.newer)
+                    assert [p.id for p in back.papers] == [p.id for p in before.papers], category
+                walked_back = [pages[-1]]
+                while walked_back[-1].newer:
+                    walked_back.append(listing_page(session, category, 4, len(expected), before=walked_back[-1].newer))
+                assert [p.id for page in reversed(walked_back) for p in page.papers] == expected, category
+            unknown = listing_page(session, None, 4, 48, after="no-such-paper")
+            assert unknown.page == 1 and unknown.newer is None
+    finally:
+        catalog.close()

@@ -16,8 +16,13 @@ SHOWN = 12  # categories, researchers and institutions on the home page
 PAPERS_PER_PAGE = 50
 
 
-def papers_address(category: str | None = None, page: int = 1) -> str:
-    params = {k: v for k, v in (("category", category or ""), ("page", str(page) if page > 1 else "")) if v}
+def papers_address(category: str | None = None, page: int = 1, after: str | None = None,
+                   before: str | None = None) -> str:  # fmt: skip
+    """/papers, maybe of one category, at a page by its number or next to a cursor's paper (the pager's links:
+    `after` a paper for older ones, `before` it for newer)."""
+    pairs = (("category", category or ""), ("page", str(page) if page > 1 else ""), ("after", after or ""),
+             ("before", before or ""))  # fmt: skip
+    params = {k: v for k, v in pairs if v}
     return "/papers" + ("?" + urlencode(params) if params else "")
 
 
@@ -104,6 +109,10 @@ class PapersPage:
     pages: int
     category: str | None
     categories: list[Counted]
+    newer: str | None = None  # the pager's cursors (ids of papers here): keyset pages, however deep
+    older: str | None = None
+    cursor: tuple[str, str] | None = None  # ("after" or "before", id) when this page was reached by a cursor
+    since: str = ""  # on a cursor's page: the newest shown paper's date, which says where the page stands
     path: str = "/papers"
 
     @property
@@ -111,25 +120,43 @@ class PapersPage:
         return f"Papers in {self.category}" if self.category else "Papers"
 
     def address(self, page: int | None = None) -> str:
+        if self.cursor and page is None:
+            return papers_address(self.category, **{self.cursor[0]: self.cursor[1]})
         return papers_address(self.category, page or self.page)
+
+    @property
+    def newer_href(self) -> str | None:
+        return papers_address(self.category, before=self.newer) if self.newer else None
+
+    @property
+    def older_href(self) -> str | None:
+        return papers_address(self.category, after=self.older) if self.older else None
+
+    @property
+    def pager_label(self) -> str:
+        if self.cursor:
+            return f"From {self.since}" if self.since else "Further down the list"
+        return f"Page {self.page} of {self.pages}"
 
     def meta(self, base_url: str) -> PageMeta:
         crumbs = [Link(SITE_NAME, "/"), Link("Papers", "/papers")]
         if self.category:
             crumbs.append(Link(self.category, papers_address(self.category)))
         return PageMeta(
-            title=self.title + (f" (page {self.page})" if self.page > 1 else ""),
+            title=self.title + (f" (from {self.since})" if self.cursor and self.since else
+                                f" (page {self.page})" if self.page > 1 else ""),  # fmt: skip
             description=f"{figure(self.total)} papers{f' in {self.category}' if self.category else ''}, newest first.",
             path=self.address(),
             json_ld=[breadcrumbs(base_url, *crumbs)],
         )
 
     def to_markdown(self) -> str:
-        lines = [f"# {md_escape(self.title)}", "",
-                 f"{figure(self.total)} papers, newest first (page {self.page} of {self.pages}).", ""]  # fmt: skip
+        label = self.pager_label[0].lower() + self.pager_label[1:]
+        lines = [f"# {md_escape(self.title)}", "", f"{figure(self.total)} papers, newest first ({label}).", ""]
         lines += paper_lines(self.papers)
-        pager = [f"[Newer]({self.address(self.page - 1)})"] if self.page > 1 else []
-        pager += [f"[Older]({self.address(self.page + 1)})"] if self.page < self.pages else []
+        pager = [f"[Newest]({papers_address(self.category)})"] if self.newer else []
+        pager += [f"[Newer]({self.newer_href})"] if self.newer_href else []
+        pager += [f"[Older]({self.older_href})"] if self.older_href else []
         if pager:
             lines += ["", " · ".join(pager)]
         lines += ["", "## Categories", ""]
@@ -137,7 +164,17 @@ class PapersPage:
         return "\n".join(lines) + "\n"
 
 
-def papers_page(archive: Archive, category: str | None, page: int = 1) -> PapersPage:
-    listed = archive.all_papers(category, page, PAPERS_PER_PAGE)
+def papers_page(
+    archive: Archive, category: str | None, page: int = 1, after: str | None = None, before: str | None = None
+) -> PapersPage:
+    """/papers at a page by its number, or next to a cursor's paper (`after` it: older; `before` it: newer); a
+    cursor naming no paper here gives the first page."""
+    listed = archive.all_papers(category, page, PAPERS_PER_PAGE, after, before)
     categories = [Counted(c, n, papers_address(c)) for c, n in archive.categories()]
-    return PapersPage(paper_items(listed.papers), listed.total, listed.page, listed.pages, category, categories)
+    cursor = None
+    if listed.page == 0:  # reached by the cursor
+        cursor = ("after", after) if after else ("before", before)
+    newest = listed.papers[0].published if listed.papers else None
+    since = f"{newest:%-d %b %Y}" if cursor and newest else ""
+    return PapersPage(paper_items(listed.papers), listed.total, listed.page, listed.pages, category, categories,
+                      listed.newer, listed.older, cursor, since)  # fmt: skip

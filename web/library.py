@@ -3,7 +3,7 @@
 
 A file is refused before its body is read when its declared length is over the cap or over what is left of the
 owner's quota; a body that keeps coming past the cap is cut off (it was spooled to disk, never held in memory).
-It must start with `%PDF-`. It is stored under its row's id and indexed by an `upload` job (`ingest.pdfs.index_upload`).
+It must start with `%PDF-`. It is stored under its row's id and indexed by an `upload` job (`jobs.kinds.index_upload`).
 Another user's item answers exactly like one that does not exist (404).
 """
 

@@ -90,9 +90,13 @@ def _home_and_papers(router: APIRouter, deps: WebDeps) -> None:
 
     @router.get("/papers", include_in_schema=False)
     @router.get("/papers.md", include_in_schema=False)
-    def papers(request: Request, category: str = Query("", max_length=40)) -> Response:
+    def papers(
+        request: Request, category: str = Query("", max_length=40), after: str = Query("", max_length=100),
+        before: str = Query("", max_length=100),
+    ) -> Response:  # fmt: skip
         category = category if re.fullmatch(r"[A-Za-z.-]*", category) else ""
-        page = papers_page(deps.archive, category or None, _positive(request.query_params.get("page")))
+        number = _positive(request.query_params.get("page"))
+        page = papers_page(deps.archive, category or None, number, after.strip() or None, before.strip() or None)
         return respond(request, deps, page, "papers.html")
 
     for path, text_page in TEXT_PAGES.items():

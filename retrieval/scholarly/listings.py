@@ -12,7 +12,7 @@ from sqlmodel import select
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.counts import PEOPLE_BLOCK, block_key, category_key, read_counts
 from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher, normalise_name
-from retrieval.scholarly.paging import Pages, PaperList, paper_page
+from retrieval.scholarly.paging import Pages, PaperList, listing_page
 
 Kind = Literal["papers", "researchers", "institutions"]
 People = Literal["researchers", "institutions"]
@@ -127,10 +127,13 @@ def categories(catalog: Catalog, limit: int | None = None) -> list[tuple[str, in
     return found[:limit] if limit else found
 
 
-def all_papers(catalog: Catalog, category: str | None, page: int, per_page: int) -> PaperList:
+def all_papers(
+    catalog: Catalog, category: str | None, page: int, per_page: int, after: str | None = None,
+    before: str | None = None,
+) -> PaperList:  # fmt: skip
     """One page of every paper here, newest first, maybe only those of one primary category (counted by the kept
-    counts)."""
+    counts): by its number, or next to a cursor's paper (`paging.listing_page`)."""
     name = category_key(category) if category else "papers"
     with catalog.session() as session:
         total = read_counts(session, name).get(name, 0)
-        return paper_page(session, None, page, per_page, category, total=total)
+        return listing_page(session, category, per_page, total, after, before, page)

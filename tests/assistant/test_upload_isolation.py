@@ -9,7 +9,7 @@ import typing
 
 from assistant.tools import TOOLS, ToolDeps, call_tool
 from ingest.pdf_worker import PdfLimits
-from ingest.pdfs import index_upload
+from jobs.kinds import index_upload
 from ingest.report import Summary
 from ingest.writer import Writer
 from tests.ingest.test_uploads import PHRASE, _stored

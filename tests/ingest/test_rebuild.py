@@ -9,7 +9,8 @@ import pytest
 
 from ingest.demo import DEMO_DIR
 from ingest.pdf_worker import PdfLimits
-from ingest.pdfs import index_upload, ingest_pdf_files, pdf_files
+from ingest.pdfs import ingest_pdf_files, pdf_files
+from jobs.kinds import index_upload
 from ingest.report import Summary
 from ingest.writer import Writer
 from jobs.context import JobIncomplete

@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from ingest.pdf_worker import PdfLimits
-from ingest.pdfs import UploadFailed, index_upload
+from jobs.kinds import UploadFailed, index_upload
 from ingest.report import Summary
 from ingest.writer import Writer
 from retrieval.vectors.index import ANYONE, Filters

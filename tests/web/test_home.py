@@ -61,7 +61,15 @@ async def test_papers_by_category_a_page_at_a_time(client, demo):
     papers = demo.archive().papers([href.split("/")[2].split("-")[0] for href in ids[0] + ids[1]])
     assert {p.primary_category for p in papers.values()} == {category}
     assert f"{count:,} papers" in first.select_one("main").get_text(" ", strip=True)
-    assert first.select_one('a[rel="next"]')["href"] == f"/papers?page=2&category={category}"
+    # The pager's links are cursors (a page a million papers deep is read like the first): "Older" is page 2,
+    # and its "Newer" is page 1 again.
+    older = first.select_one('a[rel="next"]')["href"]
+    assert older == f"/papers?category={category}&after={ids[0][-1].split('/')[2].split('-')[0]}"
+    by_cursor = await _soup(client, older)
+    assert [a["href"] for a in by_cursor.select("ol.paper-list li a")] == ids[1]
+    back = await _soup(client, by_cursor.select_one('a[rel="prev"]')["href"])
+    assert [a["href"] for a in back.select("ol.paper-list li a")] == ids[0]
+    assert by_cursor.select_one("nav.pager span").get_text().startswith("From ")
     everything = await client.get("/papers.md")
     assert everything.headers["content-type"].startswith("text/markdown")
     assert f"{demo.catalog().counts()['papers']:,} papers, newest first" in everything.text

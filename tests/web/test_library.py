@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from ingest.pdfs import KIND
+from retrieval.library.uploads import JOB_KIND as KIND
 from jobs.queue import JobQueue
 from retrieval.library.uploads import UploadState
 from retrieval.vectors.index import ANYONE, Filters
