@@ -9,9 +9,9 @@ import typing
 
 from assistant.tools import TOOLS, ToolDeps, call_tool
 from ingest.pdf_worker import PdfLimits
-from jobs.kinds import index_upload
 from ingest.report import Summary
 from ingest.writer import Writer
+from jobs.kinds import index_upload
 from tests.ingest.test_uploads import PHRASE, _stored
 
 LEAKS = re.compile(r"upload:\d|/me/library/\d|longeval\.pdf|Kalpesh|Bransom|Dasigi", re.I)

@@ -10,10 +10,10 @@ import pytest
 from ingest.demo import DEMO_DIR
 from ingest.pdf_worker import PdfLimits
 from ingest.pdfs import ingest_pdf_files, pdf_files
-from jobs.kinds import index_upload
 from ingest.report import Summary
 from ingest.writer import Writer
 from jobs.context import JobIncomplete
+from jobs.kinds import index_upload
 from jobs.upkeep import run_rebuild
 from retrieval.vectors.index import ANYONE, PASSAGE_KINDS, Filters, edge_folder
 from retrieval.vectors.store import StoredPoint

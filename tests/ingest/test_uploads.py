@@ -6,9 +6,9 @@ import shutil
 import pytest
 
 from ingest.pdf_worker import PdfLimits
-from jobs.kinds import UploadFailed, index_upload
 from ingest.report import Summary
 from ingest.writer import Writer
+from jobs.kinds import UploadFailed, index_upload
 from retrieval.vectors.index import ANYONE, Filters
 from tests.conftest import PDFS
 

@@ -381,9 +381,9 @@ async def test_the_model_cites_a_page_of_the_users_own_upload(server, scripted, 
     for the full text, then cites what the tool numbered); another user's same question gets no such source."""
     from auth.accounts import add_user
     from ingest.pdf_worker import PdfLimits
-    from jobs.kinds import index_upload
     from ingest.report import Summary
     from ingest.writer import Writer
+    from jobs.kinds import index_upload
     from tests.conftest import PDFS
 
     add_user(demo.catalog().engine, "hana", PASSWORD, replace=True)

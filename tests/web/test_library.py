@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from retrieval.library.uploads import JOB_KIND as KIND
 from jobs.queue import JobQueue
+from retrieval.library.uploads import JOB_KIND as KIND
 from retrieval.library.uploads import UploadState
 from retrieval.vectors.index import ANYONE, Filters
 from tests.conftest import PDFS
