@@ -9,7 +9,7 @@ import uuid
 
 from ingest.report import Failure, Summary
 from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.identity import refine_researchers, upsert_researcher
+from retrieval.scholarly.identity import KnownNames, refine_researchers, upsert_researcher
 from retrieval.scholarly.models import LedgerEntry
 from retrieval.scholarly.records import InstitutionRecord, PaperRecord, ResearcherRecord
 from retrieval.scholarly.upsert import link_citations, upsert_institution, upsert_paper
@@ -44,13 +44,14 @@ def record_key(record: Record) -> str:
     return record.openalex_id or record.orcid or record.name
 
 
-def _write(session, record: Record) -> None:
+def _write(session, record: Record, known: KnownNames) -> None:
     if isinstance(record, PaperRecord):
-        upsert_paper(session, record)
+        upsert_paper(session, record, known)
     elif isinstance(record, InstitutionRecord):
         upsert_institution(session, record)
     else:
         upsert_researcher(session, record)
+        known.valid = False  # a researcher renamed or made outside the batch's reckoning: names are queried again
 
 
 def load_records(
@@ -77,11 +78,17 @@ def load_records(
             grouped.setdefault(record_key(item), []).append(item)
     progress.advance(task, len(outcomes) - sum(map(len, grouped.values())))
     seen = catalog.ledger_hashes(stage, grouped)  # only this call's keys: a stage may hold millions
+    digests = {key: hashlib.sha256("".join(r.content_hash() for r in records).encode()).hexdigest()
+               for key, records in grouped.items()}  # fmt: skip
     written = 0
     with catalog.session() as session:
+        # The researchers every changed record's authors may be, read once for the batch (not a query a name).
+        known = KnownNames.read(session, ([a.name for a in r.authors] for key, records in grouped.items()
+                                          if seen.get(key) != digests[key] for r in records
+                                          if isinstance(r, PaperRecord)))  # fmt: skip
         for key, records in grouped.items():
             progress.advance(task, len(records))
-            digest = hashlib.sha256("".join(r.content_hash() for r in records).encode()).hexdigest()
+            digest = digests[key]
             if seen.get(key) == digest:
                 summary.add("unchanged")
                 continue
@@ -89,9 +96,10 @@ def load_records(
                 hold_write_lock(session)
                 with session.begin_nested():
                     for record in records:
-                        _write(session, record)
+                        _write(session, record, known)
                     Catalog.mark(session, stage, key, digest, new=key not in seen)
             except Exception as exc:  # one bad record is reported and skipped; the run goes on
+                known.valid = False  # what the batch noted of the record's researchers was rolled back with it
                 log.warning("record %s of %s not stored", key, stage, exc_info=True)
                 summary.fail(Failure(stage, key, f"could not be stored: {type(exc).__name__}: {str(exc)[:300]}"))
                 continue

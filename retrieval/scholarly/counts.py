@@ -111,7 +111,11 @@ def _rolled_back(session: Session, previous) -> None:
 
 
 def _settle(session: Session) -> None:
-    """Before the commit: the noted people counted again, the totals moved, in this transaction."""
+    """Before the commit: the noted people counted again, the totals moved, in this transaction. A SAVEPOINT's
+    release (which SQLAlchemy also calls a commit) leaves its notes for the transaction's own commit, so a batch of
+    records settles once, not once a record."""
+    if session.in_nested_transaction():
+        return
     if session.new or session.deleted or session.dirty:
         session.flush()  # the commit's own flush comes after this hook: make it now, so its rows are counted
     journal = session.info.pop(_NOTES, None)

@@ -7,7 +7,15 @@ from collections.abc import Collection
 
 from sqlmodel import Session, select
 
-from retrieval.scholarly.identity import MATCHED, _add_ids, _by_external_id, _identity, _resolve, same_person_name
+from retrieval.scholarly.identity import (
+    MATCHED,
+    KnownNames,
+    _add_ids,
+    _by_external_id,
+    _identity,
+    _resolve,
+    same_person_name,
+)
 from retrieval.scholarly.models import Authorship, Citation, Institution, Paper, Researcher, normalise_name
 from retrieval.scholarly.records import AuthorRecord, InstitutionRecord, PaperRecord
 
@@ -34,8 +42,9 @@ def _authoritative(source: str, field: str) -> bool:
     return source.startswith("arxiv") or field in _OWNED.get(source, ())
 
 
-def upsert_paper(session: Session, record: PaperRecord) -> Paper:
-    """Insert or merge a paper: an authoritative source overwrites, the others only fill gaps."""
+def upsert_paper(session: Session, record: PaperRecord, known: KnownNames | None = None) -> Paper:
+    """Insert or merge a paper: an authoritative source overwrites, the others only fill gaps. `known`: what the
+    batch read about the names it holds (`identity.KnownNames`), so its authors are matched without a query each."""
     paper = _find_paper(session, record)
     fresh = paper is None
     if paper is None:
@@ -51,7 +60,7 @@ def upsert_paper(session: Session, record: PaperRecord) -> Paper:
     session.add(paper)
     session.flush()
     if record.authors:
-        _replace_authorships(session, paper, record.authors, record.source, fresh)
+        _replace_authorships(session, paper, record.authors, record.source, fresh, known)
     if record.references:  # the paper's edges read once (not a query per reference: lists run to hundreds)
         edges = edges_of(session, paper.id)
         for ref in record.references:
@@ -60,8 +69,9 @@ def upsert_paper(session: Session, record: PaperRecord) -> Paper:
 
 
 def _replace_authorships(
-    session: Session, paper: Paper, authors: list[AuthorRecord], source: str = "arxiv", fresh: bool = False
-) -> None:
+    session: Session, paper: Paper, authors: list[AuthorRecord], source: str = "arxiv", fresh: bool = False,
+    known: KnownNames | None = None,
+) -> None:  # fmt: skip
     """Merge an author list into a paper's authorships (`fresh`: the paper was just made, so it has none yet).
 
     The first list creates the rows. Later lists from other sources only add what they know (external ids,
@@ -73,10 +83,16 @@ def _replace_authorships(
     )  # fmt: skip
     unchanged = [r.raw_name for r in existing] == [a.name for a in authors]
     if existing and (not _authoritative(source, "authors") or unchanged):  # other sources only add to the rows
-        _enrich_rows(session, existing, authors)
+        if known is not None:  # the rows may change researcher or place: counted again once they have
+            known.removed(existing)
+        _enrich_rows(session, existing, authors, known)
+        for n, row in enumerate(existing if known is not None else []):
+            known.joined(row, existing[:n])
         rows = existing
     else:
         kept = {normalise_name(r.raw_name): r for r in existing}
+        if known is not None:
+            known.removed(existing)
         for row in existing:
             session.delete(row)
         session.flush()
@@ -91,7 +107,7 @@ def _replace_authorships(
                 researcher_id, method, confidence = old.researcher_id, old.match_method, old.match_confidence
             else:
                 coauthors = set(keys[:position] + keys[position + 1 :])
-                researcher, method, confidence = _resolve(session, author, coauthors, institution_id)
+                researcher, method, confidence = _resolve(session, author, coauthors, institution_id, known)
                 researcher_id = researcher.id
             rows.append(
                 Authorship(
@@ -106,11 +122,15 @@ def _replace_authorships(
                 )
             )
             session.add(rows[-1])
+            if known is not None:
+                known.joined(rows[-1], rows[:-1])
         session.flush()
     _mark_matched(session, paper, rows)
 
 
-def _enrich_rows(session: Session, rows: list[Authorship], authors: list[AuthorRecord]) -> None:
+def _enrich_rows(
+    session: Session, rows: list[Authorship], authors: list[AuthorRecord], known: KnownNames | None = None
+) -> None:
     """Attach another source's ids and affiliations to the rows whose names match (by position first)."""
     unused = list(range(len(authors)))
     for position, row in enumerate(rows):
@@ -136,7 +156,7 @@ def _enrich_rows(session: Session, rows: list[Authorship], authors: list[AuthorR
                 _add_ids(session, current, author)  # the same person, now known to one more source
                 row.match_method, row.match_confidence = _identity(current)[1], 1.0
             else:
-                researcher, method, confidence = _resolve(session, author, set(), row.institution_id)
+                researcher, method, confidence = _resolve(session, author, set(), row.institution_id, known)
                 row.researcher_id, row.match_method, row.match_confidence = researcher.id, method, confidence
         session.add(row)
     session.flush()
