@@ -113,7 +113,7 @@ def main() -> None:
         out[has] = sums / np.linalg.norm(sums, axis=1, keepdims=True)
         return out
 
-    print("\n| precision | variant | encoder s | dense train / test | hybrid w=0.5 | w=0.6 | w=0.7 (product) |")
+    print("\n| precision | variant | encoder s | dense train / test | hybrid w=0.5 | w=0.6 (product) | w=0.7 |")
     print("|---|---|---|---|---|---|---|")
     print(f"| - | BM25 alone | - | - | {score(None, 0, 'train'):.4f} / {score(None, 0, 'test'):.4f} | | |")
     for precision in args.precision or ["float32", "int8"]:

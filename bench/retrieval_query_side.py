@@ -12,9 +12,9 @@
    temperature 0.05, Adam, full batch), then q' = normalise((1 - alpha) q + alpha normalise(W q)). Learned
    once on every document, and once on a random half with only the claims whose judged documents all lie in
    the other half scored (so a gain could not come from having seen those documents).
-Windows of 80 tokens without overlap and the fixed mix (0.7 dense + 0.3 BM25, each over its best), as the
-product; train nDCG@10 only. Reads the vectors `bench/retrieval_variants.py` cached and embeds the titles and
-the bare abstracts once (about 3 minutes).
+Windows of 80 tokens without overlap and the product's fixed mix (`FusionParams()`, each side over its best);
+train nDCG@10 only. Reads the vectors `bench/retrieval_variants.py` cached and embeds the titles and the bare
+abstracts once (about 3 minutes).
 """
 
 from __future__ import annotations

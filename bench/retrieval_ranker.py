@@ -10,8 +10,8 @@ words present; each over the best candidate's, minus it and as a rank; plus the 
 the abstract's in windows. A LambdaMART forest (LightGBM) is fitted on these and cross-validated on train in
 two ways: folds of queries (the usual way), and folds that never split two queries judged on the same
 document. SciFact writes several claims from one abstract, so the first way lets the forest meet a held-out
-query's document in training. The fixed mix (retrieval.vectors.fusion: 0.7 dense + 0.3 BM25, each over its best)
-is scored on the same candidates. Only train is read.
+query's document in training. The fixed mix (0.7 dense + 0.3 BM25, each over its best: the product's mix when
+this was measured) is scored on the same candidates. Only train is read.
 """
 
 from __future__ import annotations

@@ -27,7 +27,10 @@ def _index_digest(
     """'<what is embedded>:<what is filtered on>:<the names BM25 reads>': when only the second part changes, the
     paper's points get new payload fields and keep their vectors; when the names change (or an archive indexed
     before names were, with two parts), the abstract point gets a new BM25 vector and keeps its dense one."""
-    text = _digest([INDEX_FORMAT, [windowing.tokens, windowing.overlap], index_text(paper)])
+    # (an abstract embedded whole is named only when asked: archives indexed so before it was the default keep their
+    # points, which are as good; only a benchmark asks for it)
+    shape = [windowing.tokens, windowing.overlap] + (["whole"] if windowing.whole_abstract else [])
+    text = _digest([INDEX_FORMAT, shape, index_text(paper)])
     fields = _digest([paper.categories, paper.published.isoformat() if paper.published else None, people])
     return f"{text}:{fields}:{_digest(names)}"
 

@@ -53,6 +53,10 @@ class Windowing:
     # Each window's vector pooled from its abstract's pass: 2x faster, SciFact test 0.722-0.725, below the 0.731 floor
     # (BENCHMARKS.md, "The encoder"); for `bench retrieval --pooled-windows`.
     pooled: bool = False
+    # The abstract point's dense vector from a pass of its own over the title and abstract, beside its windows'
+    # (before issue 38's import step; `bench retrieval --whole-abstract`). By default, an abstract with windows is
+    # the mean of its windows' vectors: the encoder reads each word once, not twice (BENCHMARKS.md, "The import").
+    whole_abstract: bool = False
 
 
 def index_text(paper: Paper) -> str:
@@ -87,6 +91,12 @@ def abstract_reading(paper: Paper, pieces, windowing: Windowing = Windowing()) -
         return Windowed(text, head_pieces, parts, [])
     budget = max(24, limit - len(head_pieces))
     return Windowed(text, head_pieces, parts, sentence_windows([len(p) for p in parts], budget, windowing.overlap))
+
+
+def mean_vector(vectors: list[np.ndarray]) -> np.ndarray:
+    """The windows' mean, L2-normalised: a paper's vector read from its windows."""
+    mean = np.mean(np.stack(vectors), axis=0)
+    return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
 
 
 def window_texts(paper: Paper, reading: Windowed) -> list[str]:
@@ -165,11 +175,16 @@ class Writer:
         points: list[IndexPoint] = []
         if windowing.pooled:
             read = embedder.windowed(readings)
-        else:  # each window a text of its own
+        else:  # each window a text of its own; the abstract their mean, or a text of its own when it has none
             texts = [window_texts(p, r) for p, r in zip(papers, readings, strict=True)]
-            wholes = embedder.dense([r.text for r in readings])
+            whole = [r.text for r, own in zip(readings, texts, strict=True) if windowing.whole_abstract or not own]
+            wholes = iter(embedder.dense(whole))
             windows = iter(embedder.dense([t for own in texts for t in own]))
-            read = [(whole, [next(windows) for _ in own]) for whole, own in zip(wholes, texts, strict=True)]
+            read = []
+            for own in texts:
+                vectors = [next(windows) for _ in own]
+                vector = next(wholes) if windowing.whole_abstract or not own else mean_vector(vectors)
+                read.append((vector, vectors))
         for paper, reading, (vector, windows), sparse in zip(papers, readings, read, keywords, strict=True):
             fields = filed(paper, people)
             points.append(abstract_point(paper.id, Embedded(vector, sparse), fields))

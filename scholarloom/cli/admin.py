@@ -197,6 +197,7 @@ def bench_retrieval(
     window_tokens: int = typer.Option(None, help="Dense window size for abstracts (default: the product's)."),
     window_overlap: bool = typer.Option(None, "--window-overlap/--no-window-overlap", help="Half-overlapping windows."),
     pooled_windows: bool = typer.Option(False, help="Pool each window's vector from its abstract's encoder pass."),
+    whole_abstract: bool = typer.Option(False, help="Embed each abstract whole too, not as its windows' mean."),
     precision: str = typer.Option(None, help="The encoder's weights: int8 or float32 (default: the product's)."),
 ) -> None:
     """nDCG@10, Recall@100 and MRR@10 for BM25, dense and hybrid search on a BEIR data set (e.g. SciFact)."""
@@ -214,6 +215,7 @@ def bench_retrieval(
         tokens=window_tokens or windowing.tokens,
         overlap=windowing.overlap if window_overlap is None else window_overlap,
         pooled=pooled_windows,
+        whole_abstract=whole_abstract,
     )
     if precision not in (None, "int8", "float32"):
         fail(f"--precision is int8 or float32, not {precision!r}")
@@ -227,7 +229,8 @@ def bench_retrieval(
     typer.echo(
         f"fusion: {params.method}, dense weight {params.dense_weight}, candidates {params.candidates}; "
         f"windows: {windowing.tokens} tokens, {'half-overlapping' if windowing.overlap else 'no overlap'}"
-        f"{', pooled from their abstract' if windowing.pooled else ''}; "
+        f"{', pooled from their abstract' if windowing.pooled else ''}"
+        f"{', the abstract embedded whole' if windowing.whole_abstract else ', the abstract their mean'}; "
         f"encoder: {precision or settings.embed_precision}"
     )
     for name, rows in results.items():
