@@ -5,32 +5,15 @@ one-name-at-a-time path does, also when the evidence was written earlier in the 
 from sqlalchemy import event
 from sqlmodel import select
 
+from bench.identity_statements import NAMESAKES
+from bench.identity_statements import paper as _paper
 from ingest.demo import demo_sources
 from ingest.pipeline import finish_catalog, load_records
 from ingest.report import Summary
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Authorship, Researcher
-from retrieval.scholarly.records import AuthorRecord, PaperRecord
+from retrieval.scholarly.records import PaperRecord
 from retrieval.scholarly.upsert import upsert_paper
-
-
-def _paper(n: int, *authors: AuthorRecord | str) -> PaperRecord:
-    people = [a if isinstance(a, AuthorRecord) else AuthorRecord(name=a) for a in authors]
-    return PaperRecord(id=f"2301.{n:05d}", arxiv_id=f"2301.{n:05d}", title=f"Paper {n}", authors=people,
-                       source="arxiv_api")  # fmt: skip
-
-
-# Two identified researchers named Wei Wang arrive in the batch; a name-only "Wei Wang" beside Bob Jones is the one
-# who wrote with Bob Jones earlier in the same batch; one beside a stranger cannot be told apart (both namesake rows
-# of that kind share one researcher); Ada, alone with her name, is one person throughout.
-NAMESAKES = [
-    _paper(1, AuthorRecord(name="Wei Wang", openalex_id="A1"), "Alice Smith"),
-    _paper(2, AuthorRecord(name="Wei Wang", openalex_id="A2"), "Bob Jones"),
-    _paper(3, "Wei Wang", "Bob Jones", "Ada Byron"),
-    _paper(4, "Wei Wang", "Carol Stranger"),
-    _paper(5, "Wei Wang", "Carol Stranger", "Ada Byron"),
-    _paper(6, "Ada Byron", "Bob Jones"),
-]
 
 
 def _links(catalog: Catalog) -> dict[tuple[str, int], tuple[str, str, float]]:
@@ -86,7 +69,7 @@ def test_the_demos_records_match_in_batches_as_one_at_a_time(tmp_path):
 def test_a_batch_reads_its_names_in_a_few_queries_not_several_a_name(tmp_path):
     catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
     load_records(catalog, "arxiv_api", NAMESAKES, Summary())  # researchers to find: every name has a candidate
-    records = [_paper(100 + n, f"Ada Byron", f"Person {n}", f"Person {n + 1}", "Wei Wang") for n in range(200)]
+    records = [_paper(100 + n, "Ada Byron", f"Person {n}", f"Person {n + 1}", "Wei Wang") for n in range(200)]
     statements: list[str] = []
     event.listen(catalog.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
     load_records(catalog, "arxiv_api", records, Summary())

@@ -75,6 +75,11 @@ async def test_papers_by_category_a_page_at_a_time(client, demo):
     assert f"{demo.catalog().counts()['papers']:,} papers, newest first" in everything.text
     odd = await client.get("/papers", params={"category": "<script>"})
     assert odd.status_code == 200 and "<script>" not in odd.text
+    for cursor in ("<script>alert(1)</script>", "' OR 1=1 --", "x" * 100):  # a cursor naming no paper: the first page
+        odd = await client.get("/papers", params={"after": cursor, "category": category})
+        assert odd.status_code == 200 and "<script>alert" not in odd.text and "OR 1=1" not in odd.text
+        assert [a["href"] for a in BeautifulSoup(odd.text, "html.parser").select("ol.paper-list li a")] == ids[0]
+    assert (await client.get("/papers", params={"before": "x" * 101})).status_code == 422  # longer than any id
 
 
 async def test_about_privacy_and_developers_and_where_their_links_go(client):
