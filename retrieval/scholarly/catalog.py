@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from retrieval.scholarly import counts as kept_counts
+from retrieval.scholarly import terms as researcher_terms
 from retrieval.scholarly.models import (
     VERSIONED,
     Authorship,
@@ -68,6 +69,7 @@ class Catalog:
         self.engine = make_engine(url)
         migrate(self.engine)
         kept_counts.listen()
+        researcher_terms.listen()
         self._fill_search_keys()
         self._cached: dict[str, tuple[int, object]] = {}
         with self.session() as session:  # every versioned subject has its row, so a bump is one UPDATE
@@ -222,9 +224,11 @@ class Catalog:
                 for model in (Paper, Researcher, Institution, Authorship, Citation)}  # fmt: skip
 
     def recount(self) -> None:
-        """Every kept count from the rows (after rows were written around the catalog: a bulk load, a repair)."""
+        """Every kept count, and every researcher's search terms, from the rows (after rows were written around the
+        catalog: a bulk load, a repair)."""
         with self.engine.begin() as connection:
             kept_counts.recount_all(connection)
+            researcher_terms.fill_all(connection)
 
     def references(self, paper_id: str) -> list[Citation]:
         with self.session() as session:

@@ -13,6 +13,7 @@ from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.counts import PEOPLE_BLOCK, block_key, category_key, read_counts
 from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher, normalise_name
 from retrieval.scholarly.paging import Pages, PaperList, listing_page
+from retrieval.scholarly.terms import with_term, word
 
 Kind = Literal["papers", "researchers", "institutions"]
 People = Literal["researchers", "institutions"]
@@ -101,14 +102,18 @@ def most_papers(
     catalog: Catalog, kind: People, page: int, per_page: int, words: str = ""
 ) -> tuple[list[tuple[int, str, int]], int, Pages]:
     """Researchers or institutions with papers here, most papers first, maybe only those whose name (or, for an
-    institution, alias or acronym) holds every word: one page of (id, name, papers), the total, and the page."""
+    institution, alias or acronym) holds every word: one page of (id, name, papers), the total, and the page. A
+    researcher's words are whole words of the name, read from its terms' index (`retrieval.scholarly.terms`: three
+    million names are not read one by one); an institution's may be parts of words (tens of thousands of rows)."""
     model, _column = _people(kind)
     statement = select(model.id, model.name, model.paper_count).where(model.paper_count > 0)
-    if words:
-        field = Researcher.name_key if kind == "researchers" else Institution.search_key
-        statement = statement.where(*(field.contains(w) for w in normalise_name(words).split()[:6]))
+    asked = normalise_name(words).split()[:6]
+    if asked and kind == "researchers":
+        statement = statement.where(*(with_term(word(w)) for w in asked))
+    elif asked:
+        statement = statement.where(*(Institution.search_key.contains(w) for w in asked))
     with catalog.session() as session:
-        if words:  # a search among the names: counted
+        if asked:  # a search among the names: counted
             total = session.exec(select(func.count()).select_from(statement.subquery())).one()
         else:  # everyone with papers: a kept count, and the page read from the (papers, name) index
             total = read_counts(session, f"{kind}_with_papers").get(f"{kind}_with_papers", 0)

@@ -167,6 +167,16 @@ def _keep_search_key(mapper, connection, target: Institution) -> None:
     target.search_key = target.searchable()
 
 
+class ResearcherTerm(SQLModel, table=True):
+    """What finds a researcher without reading every name: each word of the normalised name (`w:<word>`) and each of
+    its other names, normalised (`a:<name>`). Kept as researchers are written (`retrieval.scholarly.terms`)."""
+
+    __tablename__ = "researcher_terms"
+
+    term: str = Field(primary_key=True, max_length=250)
+    researcher_id: int = Field(primary_key=True)
+
+
 class Authorship(SQLModel, table=True):
     __tablename__ = "authorships"
     __table_args__ = (UniqueConstraint("paper_id", "position"),)

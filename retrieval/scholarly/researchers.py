@@ -6,13 +6,14 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from sqlalchemy import String, cast, func
+from sqlalchemy import func
 from sqlmodel import Session, select
 
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher
 from retrieval.scholarly.paging import PER_PAGE, PaperList, fields_of, newest_first, paper_page
 from retrieval.scholarly.records import whole_number
+from retrieval.scholarly.terms import other_name, with_term, word
 from retrieval.scholarly.upsert import normalise_name
 
 _OPENALEX_AUTHOR = re.compile(r"^(?:https?://openalex\.org/)?(A\d+)$", re.IGNORECASE)
@@ -128,12 +129,17 @@ class ResearcherCandidate:
 def find_researchers(catalog: Catalog, text: str, limit: int = 10, partial: bool = True) -> list[ResearcherCandidate]:
     """Researchers by an id (ours, OpenAlex, ORCID, Semantic Scholar), a full name (accents and
     punctuation ignored), or (`partial`) every word of a partial name or an alternative name; most papers first.
-    The ids and full names are read from indexes; the partial names scan every name (most of a second at three
-    million researchers), so a caller that only shows who a query names asks without them."""
+    Everything is read from indexes: the partial names' words and the other names from the researchers' terms
+    (`retrieval.scholarly.terms`)."""
     text = (text or "").strip()[:300]
     key = normalise_name(text)
     if not key:
         return []
+    most = (Researcher.paper_count.desc(), Researcher.name, Researcher.id)  # the kept counts: only `limit` are read
+
+    def named(*conditions) -> list[Researcher]:
+        return list(session.exec(select(Researcher).where(*conditions).order_by(*most).limit(limit)).all())
+
     with catalog.session() as session:
         found: list[Researcher] = []
         if (number := whole_number(text)) is not None and (r := session.get(Researcher, number)):
@@ -144,14 +150,11 @@ def find_researchers(catalog: Catalog, text: str, limit: int = 10, partial: bool
         if not found and text.lower().startswith("s2:"):
             found = list(session.exec(select(Researcher).where(Researcher.s2_id == text[3:].strip())).all())
         if not found:
-            found = list(session.exec(select(Researcher).where(Researcher.name_key == key)).all())
+            found = named(Researcher.name_key == key)
         if not found and partial:
-            words = key.split()[:6]
-            query = select(Researcher).where(*(Researcher.name_key.contains(w) for w in words)).limit(200)
-            found = [r for r in session.exec(query).all() if set(words) <= set((r.name_key or "").split())]
+            found = named(*(with_term(word(w)) for w in key.split()[:6]))
         if not found and partial:
-            alias = f'%"{text[:100]}"%'
-            found = list(session.exec(select(Researcher).where(cast(Researcher.aliases, String).like(alias))).all())
+            found = named(with_term(other_name(text[:100])))
         candidates = [_candidate(session, r) for r in found[:200]]
     candidates.sort(key=lambda c: (-c.paper_count, c.researcher.name, c.researcher.id))
     return candidates[:limit]

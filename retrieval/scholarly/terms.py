@@ -1,0 +1,87 @@
+"""The terms that find a researcher (`ResearcherTerm`), kept as researchers are written: at three million
+researchers, a partial name or another name is looked up in an index instead of read from every row (BENCHMARKS.md,
+"Session 27").
+
+Each flush that adds, renames or deletes researchers writes their terms again in the same transaction
+(`_sync`; a SAVEPOINT rolled back takes them back with the rest). Rows written around the ORM (a bulk load) get
+theirs from `fill_all`, which `Catalog.recount` runs.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, event, insert, inspect, select
+from sqlalchemy.engine import Connection
+from sqlmodel import Session
+
+from retrieval.scholarly.models import Researcher, ResearcherTerm, normalise_name
+
+WORD, OTHER_NAME = "w:", "a:"
+_CHUNK = 500
+LONGEST = 250
+
+
+def word(text: str) -> str:
+    return WORD + text
+
+
+def other_name(text: str) -> str:
+    return OTHER_NAME + normalise_name(text)
+
+
+def with_term(term: str):
+    """The researchers that have `term`, as a condition read from the terms' index."""
+    return Researcher.id.in_(select(ResearcherTerm.researcher_id).where(ResearcherTerm.term == term))
+
+
+def terms_of(name_key: str | None, aliases: list[str] | None) -> set[str]:
+    """The terms of one researcher: its name's words and its other names."""
+    found = {word(w) for w in (name_key or "").split()}
+    found |= {other_name(a) for a in aliases or [] if normalise_name(a)}
+    return {t for t in found if len(t) <= LONGEST}
+
+
+def _sync(session: Session, _context) -> None:
+    """After a flush: the terms of every researcher it added, renamed (name or other names) or deleted."""
+    fresh, gone = {}, []
+    for row in session.new:
+        if isinstance(row, Researcher):
+            fresh[row.id] = terms_of(row.name_key, row.aliases)
+    for row in session.dirty:
+        if isinstance(row, Researcher) and any(inspect(row).attrs[f].history.has_changes()
+                                               for f in ("name_key", "aliases")):  # fmt: skip
+            gone.append(row.id)
+            fresh[row.id] = terms_of(row.name_key, row.aliases)
+    gone += [row.id for row in session.deleted if isinstance(row, Researcher) and row.id is not None]
+    if not fresh and not gone:
+        return
+    connection = session.connection()
+    _write(connection, gone, fresh)
+
+
+def _write(connection: Connection, gone: list[int], fresh: dict[int, set[str]]) -> None:
+    for start in range(0, len(gone), _CHUNK):
+        connection.execute(delete(ResearcherTerm).where(ResearcherTerm.researcher_id.in_(gone[start : start + _CHUNK])))
+    rows = [{"term": t, "researcher_id": i} for i, terms in fresh.items() for t in sorted(terms)]
+    for start in range(0, len(rows), 10_000):
+        connection.execute(insert(ResearcherTerm), rows[start : start + 10_000])
+
+
+def fill_all(connection: Connection, batch: int = 50_000) -> int:
+    """Every researcher's terms from its row (after researchers were written around the ORM); how many terms."""
+    connection.execute(delete(ResearcherTerm))
+    written, last = 0, 0
+    while True:
+        rows = connection.execute(select(Researcher.id, Researcher.name_key, Researcher.aliases)
+                                  .where(Researcher.id > last).order_by(Researcher.id).limit(batch)).all()  # fmt: skip
+        if not rows:
+            return written
+        fresh = {i: terms_of(key, aliases) for i, key, aliases in rows}
+        _write(connection, [], fresh)
+        written += sum(map(len, fresh.values()))
+        last = rows[-1][0]
+
+
+def listen() -> None:
+    """Keep the terms from now on (every session); once per process."""
+    if not event.contains(Session, "after_flush", _sync):
+        event.listen(Session, "after_flush", _sync)
