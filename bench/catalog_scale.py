@@ -181,6 +181,7 @@ def build(args) -> dict:
             "recount_s": round(recount_seconds, 1)}  # fmt: skip
 
 
+SURNAMES = ("smith", "wang", "garcia", "chen", "mueller", "kim", "rossi")  # common names: many researchers each
 ROUTES = {
     # route kind -> how one address of it is made from a paper id, a researcher id, an institution id and n
     "home": lambda p, r, i, n: "/",
@@ -195,6 +196,7 @@ ROUTES = {
     # A page asked for by its number (old links): the newest-first index walked from the top.
     "all papers, deep page by number": lambda p, r, i, n: f"/papers?page={1000 + 997 * n}",
     "researchers list": lambda p, r, i, n: f"/researchers?page={1 + n}",
+    "researchers list, a name searched": lambda p, r, i, n: f"/researchers?q={SURNAMES[n % len(SURNAMES)]}",
     "institutions list": lambda p, r, i, n: f"/institutions?page={1 + n}",
     "sitemap index": lambda p, r, i, n: "/sitemap.xml",
     "sitemap part of papers, deep": lambda p, r, i, n: f"/sitemaps/papers-{98 + n % 3}.xml",
