@@ -80,12 +80,9 @@ def load_records(
     seen = catalog.ledger_hashes(stage, grouped)  # only this call's keys: a stage may hold millions
     digests = {key: hashlib.sha256("".join(r.content_hash() for r in records).encode()).hexdigest()
                for key, records in grouped.items()}  # fmt: skip
-    written = 0
+    changed = [key for key in grouped if seen.get(key) != digests[key]]
+    written, known = 0, None
     with catalog.session() as session:
-        # The researchers every changed record's authors may be, read once for the batch (not a query a name).
-        known = KnownNames.read(session, ([a.name for a in r.authors] for key, records in grouped.items()
-                                          if seen.get(key) != digests[key] for r in records
-                                          if isinstance(r, PaperRecord)))  # fmt: skip
         for key, records in grouped.items():
             progress.advance(task, len(records))
             digest = digests[key]
@@ -93,15 +90,20 @@ def load_records(
                 summary.add("unchanged")
                 continue
             try:
-                hold_write_lock(session)
+                hold_write_lock(session)  # before anything is read: SQLite's write lock, then the batch's reads
+                if known is None:  # the researchers the authors of this transaction's records may be, read at once
+                    known = KnownNames.read(session, ([a.name for a in r.authors] for k in changed[written:]
+                                                      for r in grouped[k] if isinstance(r, PaperRecord)))  # fmt: skip
                 with session.begin_nested():
                     for record in records:
                         _write(session, record, known)
                     Catalog.mark(session, stage, key, digest, new=key not in seen)
             except Exception as exc:  # one bad record is reported and skipped; the run goes on
-                known.valid = False  # what the batch noted of the record's researchers was rolled back with it
+                if known is not None:  # what the batch noted of the record's researchers was rolled back with it
+                    known.valid = False
                 log.warning("record %s of %s not stored", key, stage, exc_info=True)
                 summary.fail(Failure(stage, key, f"could not be stored: {type(exc).__name__}: {str(exc)[:300]}"))
+                changed.remove(key)
                 continue
             summary.add("updated" if key in seen else "added")
             written += 1
@@ -109,6 +111,7 @@ def load_records(
                 owe_finish(session)
             if written % COMMIT_EVERY == 0:
                 session.commit()
+                known = None  # another writer may come between two transactions: the next one reads again
         for name, state in (cursors or {}).items():
             Catalog.save_cursor(session, name, state)
         session.commit()

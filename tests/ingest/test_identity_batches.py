@@ -2,7 +2,7 @@
 matching needs about all its names in a few queries, not several a name, and matches every author exactly as the
 one-name-at-a-time path does, also when the evidence was written earlier in the same batch."""
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlmodel import select
 
 from bench.identity_statements import NAMESAKES
@@ -78,4 +78,33 @@ def test_a_batch_reads_its_names_in_a_few_queries_not_several_a_name(tmp_path):
     assert len(lookups) <= 6, lookups[:10]
     with catalog.session() as session:
         assert len(session.exec(select(Researcher).where(Researcher.name_key.like("person %"))).all()) == 201
+    catalog.close()
+
+
+def test_a_batch_takes_sqlites_write_lock_before_it_reads_its_names(tmp_path):
+    """The batch's reads come after SQLite's write lock (BEGIN IMMEDIATE): a transaction that began with a read
+    fails its first write at once when another connection committed in between, and every record of the batch
+    would be reported as not stored. Here another connection tries to commit just as the batch reads its names."""
+    from sqlalchemy import create_engine
+
+    url = f"sqlite:///{tmp_path / 'catalog.db'}"
+    catalog = Catalog(url)
+    load_records(catalog, "arxiv_api", NAMESAKES[:2], Summary())
+    other = create_engine(url, connect_args={"timeout": 0.2})
+    tried: list[str] = []
+
+    def meanwhile(connection, cursor, statement, *_):
+        if "FROM researchers" in statement and "name_key IN" in statement and not tried:
+            try:
+                with other.begin() as writer:  # a chat's history, a sign-in: any other writer of the file
+                    writer.execute(text("UPDATE catalog_counts SET value = value WHERE name = 'papers'"))
+                tried.append("committed")
+            except Exception as exc:  # the batch holds the write lock: the other writer waits, then gives up
+                tried.append(type(exc).__name__)
+
+    event.listen(catalog.engine, "before_cursor_execute", meanwhile)
+    summary = Summary()
+    load_records(catalog, "arxiv_api", NAMESAKES[2:], summary)
+    assert tried == ["OperationalError"] and not summary.failures and summary.counts["added"] == 4
+    other.dispose()
     catalog.close()
