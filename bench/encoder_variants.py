@@ -28,7 +28,7 @@ from ingest.writer import Windowing, abstract_reading  # noqa: E402
 from retrieval.scholarly.models import Paper  # noqa: E402
 from retrieval.search.evaluation import evaluate  # noqa: E402
 from retrieval.vectors.embeddings import Embedder  # noqa: E402
-from retrieval.vectors.encoder import BODY, _normal, _passes  # noqa: E402
+from retrieval.vectors.encoder import BODY, _passes, normalised  # noqa: E402
 from retrieval.vectors.fusion import FusionParams, fuse  # noqa: E402
 
 # Which of a window's states its vector is the mean of, given the positions `_passes` names ([CLS], the title's
@@ -51,10 +51,10 @@ def pooled_windows(embedder: Embedder, readings, batch: int = 8) -> tuple[np.nda
     wholes, windows = [], {name: [] for name in POOLINGS}
     for reading, (passes, spots) in zip(readings, plans, strict=True):
         read = [next(states) for _ in passes]
-        wholes.append(_normal(read[0].mean(axis=0)))
+        wholes.append(normalised(read[0].mean(axis=0)))
         head = min(len(reading.head), BODY)
         for name, pick in POOLINGS.items():
-            windows[name] += [_normal(read[k][pick(positions, head)].mean(axis=0)) for k, positions in spots]
+            windows[name] += [normalised(read[k][pick(positions, head)].mean(axis=0)) for k, positions in spots]
     return np.stack(wholes), {name: np.stack(v) for name, v in windows.items()}, seconds
 
 

@@ -22,7 +22,7 @@ from retrieval.library.uploads import KINDS
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder
-from retrieval.vectors.encoder import Windowed
+from retrieval.vectors.encoder import Windowed, normalised
 from retrieval.vectors.index import (
     ABSTRACT_KINDS,
     PASSAGE_KINDS,
@@ -95,8 +95,7 @@ def abstract_reading(paper: Paper, pieces, windowing: Windowing = Windowing()) -
 
 def mean_vector(vectors: list[np.ndarray]) -> np.ndarray:
     """The windows' mean, L2-normalised: a paper's vector read from its windows."""
-    mean = np.mean(np.stack(vectors), axis=0)
-    return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+    return normalised(np.mean(np.stack(vectors), axis=0))
 
 
 def window_texts(paper: Paper, reading: Windowed) -> list[str]:

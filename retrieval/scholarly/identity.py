@@ -196,13 +196,14 @@ def match_by_name(
         return None, "name", 0.6
     scored = []
     for candidate in candidates:
-        if held:
-            theirs = {name for name, n in known.coauthors[candidate.id].items() if n > 0}
+        if held:  # this author's co-authors looked up among the candidate's (which may number thousands)
+            counted = known.coauthors[candidate.id]
+            shared = sum(1 for name in coauthors if counted[name] > 0)
             same_place = institution_id is not None and known.places[candidate.id][institution_id] > 0
         else:
-            theirs = _coauthor_keys(session, candidate.id)
+            shared = len(_coauthor_keys(session, candidate.id) & coauthors)
             same_place = institution_id is not None and institution_id in _institutions_of(session, candidate.id)
-        scored.append((len(theirs & coauthors), same_place, candidate))
+        scored.append((shared, same_place, candidate))
     scored.sort(key=lambda item: (item[0], item[1], _identity(item[2]) is not None), reverse=True)
     best_shared, best_place, best = scored[0]
     runner_up = scored[1][:2] if len(scored) > 1 else (0, False)

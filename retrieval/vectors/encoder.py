@@ -148,7 +148,8 @@ class DenseEncoder:
         """Each text's vector (its first BODY word pieces)."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        return np.stack([_normal(s.mean(axis=0)) for s in self.states([p[:BODY] for p in self.pieces(texts)], batch)])
+        states = self.states([p[:BODY] for p in self.pieces(texts)], batch)
+        return np.stack([normalised(s.mean(axis=0)) for s in states])
 
     def windowed(self, texts: list[Windowed], batch: int) -> list[tuple[np.ndarray, list[np.ndarray]]]:
         """Each text's vector (head and parts read as one, first BODY word pieces) and its windows' vectors, pooled
@@ -160,8 +161,8 @@ class DenseEncoder:
         result = []
         for passes, spots in plans:
             read = [next(states) for _ in passes]
-            whole = _normal(read[0].mean(axis=0))
-            result.append((whole, [_normal(read[k][positions].mean(axis=0)) for k, positions in spots]))
+            whole = normalised(read[0].mean(axis=0))
+            result.append((whole, [normalised(read[k][positions].mean(axis=0)) for k, positions in spots]))
         return result
 
 
@@ -191,5 +192,6 @@ def _passes(text: Windowed) -> tuple[list[list[int]], list[tuple[int, np.ndarray
     return passes, spots
 
 
-def _normal(vector: np.ndarray) -> np.ndarray:
+def normalised(vector: np.ndarray) -> np.ndarray:
+    """`vector` at unit length (L2), as float32."""
     return (vector / max(float(np.linalg.norm(vector)), 1e-12)).astype(np.float32)

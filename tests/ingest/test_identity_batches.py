@@ -24,11 +24,11 @@ def _links(catalog: Catalog) -> dict[tuple[str, int], tuple[str, str, float]]:
 
 
 def _one_at_a_time(catalog: Catalog, records: list) -> None:
-    """The reference: each record written on its own, every name queried (no `KnownNames`)."""
-    for record in records:
-        with catalog.session() as session:
+    """The reference: each record written in turn, every name queried (no `KnownNames`)."""
+    with catalog.session() as session:
+        for record in records:
             upsert_paper(session, record)
-            session.commit()
+        session.commit()
 
 
 def test_a_batch_matches_as_one_name_at_a_time_does_even_on_evidence_from_the_same_batch(tmp_path):
@@ -47,10 +47,11 @@ def test_a_batch_matches_as_one_name_at_a_time_does_even_on_evidence_from_the_sa
 
 def test_the_demos_records_match_in_batches_as_one_at_a_time(tmp_path):
     """Every demo source whose records are papers (arXiv's snapshot and API pages, OpenAlex's works: name-only
-    authors, identified ones, and the enrichment that links them), after the same institutions and researchers,
-    then the finish: the same researcher, method and confidence for every authorship."""
+    authors, identified ones, and the enrichment that links them), after the same institutions and researchers
+    (but ROR's larger sample: the works name their institutions' ROR ids themselves), then the finish: the same
+    researcher, method and confidence for every authorship."""
     batched, single = (Catalog(f"sqlite:///{tmp_path / name}.db") for name in ("batched", "single"))
-    for source in demo_sources():
+    for source in (s for s in demo_sources() if s.stage != "demo:ror/ror_v2_records_sample.jsonl"):
         records = [r for r in source.read() if not isinstance(r, PaperRecord) or r.authors]
         papers = [r for r in records if isinstance(r, PaperRecord)]
         load_records(batched, source.stage, records, Summary())
