@@ -1,17 +1,22 @@
-"""Hybrid search latency, load time and memory of the vector store at 10k and 100k points.
+"""Hybrid search latency, load time and memory of the vector store at 10k and 100k points, and at a million papers.
 
     .venv/bin/python -m bench.search_latency --data-dir data/local            # every configuration, one table
     .venv/bin/python -m bench.search_latency --data-dir data/local --store edge --size 100000   # some of them
     .venv/bin/python -m bench.search_latency --store edge --size 100000 --vectors float32   # the index before int8
     .venv/bin/python -m bench.search_latency --store edge --size 100000 --phase query --exact-up-to 0  # HNSW's recall
+    .venv/bin/python -m bench.search_latency --store edge --size 1000000 --windows --phase build   # all their points
 
 The scale corpus is SYNTHETIC, made from the real demo abstracts (run `make demo` or `scholarloom ingest demo`
 first): each synthetic paper joins the first half of one real abstract to the second half of another. Its
 BM25 vector is computed from that recombined text by the real sparse model; its dense vector is the
 normalised mixture of the two real abstracts' MiniLM vectors (embedding 100k texts here would take over an
 hour, so dense embedding is timed apart, on real text). Categories come from the first abstract; dates,
-researchers and institutions are drawn at random. Queries are real sentences from the demo abstracts, and
-every timed query includes embedding the query (dense + BM25) and the fused hybrid search of `Index.papers`.
+researchers and institutions are drawn at random. With `--windows` each synthetic paper has every point a real one
+has: its abstract point and the first abstract's sentence windows (the demo index's window vectors, each mixed with
+the second abstract's vector as the abstract point is), about 5.4 points a paper; `--size` counts papers.
+Queries are real sentences from the demo abstracts; every timed query asks the embedder for its vectors (dense +
+BM25; its cache answers a query it embedded before, as in the product: "query embedding alone" times each one's
+first embedding) and runs the fused hybrid search of `Index.papers`.
 Each configuration is built in one process and queried in a fresh one, so the query-time memory is
 that of a serving process (models + store), not of the builder.
 """
@@ -35,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from retrieval.vectors.edge import EdgeStore  # noqa: E402
 from retrieval.vectors.embeddings import Embedded  # noqa: E402
-from retrieval.vectors.index import Filters, Index, IndexPoint  # noqa: E402
+from retrieval.vectors.index import NO_KEYWORDS, Filters, Index, IndexPoint  # noqa: E402
 from retrieval.vectors.server import ClientStore  # noqa: E402
 from retrieval.vectors.store import DENSE, VectorLayout, VectorQuery  # noqa: E402
 from retrieval.vectors.windows import split_sentences  # noqa: E402
@@ -64,8 +69,31 @@ def _base(settings: Settings, cache: Path):
     return papers, texts, vectors, seconds
 
 
-def _synthetic(papers, texts, vectors, size: int, embedder, seed: int = 7):
-    """The synthetic points, in chunks of 1,000 (streamed: a million points never sit in memory at once)."""
+def _windows(settings: Settings, papers, cache: Path) -> list[list[np.ndarray]]:
+    """Each demo paper's sentence-window vectors, in its window order, from the demo's own index (cached)."""
+    if cache.exists():
+        stored = np.load(cache, allow_pickle=False)
+        return [list(stored[f"p{i}"]) for i in range(len(papers))]
+    found: dict[str, dict[int, np.ndarray]] = {}
+    index = settings.index()
+    try:
+        for chunk in index.points(2000):
+            for point in chunk:
+                if point.payload["kind"] == "window" and point.dense is not None:
+                    found.setdefault(point.payload["paper_id"], {})[point.payload["number"]] = point.dense
+    finally:
+        index.close()
+    windows = [[v for _, v in sorted(found.get(p.id, {}).items())] for p in papers]
+    np.savez(cache, **{f"p{i}": np.array(w, dtype=np.float32).reshape(-1, DIM) for i, w in enumerate(windows)})
+    return windows
+
+
+DIM = 384
+
+
+def _synthetic(papers, texts, vectors, size: int, embedder, windows=None, seed: int = 7):
+    """The synthetic points, a thousand papers' at a time (streamed: a million points never sit in memory at once);
+    with `windows`, each paper's windows too."""
     rng = random.Random(seed)
     np_rng = np.random.default_rng(seed)
     sentences = [split_sentences(t) for t in texts]
@@ -79,18 +107,17 @@ def _synthetic(papers, texts, vectors, size: int, embedder, seed: int = 7):
             dense = mix * vectors[a] + (1 - mix) * vectors[b]
             dense = (dense / np.linalg.norm(dense)).astype(np.float32)
             day = start_day + timedelta(days=int(np_rng.integers(0, 365 * 19)))
-            points.append(
-                IndexPoint(
-                    paper_id=f"syn{i:06d}",
-                    kind="abstract",
-                    number=0,
-                    vectors=Embedded(dense, s),
-                    categories=papers[a].categories,
-                    published=datetime(day.year, day.month, day.day, tzinfo=timezone.utc),
-                    researcher_ids=[int(x) for x in np_rng.zipf(1.6, size=3) % 20_000],
-                    institution_ids=[int(np_rng.integers(0, 2_000))],
-                )
+            fields = dict(
+                categories=papers[a].categories,
+                published=datetime(day.year, day.month, day.day, tzinfo=timezone.utc),
+                researcher_ids=[int(x) for x in np_rng.zipf(1.6, size=3) % 20_000],
+                institution_ids=[int(np_rng.integers(0, 2_000))],
             )
+            points.append(IndexPoint(f"syn{i:06d}", "abstract", 0, Embedded(dense, s), **fields))
+            for number, window in enumerate(windows[a] if windows else [], start=1):
+                mixed = mix * window + (1 - mix) * vectors[b]
+                mixed = (mixed / np.linalg.norm(mixed)).astype(np.float32)
+                points.append(IndexPoint(f"syn{i:06d}", "window", number, Embedded(mixed, NO_KEYWORDS), **fields))
         batch_texts.clear()
         batch_meta.clear()
         chunk = points[:]
@@ -141,35 +168,54 @@ def _recall(store, vectors: list[np.ndarray], filters: Filters = Filters(), limi
     return statistics.mean(shares)
 
 
+def _work(args) -> Path:
+    return args.work / f"{args.store}-{args.size}-{args.vectors}{'-windows' if args.windows else ''}"
+
+
 def build(args) -> dict:
-    """Phase 1: make the synthetic points and write them to a fresh store."""
+    """Phase 1: make the synthetic points and write them to a fresh store. The store builds the graph of each
+    segment as it fills (`SEGMENT_POINTS`) and of the rest at the end; both are timed as the graph's."""
     import shutil
 
     settings = Settings(data_dir=args.data_dir)
-    work = args.work / f"{args.store}-{args.size}-{args.vectors}"
+    work = _work(args)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     papers, texts, vectors, embed_seconds = _base(settings, args.work / "base-dense.npy")
+    windows = _windows(settings, papers, args.work / "base-windows.npz") if args.windows else None
     index = Index(_open_store(args.store, work, args.vectors))
+    graph = []  # (points written before, seconds, RSS peak so far) of each build of the graph
+    build_graph = index.store.optimize
+
+    def timed_build() -> None:
+        began = time.perf_counter()
+        build_graph()
+        graph.append((written, time.perf_counter() - began, _memory_mb()[1]))
+
+    index.store.optimize = timed_build  # the store calls it itself as segments fill
     synth_seconds = upsert_seconds = 0.0
+    written = 0
     started = time.perf_counter()
-    for points in _synthetic(papers, texts, vectors, args.size, settings.embedder()):
+    for points in _synthetic(papers, texts, vectors, args.size, settings.embedder(), windows):
         made = time.perf_counter()
         synth_seconds += made - started
         for chunk in range(0, len(points), 500):
             index.upsert(points[chunk : chunk + 500])
+            written += len(points[chunk : chunk + 500])
         started = time.perf_counter()
         upsert_seconds += started - made
-    started = time.perf_counter()
     index.optimize()
-    optimize_seconds = time.perf_counter() - started
+    graph_seconds = sum(seconds for _, seconds, _ in graph)
     index.close()
+    (work / "points.json").write_text(json.dumps({"points": written}))
     return {
         "base_papers": len(papers),
         "base_embed_per_s": len(texts) / embed_seconds if embed_seconds else None,
+        "points": written,
         "synthesis_s": synth_seconds,
-        "upsert_s": upsert_seconds,
-        "optimize_s": optimize_seconds,
+        "upsert_s": upsert_seconds - sum(seconds for _, seconds, _ in graph[:-1]),  # the writes alone
+        "optimize_s": graph_seconds,
+        "graph_builds": [{"after_points": n, "seconds": round(s, 1), "peak_rss_mb": round(m)} for n, s, m in graph],
         "build_peak_rss_mb": _memory_mb()[1],
     }
 
@@ -177,7 +223,7 @@ def build(args) -> dict:
 def query(args) -> dict:
     """Phase 2, in a fresh process: reopen the store and time real queries; memory is this process's."""
     settings = Settings(data_dir=args.data_dir)
-    work = args.work / f"{args.store}-{args.size}-{args.vectors}"
+    work = _work(args)
     papers = [p for p in settings.catalog().iter_papers() if p.abstract]
     texts = [f"{p.title}. {p.abstract}" for p in papers]
     embedder = settings.embedder()
@@ -186,7 +232,9 @@ def query(args) -> dict:
     started = time.perf_counter()
     index = Index(_open_store(args.store, work, args.vectors, args.exact_up_to))
     reopen_seconds = time.perf_counter() - started
-    assert index.count() == args.size, index.count()
+    index_points = index.count()
+    expected = json.loads((work / "points.json").read_text())["points"] if (work / "points.json").exists() else None
+    assert index.count() == (expected or args.size), index.count()
     rng = random.Random(11)
     queries = []
     while len(queries) < args.queries:
@@ -229,7 +277,7 @@ def query(args) -> dict:
             times.append((time.perf_counter() - t) * 1000)
         rows[name] = _percentiles(times)
     rss, peak = _memory_mb()
-    dense = [embedder.query(q).dense for q in queries]
+    dense = [embedder.query(q).dense for q in queries[: args.recall_queries or len(queries)]]
     recall = {name: _recall(index.store, dense, flt) for name, flt in filters.items()}
     index.close()
     return {
@@ -237,6 +285,8 @@ def query(args) -> dict:
         "size": args.size,
         "vectors": args.vectors,
         "recall_at_10": recall,
+        "recall_queries": len(dense),
+        "points": index_points,
         "queries": args.queries,
         "reopen_s": reopen_seconds,
         "warm_s": warm_seconds,
@@ -258,6 +308,10 @@ def main() -> None:
     parser.add_argument("--vectors", choices=["int8", "float32"], default="int8", help="the index's vector layout")
     parser.add_argument("--exact-up-to", type=int, default=250_000,
                         help="the store searches exactly up to this many points, HNSW above (0: HNSW at any size)")
+    parser.add_argument("--windows", action="store_true",
+                        help="each synthetic paper's every point (abstract and sentence windows); --size counts papers")
+    parser.add_argument("--recall-queries", type=int, default=0,
+                        help="how many of the queries the recall is measured on (0: all; each is an exact scan)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (used by the all-runs mode)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,8 @@ from retrieval.vectors.store import (
     INDEXED_FIELDS,
     RESCORE_OVERSAMPLING,
     RETURNED_FIELDS,
+    SEGMENT_KB,
+    SEGMENT_POINTS,
     SPARSE,
     AnyOf,
     DateRange,
@@ -48,14 +50,23 @@ class EdgeStore:
     0.6). So this process locks `scholarloom.lock` beside the shard first and touches nothing when it cannot.
     """
 
-    def __init__(self, path: Path, exact_up_to: int = 250_000, layout: VectorLayout = VectorLayout.INT8) -> None:
+    def __init__(
+        self,
+        path: Path,
+        exact_up_to: int = 250_000,
+        layout: VectorLayout = VectorLayout.INT8,
+        segment_points: int = SEGMENT_POINTS,
+    ) -> None:
         """Opens the shard in `path` as it was made (its own layout, whatever `layout` says: `convert` changes
-        it), or makes one there with `layout`."""
+        it), or makes one there with `layout`. Every `segment_points` points written, the graph of the segment
+        they filled is built (see `SEGMENT_POINTS`)."""
         import qdrant_edge as q
 
         self.q = q
         self.path = path
         self.exact_up_to = exact_up_to
+        self.segment_points = segment_points
+        self._unbuilt = 0  # points written by this process since the last build of the graph
         self._points: int | None = None
         self.shard = None
         self._lock = _lock_folder(path)
@@ -83,6 +94,7 @@ class EdgeStore:
         return q.EdgeConfig(
             vectors={DENSE: dense},
             sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)},
+            optimizers=q.EdgeOptimizersConfig(max_segment_size=SEGMENT_KB),
         )
 
     def convert(self, layout: VectorLayout) -> None:
@@ -158,6 +170,9 @@ class EdgeStore:
             structs.append(q.Point(id=p.id, vector=vector, payload=p.payload))
         if structs:
             self._update(q.UpdateOperation.upsert_points(structs))
+            self._unbuilt += len(structs)
+            if self._unbuilt >= self.segment_points:  # a segment is full: its graph now, not all at the end
+                self.optimize()
 
     def delete_papers(self, paper_ids: list[str], kinds: tuple[str, ...]) -> None:
         if paper_ids:
@@ -228,7 +243,9 @@ class EdgeStore:
         return points, None if following is None else str(following)
 
     def optimize(self) -> None:
-        """Build the HNSW graph and merge segments (blocks; seconds at 10k points, about half a minute at 100k)."""
+        """Build the HNSW graph of the segments without one and merge small segments (blocks; seconds at 10k
+        points, about half a minute at 100k, some ten minutes for a full segment)."""
+        self._unbuilt = 0
         self.shard.optimize()
         self.shard.flush()
 

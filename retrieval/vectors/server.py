@@ -12,6 +12,7 @@ from retrieval.vectors.store import (
     INDEXED_FIELDS,
     RESCORE_OVERSAMPLING,
     RETURNED_FIELDS,
+    SEGMENT_KB,
     SPARSE,
     AnyOf,
     DateRange,
@@ -72,6 +73,7 @@ class ClientStore:
                 self.collection,
                 vectors_config={DENSE: dense},
                 sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF)},
+                optimizers_config=m.OptimizersConfigDiff(max_segment_size=SEGMENT_KB),  # the server builds as they fill
             )
             info = self.client.get_collection(self.collection)
         params = info.config.params.vectors[DENSE]

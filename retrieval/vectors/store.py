@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from retrieval.vectors.embeddings import SparseVector
+from retrieval.vectors.embeddings import DENSE_DIM, SparseVector
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -50,6 +50,12 @@ HNSW_EF = 1000
 # A filter leaving at most this many points is searched exactly (the payload index names them): at 1M points the
 # graph cut by such a filter found 0.95-0.99 of the true top 10; exact, 1.000, at 38-59 ms p95 for a hybrid query.
 EXACT_FILTERED_UP_TO = 50_000
+# The graph is built a segment at a time, as segments fill: once this many points have been written since the last
+# build, the store closes its growing segment and builds that segment's graph; no merge makes a segment larger
+# (SEGMENT_KB, the size of this many float32 vectors). One pass over a million points at the end held 14.8 GB;
+# a segment at a time, memory is one segment's, whatever the archive holds (BENCHMARKS.md).
+SEGMENT_POINTS = 1_000_000
+SEGMENT_KB = SEGMENT_POINTS * DENSE_DIM * 4 // 1024
 ANYONE = "*"  # `Filters.viewer` for upkeep (delete, relabel, count): every point, whoever owns it
 RETURNED_FIELDS = ["paper_id", "kind", "number", "page", "section", "text", "span"]
 

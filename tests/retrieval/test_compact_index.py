@@ -123,3 +123,25 @@ def test_above_exact_up_to_a_narrow_filter_is_scanned_and_the_rest_searched_with
         assert not graph._params(narrow, DENSE, graph._filter(narrow)).exact
     finally:
         graph.close()
+
+
+def test_the_graph_is_built_as_segments_fill(demo_points, tmp_path):
+    """A store builds the graph of each segment its writes fill (here of 7,000 points: above the engine's own
+    indexing threshold), before any call to `optimize`, and searches through it as it answers from the rest."""
+    points, vectors = demo_points
+    store = EdgeStore(tmp_path / "filling", exact_up_to=0, segment_points=7000)
+    try:
+        for start in range(0, len(points), 1000):
+            store.upsert(points[start : start + 1000])
+        info = store.shard.info()
+        assert info.points_count == len(points) > 7000 and 7000 <= info.indexed_vectors_count < 2 * len(points)
+        assert info.segments_count >= 2  # the full segment with its graph, and the one still filling
+        exact = _store(tmp_path / "exact", points, VectorLayout.FLOAT32)
+        try:
+            assert _recall(_top(store, vectors), _top(exact, vectors)) >= 0.98
+        finally:
+            exact.close()
+        store.optimize()
+        assert store.shard.info().points_count == len(points)
+    finally:
+        store.close()
