@@ -183,31 +183,34 @@ def build(args) -> dict:
 
 SURNAMES = ("smith", "wang", "garcia", "chen", "mueller", "kim", "rossi")  # common names: many researchers each
 ROUTES = {
-    # route kind -> how one address of it is made from a paper id, a researcher id, an institution id and n
-    "home": lambda p, r, i, n: "/",
-    "paper page": lambda p, r, i, n: f"/papers/{p}",
-    "paper page (markdown)": lambda p, r, i, n: f"/papers/{p}.md",
-    "researcher page": lambda p, r, i, n: f"/researchers/{r}",
-    "institution page": lambda p, r, i, n: f"/institutions/{i}",
+    # route kind -> how one address of it is made from a paper id, a researcher id, an institution id, n, and the
+    # number of the last sitemap part of each kind
+    "home": lambda p, r, i, n, last: "/",
+    "paper page": lambda p, r, i, n, last: f"/papers/{p}",
+    "paper page (markdown)": lambda p, r, i, n, last: f"/papers/{p}.md",
+    "researcher page": lambda p, r, i, n, last: f"/researchers/{r}",
+    "institution page": lambda p, r, i, n, last: f"/institutions/{i}",
     # The pager's links: cursors next to a paper anywhere in the archive (a keyset read, however deep).
-    "all papers, deep page": lambda p, r, i, n: f"/papers?after={p}",
-    "category listing, deep page": lambda p, r, i, n: f"/papers?category=cs.CL&after={p}",
-    "category listing, deep page, newer": lambda p, r, i, n: f"/papers?category=cs.CL&before={p}",
+    "all papers, deep page": lambda p, r, i, n, last: f"/papers?after={p}",
+    "category listing, deep page": lambda p, r, i, n, last: f"/papers?category=cs.CL&after={p}",
+    "category listing, deep page, newer": lambda p, r, i, n, last: f"/papers?category=cs.CL&before={p}",
     # A page asked for by its number (old links): the newest-first index walked from the top.
-    "all papers, deep page by number": lambda p, r, i, n: f"/papers?page={1000 + 997 * n}",
-    "researchers list": lambda p, r, i, n: f"/researchers?page={1 + n}",
-    "researchers list, a name searched": lambda p, r, i, n: f"/researchers?q={SURNAMES[n % len(SURNAMES)]}",
-    "institutions list": lambda p, r, i, n: f"/institutions?page={1 + n}",
-    "sitemap index": lambda p, r, i, n: "/sitemap.xml",
-    "sitemap part of papers, deep": lambda p, r, i, n: f"/sitemaps/papers-{98 + n % 3}.xml",
-    "sitemap part of researchers, deep": lambda p, r, i, n: f"/sitemaps/researchers-{230 + n % 3}.xml",
-    "RSS, a category": lambda p, r, i, n: "/rss/cs.CL.xml",
-    "search page": lambda p, r, i, n: f"/search?q=graph+neural+networks+{n}",
-    "/api/search": lambda p, r, i, n: f"/api/search?q=dialogue+state+tracking+{n}",
-    "/api/papers": lambda p, r, i, n: f"/api/papers/{p}",
-    "/api/researchers": lambda p, r, i, n: f"/api/researchers/{r}",
-    "/api/institutions": lambda p, r, i, n: f"/api/institutions/{i}",
-    "llms.txt": lambda p, r, i, n: "/llms.txt",
+    "all papers, deep page by number": lambda p, r, i, n, last: f"/papers?page={1000 + 997 * n}",
+    "researchers list": lambda p, r, i, n, last: f"/researchers?page={1 + n}",
+    "researchers list, a name searched": lambda p, r, i, n, last: f"/researchers?q={SURNAMES[n % len(SURNAMES)]}",
+    "institutions list": lambda p, r, i, n, last: f"/institutions?page={1 + n}",
+    "sitemap index": lambda p, r, i, n, last: "/sitemap.xml",
+    "sitemap part of papers, deep": lambda p, r, i, n, last: f"/sitemaps/papers-{last['papers'] - n % 3}.xml",
+    "sitemap part of researchers, deep": lambda p, r, i, n, last: (
+        f"/sitemaps/researchers-{last['researchers'] - n % 3}.xml"
+    ),
+    "RSS, a category": lambda p, r, i, n, last: "/rss/cs.CL.xml",
+    "search page": lambda p, r, i, n, last: f"/search?q=graph+neural+networks+{n}",
+    "/api/search": lambda p, r, i, n, last: f"/api/search?q=dialogue+state+tracking+{n}",
+    "/api/papers": lambda p, r, i, n, last: f"/api/papers/{p}",
+    "/api/researchers": lambda p, r, i, n, last: f"/api/researchers/{r}",
+    "/api/institutions": lambda p, r, i, n, last: f"/api/institutions/{i}",
+    "llms.txt": lambda p, r, i, n, last: "/llms.txt",
 }
 
 
@@ -221,7 +224,9 @@ def pages(args) -> dict:
     from sqlmodel import func, select
 
     from retrieval.scholarly.catalog import Catalog
+    from retrieval.scholarly.listings import sitemap_parts
     from retrieval.scholarly.models import Institution, Paper, Researcher
+    from web.feeds import SITEMAP_PART
 
     url = args.database_url or f"sqlite:///{args.work / 'data' / 'scholarloom.db'}"
     started = time.perf_counter()
@@ -234,6 +239,7 @@ def pages(args) -> dict:
         last_institution = session.exec(select(func.max(Institution.id))).one()
         paper_ids = [session.exec(select(Paper.id).offset(rng.randrange(n_papers)).limit(1)).one()
                      for _ in range(args.requests + 1)]  # fmt: skip
+    last = {kind: len(sitemap_parts(catalog, kind, SITEMAP_PART)) for kind in ("papers", "researchers")}
     catalog.engine.dispose()
     env = {"SCHOLARLOOM_DATABASE_URL": args.database_url} if args.database_url else {}
     with served(args.work / "data", tree=ROOT, **env) as (base, process), httpx.Client(base_url=base, timeout=120,
@@ -244,7 +250,7 @@ def pages(args) -> dict:
                 continue
             times, statuses = [], set()
             for n in range(args.requests + 1):
-                path = address(paper_ids[n], _skewed(rng, last_researcher), _skewed(rng, last_institution), n)
+                path = address(paper_ids[n], _skewed(rng, last_researcher), _skewed(rng, last_institution), n, last)
                 t = time.perf_counter()
                 response = client.get(path, headers={"Accept": "text/html"})
                 elapsed = (time.perf_counter() - t) * 1000

@@ -113,6 +113,13 @@ def _rows(session, model, key) -> list[tuple]:
     return sorted(tuple(value(getattr(r, c)) for c in columns) for r in session.exec(select(model).order_by(key)))
 
 
+def test_a_words_researchers_on_postgresql_come_most_papers_first(postgres):
+    """The terms' (term, papers) index and the counts kept beside the terms, as on SQLite."""
+    from tests.retrieval.test_researcher_terms import words_researchers_most_papers_first
+
+    words_researchers_most_papers_first(postgres.new_database())
+
+
 def test_a_rerun_on_postgresql_changes_nothing(pg_catalog):
     catalog, _ = pg_catalog
     before = catalog.counts()

@@ -1,4 +1,5 @@
-"""Machine-readable addresses: the sitemap (an index of parts past `SITEMAP_LIMIT` URLs), RSS feeds and llms.txt."""
+"""Machine-readable addresses: the sitemap (one file up to `SITEMAP_LIMIT` URLs, past it an index of parts of
+`SITEMAP_PART`), RSS feeds and llms.txt."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from retrieval.scholarly.records import whole_number
 from web.addresses import institution_path, paper_address, paper_path, researcher_path
 from web.base import SITE_NAME, TAGLINE
 
-SITEMAP_LIMIT = 10_000  # URLs per sitemap part, at most (sitemaps.org allows 50,000; a part's time is in its size)
+SITEMAP_LIMIT = 10_000  # URLs in a sitemap of one file, at most
+# URLs per part of a larger one, at most: sitemaps.org allows 50,000, but a part's time is in its size (a part of
+# 10,000 papers deep in a million took 160 ms at p95 on PostgreSQL; BENCHMARKS.md)
+SITEMAP_PART = 5_000
 STATIC_PATHS = (
     "/", "/search", "/papers", "/researchers", "/institutions", "/about", "/privacy", "/developers", "/llms.txt"
 )
@@ -36,18 +40,18 @@ def _urlset(base_url: str, entries: list[tuple[str, datetime | None]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sitemap(archive: Archive, base_url: str, limit: int = SITEMAP_LIMIT) -> str:
-    """Every indexable address in one urlset, or, past `limit` URLs, an index of the parts."""
+def sitemap(archive: Archive, base_url: str, limit: int = SITEMAP_LIMIT, part: int = SITEMAP_PART) -> str:
+    """Every indexable address in one urlset, or, past `limit` URLs, an index of parts of at most `part` each."""
     counts = {kind: archive.indexable_count(kind) for kind in KINDS}
     if len(STATIC_PATHS) + sum(counts.values()) <= limit:
         entries = [(p, None) for p in STATIC_PATHS]
         for kind in KINDS:
-            for part in archive.sitemap_parts(kind, limit):
-                entries += _entries(archive, kind, part)
+            for each in archive.sitemap_parts(kind, limit):
+                entries += _entries(archive, kind, each)
         return _urlset(base_url, entries)
     parts = ["/sitemaps/pages.xml"]
     for kind in KINDS:
-        parts += [f"/sitemaps/{kind}-{n}.xml" for n in range(1, len(archive.sitemap_parts(kind, limit)) + 1)]
+        parts += [f"/sitemaps/{kind}-{n}.xml" for n in range(1, len(archive.sitemap_parts(kind, part)) + 1)]
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
@@ -57,8 +61,8 @@ def sitemap(archive: Archive, base_url: str, limit: int = SITEMAP_LIMIT) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sitemap_part(archive: Archive, base_url: str, name: str, limit: int = SITEMAP_LIMIT) -> str | None:
-    """One part named in the index: pages.xml, or <kind>-<n>.xml."""
+def sitemap_part(archive: Archive, base_url: str, name: str, limit: int = SITEMAP_PART) -> str | None:
+    """One part named in the index (of parts of at most `limit` URLs): pages.xml, or <kind>-<n>.xml."""
     if name == "pages.xml":
         return _urlset(base_url, [(p, None) for p in STATIC_PATHS])
     kind, _, number = name.removesuffix(".xml").rpartition("-")

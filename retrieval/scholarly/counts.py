@@ -29,6 +29,7 @@ from retrieval.scholarly.models import (
     Researcher,
     paper_block,
 )
+from retrieval.scholarly.terms import set_papers
 
 _TOTALS = {Paper: "papers", Researcher: "researchers", Institution: "institutions", Authorship: "authorships",
            Citation: "citations"}  # fmt: skip
@@ -154,6 +155,8 @@ def _recount(connection: Connection, model, ids: list[int]) -> Counter:
         papers = select(func.count(func.distinct(Authorship.paper_id))).where(column == model.id).scalar_subquery()
         connection.execute(update(model).where(model.id.in_(chunk)).values(paper_count=papers))
         after = dict(connection.execute(select(model.id, model.paper_count).where(model.id.in_(chunk))).all())
+        if model is Researcher:  # the count beside the researcher's search terms moves with it
+            set_papers(connection, [i for i in after if after[i] != before.get(i)])
         for i in set(before) | set(after):
             if moved := (after.get(i, 0) > 0) - (before.get(i, 0) > 0):
                 change[with_papers_key(model)] += moved

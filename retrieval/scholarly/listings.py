@@ -13,7 +13,7 @@ from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.counts import PEOPLE_BLOCK, block_key, category_key, read_counts
 from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher, normalise_name
 from retrieval.scholarly.paging import Pages, PaperList, listing_page
-from retrieval.scholarly.terms import with_term, word
+from retrieval.scholarly.terms import holding, word
 
 Kind = Literal["papers", "researchers", "institutions"]
 People = Literal["researchers", "institutions"]
@@ -104,13 +104,14 @@ def most_papers(
     """Researchers or institutions with papers here, most papers first, maybe only those whose name (or, for an
     institution, alias or acronym) holds every word: one page of (id, name, papers), the total, and the page. A
     researcher's words are whole words of the name, read from its terms' index (`retrieval.scholarly.terms`: three
-    million names are not read one by one); an institution's may be parts of words (tens of thousands of rows)."""
+    million names are not read one by one; ties in papers by id); an institution's may be parts of words (tens of
+    thousands of rows)."""
     model, _column = _people(kind)
-    statement = select(model.id, model.name, model.paper_count).where(model.paper_count > 0)
     asked = normalise_name(words).split()[:6]
     if asked and kind == "researchers":
-        statement = statement.where(*(with_term(word(w)) for w in asked))
-    elif asked:
+        return _researchers_named(catalog, asked, page, per_page)
+    statement = select(model.id, model.name, model.paper_count).where(model.paper_count > 0)
+    if asked:
         statement = statement.where(*(Institution.search_key.contains(w) for w in asked))
     with catalog.session() as session:
         if asked:  # a search among the names: counted
@@ -121,6 +122,19 @@ def most_papers(
         order = (model.paper_count.desc(), model.name)
         rows = session.exec(statement.order_by(*order).offset(at.offset).limit(per_page)).all()
     return [tuple(row) for row in rows], total, at
+
+
+def _researchers_named(catalog: Catalog, asked: list[str], page: int, per_page: int):
+    """Researchers with papers whose name has every word: counted and paged in the terms' (term, papers) index,
+    then the page's names read by id."""
+    with catalog.session() as session:
+        found = holding(session, [word(w) for w in asked], with_papers=True)
+        total = session.exec(select(func.count()).select_from(found.order_by(None).subquery())).one()
+        at = Pages.of(total, page, per_page)
+        ranked = session.exec(found.offset(at.offset).limit(per_page)).all()
+        ids = [i for i, _ in ranked]
+        names = dict(session.exec(select(Researcher.id, Researcher.name).where(Researcher.id.in_(ids))).all())
+    return [(i, names[i], papers) for i, papers in ranked if i in names], total, at
 
 
 def categories(catalog: Catalog, limit: int | None = None) -> list[tuple[str, int]]:

@@ -169,12 +169,21 @@ def _keep_search_key(mapper, connection, target: Institution) -> None:
 
 class ResearcherTerm(SQLModel, table=True):
     """What finds a researcher without reading every name: each word of the normalised name (`w:<word>`) and each of
-    its other names, normalised (`a:<name>`). Kept as researchers are written (`retrieval.scholarly.terms`)."""
+    its other names, normalised (`a:<name>`), with the researcher's paper count beside it, so the researchers with a
+    term come most papers first from one index range. Kept as researchers are written (`retrieval.scholarly.terms`)
+    and as their papers are counted (`retrieval.scholarly.counts`)."""
 
     __tablename__ = "researcher_terms"
 
     term: str = Field(primary_key=True, max_length=250)
     researcher_id: int = Field(primary_key=True)
+    papers: int = Field(default=0, sa_column_kwargs={"server_default": "0"},
+                        description="the researcher's `paper_count`, kept with it")  # fmt: skip
+
+
+Index("ix_researcher_terms_most_papers", ResearcherTerm.term, ResearcherTerm.papers.desc(),
+      ResearcherTerm.researcher_id)  # fmt: skip
+Index("ix_researcher_terms_researcher", ResearcherTerm.researcher_id)  # a researcher's terms, to rewrite or recount
 
 
 class Authorship(SQLModel, table=True):

@@ -13,7 +13,7 @@ from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher
 from retrieval.scholarly.paging import PER_PAGE, PaperList, fields_of, newest_first, paper_page
 from retrieval.scholarly.records import whole_number
-from retrieval.scholarly.terms import other_name, with_term, word
+from retrieval.scholarly.terms import holding, other_name, word
 from retrieval.scholarly.upsert import normalise_name
 
 _OPENALEX_AUTHOR = re.compile(r"^(?:https?://openalex\.org/)?(A\d+)$", re.IGNORECASE)
@@ -140,6 +140,10 @@ def find_researchers(catalog: Catalog, text: str, limit: int = 10, partial: bool
     def named(*conditions) -> list[Researcher]:
         return list(session.exec(select(Researcher).where(*conditions).order_by(*most).limit(limit)).all())
 
+    def having(*terms: str) -> list[Researcher]:  # from the terms' (term, papers) index: ties in papers by id
+        ranked = session.exec(holding(session, list(terms)).limit(limit)).all()
+        return [r for i, _ in ranked if (r := session.get(Researcher, i)) is not None]
+
     with catalog.session() as session:
         found: list[Researcher] = []
         if (number := whole_number(text)) is not None and (r := session.get(Researcher, number)):
@@ -152,9 +156,9 @@ def find_researchers(catalog: Catalog, text: str, limit: int = 10, partial: bool
         if not found:
             found = named(Researcher.name_key == key)
         if not found and partial:
-            found = named(*(with_term(word(w)) for w in key.split()[:6]))
+            found = having(*(word(w) for w in key.split()[:6]))
         if not found and partial:
-            found = named(with_term(other_name(text[:100])))
+            found = having(other_name(text[:100]))
         candidates = [_candidate(session, r) for r in found[:200]]
     candidates.sort(key=lambda c: (-c.paper_count, c.researcher.name, c.researcher.id))
     return candidates[:limit]

@@ -40,7 +40,8 @@ async def test_sitemap_lists_every_kind_of_page(client, demo):
 
 def test_past_the_limit_the_sitemap_is_an_index_of_parts(demo):
     archive, base = demo.archive(), "http://test"
-    index = ElementTree.fromstring(sitemap(archive, base, limit=1000).encode())
+    assert ElementTree.fromstring(sitemap(archive, base, part=1000).encode()).tag == f"{SM}urlset"  # under the limit
+    index = ElementTree.fromstring(sitemap(archive, base, limit=1000, part=1000).encode())
     assert index.tag == f"{SM}sitemapindex"
     parts = [loc.text.removeprefix(f"{base}/sitemaps/") for loc in index.iter(f"{SM}loc")]
     assert parts[0] == "pages.xml" and "papers-1.xml" in parts and "papers-2.xml" in parts
