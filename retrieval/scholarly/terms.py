@@ -56,10 +56,11 @@ def terms_of(name_key: str | None, aliases: list[str] | None) -> set[str]:
 
 def _sync(session: Session, _context) -> None:
     """After a flush: the terms of every researcher it added, renamed (name or other names) or deleted."""
-    fresh, gone = {}, []
+    fresh, gone, papers = {}, [], {}
     for row in session.new:
         if isinstance(row, Researcher):
             fresh[row.id] = terms_of(row.name_key, row.aliases)
+            papers[row.id] = row.paper_count or 0  # as just inserted (its papers are counted at the commit)
     for row in session.dirty:
         if isinstance(row, Researcher) and any(inspect(row).attrs[f].history.has_changes()
                                                for f in ("name_key", "aliases")):  # fmt: skip
@@ -69,20 +70,20 @@ def _sync(session: Session, _context) -> None:
     if not fresh and not gone:
         return
     connection = session.connection()
-    _write(connection, gone, fresh)
+    _write(connection, gone, fresh, papers)
 
 
-def _write(connection: Connection, gone: list[int], fresh: dict[int, set[str]], papers: dict | None = None) -> None:
-    """Delete the terms of `gone`, write those of `fresh`, each with its researcher's paper count (from `papers`,
-    or as the researcher's row holds it)."""
+def _write(connection: Connection, gone: list[int], fresh: dict[int, set[str]], papers: dict[int, int]) -> None:
+    """Delete the terms of `gone`, write those of `fresh`, each with its researcher's paper count: from `papers`,
+    or, for a researcher not in it, as its row holds it now."""
     for start in range(0, len(gone), _CHUNK):
         connection.execute(delete(ResearcherTerm).where(ResearcherTerm.researcher_id.in_(gone[start : start + _CHUNK])))
-    rows = [{"term": t, "researcher_id": i, "papers": (papers or {}).get(i, 0)}
+    rows = [{"term": t, "researcher_id": i, "papers": papers.get(i, 0)}
             for i, terms in fresh.items() for t in sorted(terms)]  # fmt: skip
     for start in range(0, len(rows), 10_000):
         connection.execute(insert(ResearcherTerm), rows[start : start + 10_000])
-    if papers is None:
-        set_papers(connection, list(fresh))
+    if unknown := [i for i in fresh if i not in papers]:
+        set_papers(connection, unknown)
 
 
 def set_papers(connection: Connection, researcher_ids: list[int]) -> None:
