@@ -47,9 +47,20 @@ from retrieval.vectors.windows import split_sentences  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 
 
+def _status() -> dict[str, str]:
+    return dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+
+
 def _memory_mb() -> tuple[float, float]:
-    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    fields = _status()
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def _rss_parts_mb() -> dict[str, float]:
+    """RSS as the process's own memory (anonymous) and the files it maps that are in memory (the store's segments:
+    pages the kernel may drop and read again)."""
+    fields = _status()
+    return {"anonymous": int(fields["RssAnon"].split()[0]) / 1024, "files": int(fields["RssFile"].split()[0]) / 1024}
 
 
 def _base(settings: Settings, cache: Path):
@@ -277,6 +288,7 @@ def query(args) -> dict:
             times.append((time.perf_counter() - t) * 1000)
         rows[name] = _percentiles(times)
     rss, peak = _memory_mb()
+    parts = _rss_parts_mb()
     dense = [embedder.query(q).dense for q in queries[: args.recall_queries or len(queries)]]
     recall = {name: _recall(index.store, dense, flt) for name, flt in filters.items()}
     index.close()
@@ -292,6 +304,7 @@ def query(args) -> dict:
         "warm_s": warm_seconds,
         "rss_models_mb": rss_models,
         "rss_mb": rss,
+        "rss_parts_mb": parts,
         "peak_rss_mb": peak,
         "latency_ms": rows,
     }
