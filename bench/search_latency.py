@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from retrieval.vectors.edge import EdgeStore  # noqa: E402
 from retrieval.vectors.embeddings import Embedded  # noqa: E402
+from retrieval.vectors.fusion import FusionParams  # noqa: E402
 from retrieval.vectors.index import NO_KEYWORDS, Filters, Index, IndexPoint  # noqa: E402
 from retrieval.vectors.server import ClientStore  # noqa: E402
 from retrieval.vectors.store import DENSE, VectorLayout, VectorQuery  # noqa: E402
@@ -168,7 +169,8 @@ def _recall(store, vectors: list[np.ndarray], filters: Filters = Filters(), limi
         return None
     q = store.q
     exact = q.SearchParams(exact=True, quantization=q.QuantizationSearchParams(ignore=True))
-    found = store.search([VectorQuery(DENSE, v, limit, filters) for v in vectors])
+    depth = max(FusionParams().candidates, limit)  # the depth `Index.papers` searches the dense side at
+    found = [hits[:limit] for hits in store.search([VectorQuery(DENSE, v, depth, filters) for v in vectors])]
     shares = []
     for vector, hits in zip(vectors, found):
         request = q.QueryRequest(query=q.Query.Nearest(vector.tolist(), using=DENSE), limit=limit, params=exact,

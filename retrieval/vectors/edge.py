@@ -13,7 +13,6 @@ from retrieval.vectors.store import (
     ANYONE,
     DENSE,
     EXACT_FILTERED_UP_TO,
-    HNSW_EF,
     INDEXED_FIELDS,
     RESCORE_OVERSAMPLING,
     RETURNED_FIELDS,
@@ -30,6 +29,7 @@ from retrieval.vectors.store import (
     StoredPoint,
     VectorLayout,
     VectorQuery,
+    beam,
     conditions,
     hit_of,
     stored_point,
@@ -41,8 +41,8 @@ class EdgeStore:
 
     Up to `exact_up_to` points every search is exact (a SIMD scan: about 10 ms at 100k points here, see
     BENCHMARKS.md); the HNSW graph's approximation cost 0.004 nDCG@10 on SciFact train, for nothing a
-    user would notice in speed at this size. Above it, HNSW with a wide beam (`HNSW_EF`), except that a filter
-    leaving at most `EXACT_FILTERED_UP_TO` points is searched exactly.
+    user would notice in speed at this size. Above it, HNSW with a beam that widens as the filter narrows (`beam`),
+    except that a filter leaving at most `EXACT_FILTERED_UP_TO` points is searched exactly.
 
     The shard's own guard is a lock on its write-ahead log, taken after its segments are opened: a second
     process that merely tries to load a shard in use truncates the sparse vectors' tracker journal under the
@@ -140,23 +140,27 @@ class EdgeStore:
                     must.append(q.Filter(should=[q.IsEmptyCondition(key=key), mine]))
         return q.Filter(must=must) if must else None
 
-    def _params(self, filters: Filters, using: str, condition=None):
+    def _params(self, filters: Filters, using: str, condition=None, limit: int = 10):
         q = self.q
         if self._points is None:
             self._points = self.shard.count(q.CountRequest(exact=True))
         rescored = None
         if using == DENSE and self.layout == VectorLayout.INT8:
             rescored = q.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
-        if self._points <= self.exact_up_to or (not filters.is_empty() and self._few(condition)):
+        if self._points <= self.exact_up_to:
+            return q.SearchParams(exact=True, quantization=rescored)
+        filtered = not filters.is_empty()
+        left = self._estimate(condition) if filtered else self._points
+        if filtered and left <= EXACT_FILTERED_UP_TO:  # a filter leaving few enough points to scan
             return q.SearchParams(exact=True, quantization=rescored)
         # Through the graph, a filter or not. ACORN (two-hop exploration for filters) cost 5-10x the time at 1M
         # points for recall the exact search of a narrow filter gives anyway (BENCHMARKS.md).
-        return q.SearchParams(hnsw_ef=HNSW_EF if using == DENSE else None, quantization=rescored)
+        share = left / max(1, self._points)
+        return q.SearchParams(hnsw_ef=beam(limit, share) if using == DENSE else None, quantization=rescored)
 
-    def _few(self, condition) -> bool:
-        """Whether a filter leaves few enough points to scan them (the payload index's estimate: microseconds)."""
-        estimate = self.shard.count(self.q.CountRequest(exact=False, filter=condition))
-        return estimate <= EXACT_FILTERED_UP_TO
+    def _estimate(self, condition) -> int:
+        """How many points a filter leaves, as the payload index estimates it (microseconds)."""
+        return self.shard.count(self.q.CountRequest(exact=False, filter=condition))
 
     def upsert(self, points: list[StoredPoint]) -> None:
         q = self.q
@@ -206,7 +210,7 @@ class EdgeStore:
                     limit=query.limit,
                     query=q.Query.Nearest(vector, using=query.using),
                     filter=condition,
-                    params=self._params(query.filters, query.using, condition),
+                    params=self._params(query.filters, query.using, condition, query.limit),
                     with_payload=RETURNED_FIELDS,
                 )
             )

@@ -24,6 +24,7 @@ from retrieval.vectors.store import (
     StoredPoint,
     VectorLayout,
     VectorQuery,
+    beam,
     conditions,
     hit_of,
     stored_point,
@@ -148,10 +149,12 @@ class ClientStore:
                 vector = vector.tolist()
             params = None
             if query.using == DENSE:  # the server picks exact search or the graph itself; the graph's beam is ours
+                # (the widest for a filter: what share of points it leaves would cost the server a count to learn)
                 quantization = None
                 if self.layout == VectorLayout.INT8:
                     quantization = m.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
-                params = m.SearchParams(hnsw_ef=HNSW_EF, quantization=quantization)
+                ef = beam(query.limit) if query.filters.is_empty() else HNSW_EF
+                params = m.SearchParams(hnsw_ef=ef, quantization=quantization)
             requests.append(
                 m.QueryRequest(
                     query=vector,

@@ -10,6 +10,7 @@ and grouping happen above this layer, in `retrieval.vectors.index`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from enum import StrEnum
@@ -43,9 +44,12 @@ class VectorLayout(StrEnum):
 
 
 RESCORE_OVERSAMPLING = 2.0
-# Through the HNSW graph, a dense search keeps this many candidates in its beam (at least its limit). At 1M points
-# (BENCHMARKS.md) unfiltered: recall@10 1.000 against an exact float32 scan, about 30 ms p95 for a hybrid query
-# (its embedding apart).
+# Through the HNSW graph, a dense search keeps a beam of candidates (`hnsw_ef`) that widens as a filter narrows what
+# it may return: HNSW_EF_BASE / sqrt(the share of points the filter leaves), at least twice the limit, at most
+# HNSW_EF. At 5.4M points (BENCHMARKS.md, session 29) recall@10 against an exact float32 scan was 1.000 unfiltered
+# at a beam of 128, 0.992 for a 12% category at 400 and 0.985-0.992 for a 1.4% one at 700-1000; the search's time
+# grows with the beam (unfiltered 7 ms at 128, 25 ms at 1000, over six segments).
+HNSW_EF_BASE = 128
 HNSW_EF = 1000
 # A filter leaving at most this many points is searched exactly (the payload index names them): at 1M points the
 # graph cut by such a filter found 0.95-0.99 of the true top 10; exact, 1.000, at 38-59 ms p95 for a hybrid query.
@@ -56,6 +60,14 @@ EXACT_FILTERED_UP_TO = 50_000
 # segment, peak RSS 15.6 GB counting the built segments' mapped files (one pass over 1M points: 14.8 GB; BENCHMARKS.md).
 SEGMENT_POINTS = 1_000_000
 SEGMENT_KB = SEGMENT_POINTS * DENSE_DIM * 4 // 1024
+
+
+def beam(limit: int, share: float = 1.0) -> int:
+    """The HNSW beam of a dense search for `limit` points, where a filter leaves `share` of the points (1: none)."""
+    wanted = HNSW_EF_BASE / math.sqrt(min(1.0, max(share, 1e-6)))
+    return int(min(HNSW_EF, max(2 * limit, wanted)))
+
+
 ANYONE = "*"  # `Filters.viewer` for upkeep (delete, relabel, count): every point, whoever owns it
 RETURNED_FIELDS = ["paper_id", "kind", "number", "page", "section", "text", "span"]
 

@@ -6,7 +6,17 @@ import numpy as np
 import pytest
 
 from retrieval.vectors.edge import EdgeStore
-from retrieval.vectors.store import DENSE, Filters, IndexUnavailable, VectorLayout, VectorQuery
+from retrieval.vectors.store import (
+    ANYONE,
+    DENSE,
+    HNSW_EF,
+    HNSW_EF_BASE,
+    Filters,
+    IndexUnavailable,
+    VectorLayout,
+    VectorQuery,
+    beam,
+)
 
 QUERIES = 40
 
@@ -95,13 +105,13 @@ def test_a_conversion_the_engine_refuses_leaves_the_index_answering(demo_points,
         store.close()
 
 
-def test_above_exact_up_to_a_narrow_filter_is_scanned_and_the_rest_searched_with_a_wide_beam(
+def test_above_exact_up_to_a_narrow_filter_is_scanned_and_the_rest_searched_with_a_beam_it_widens(
     demo_points, tmp_path, monkeypatch
 ):
-    """Past `exact_up_to` points the graph answers, with `HNSW_EF` candidates in its beam; a filter the payload
-    index says leaves at most `EXACT_FILTERED_UP_TO` points is searched exactly (the graph cut by a narrow filter
-    missed some of its true top 10 at a million points: BENCHMARKS.md). The narrow filter's answers are the exact
-    scan's; the wide search keeps recall@10 at 0.98 or more."""
+    """Past `exact_up_to` points the graph answers, with a beam that widens as a filter narrows (`beam`); a filter
+    the payload index says leaves at most `EXACT_FILTERED_UP_TO` points is searched exactly (the graph cut by a
+    narrow filter missed some of its true top 10 at a million points: BENCHMARKS.md). The narrow filter's answers
+    are the exact scan's; the wide search keeps recall@10 at 0.98 or more."""
     from retrieval.vectors import edge
 
     points, vectors = demo_points
@@ -116,13 +126,24 @@ def test_above_exact_up_to_a_narrow_filter_is_scanned_and_the_rest_searched_with
     try:
         assert graph._params(narrow, DENSE, graph._filter(narrow)).exact  # a few hundred points: scanned
         through = graph._params(wide, DENSE, graph._filter(wide))
-        assert not through.exact and through.hnsw_ef == edge.HNSW_EF
+        assert not through.exact and through.hnsw_ef == beam(10) == HNSW_EF_BASE
+        assert graph._params(wide, DENSE, graph._filter(wide), limit=100).hnsw_ef == 200  # twice the limit
         assert _top(graph, vectors, filters=narrow) == wanted_narrow and all(wanted_narrow)
         assert _recall(_top(graph, vectors, filters=wide), wanted_wide) >= 0.98
         monkeypatch.setattr(edge, "EXACT_FILTERED_UP_TO", 0)  # no filter narrow enough: the graph, filtered
-        assert not graph._params(narrow, DENSE, graph._filter(narrow)).exact
+        filtered = graph._params(narrow, DENSE, graph._filter(narrow))
+        share = graph._estimate(graph._filter(narrow)) / graph.count(Filters(viewer=ANYONE))
+        assert not filtered.exact and filtered.hnsw_ef == beam(10, share) > 4 * HNSW_EF_BASE  # a few %: wider
     finally:
         graph.close()
+
+
+def test_the_beam_widens_as_a_filter_narrows_within_its_bounds():
+    """Unfiltered, the smallest beam (at least twice the limit); a filter leaving a quarter of the points doubles
+    it, a sixteenth quadruples it; never past `HNSW_EF`."""
+    assert beam(10) == HNSW_EF_BASE and beam(100) == 200 and beam(600) == HNSW_EF
+    assert beam(10, 1 / 4) == 2 * HNSW_EF_BASE and beam(10, 1 / 16) == 4 * HNSW_EF_BASE
+    assert beam(10, 0.0) == beam(10, 1e-9) == HNSW_EF and beam(10, 3.0) == HNSW_EF_BASE
 
 
 def test_the_graph_is_built_as_segments_fill(demo_points, tmp_path):

@@ -7,6 +7,7 @@ import pytest
 
 from retrieval.vectors.edge import EdgeStore
 from retrieval.vectors.embeddings import Embedded, SparseVector
+from retrieval.vectors.fusion import FusionParams
 from retrieval.vectors.index import Filters, Index, IndexPoint, IndexUnavailable
 from retrieval.vectors.server import ClientStore
 from retrieval.vectors.store import DENSE, SPARSE, VectorQuery
@@ -123,6 +124,22 @@ def test_replace_drops_stale_windows(index):
     )
     assert index.count(Filters(paper_ids=("p010",))) == 1
     assert index.count() == len(POINTS) - 1
+
+
+def test_a_paper_only_the_bm25_side_found_is_fused_with_its_own_dense_score(index):
+    """Each side fetches `candidates` points; a paper the BM25 side found below the dense side's depth gets its best
+    dense point (abstract or window) by a search of its own points, not a 0 on the dense side."""
+    index.params = FusionParams(candidates=5)
+    query = _query()
+    cosine = {}
+    for p in POINTS:
+        score = float(np.dot(query.dense, p.vectors.dense))
+        cosine[p.paper_id] = max(cosine.get(p.paper_id, -1.0), score)
+    dense_top = {h.paper_id for h in index.store.search([VectorQuery(DENSE, query.dense, 5, Filters())])[0]}
+    found = index.papers(query, limit=10)
+    assert {s.paper_id for s in found if s.sparse is not None} - dense_top  # BM25 alone found some of them
+    for s in found:
+        assert s.dense is not None and s.dense.score == pytest.approx(cosine[s.paper_id], abs=1e-4), s.paper_id
 
 
 def test_query_of_stop_words_only_uses_dense(index):
