@@ -149,9 +149,9 @@ class EdgeStore:
             rescored = q.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
         if self._points <= self.exact_up_to:
             return q.SearchParams(exact=True, quantization=rescored)
-        filtered = not filters.is_empty()
-        left = self._estimate(condition) if filtered else self._points
-        if filtered and left <= EXACT_FILTERED_UP_TO:  # a filter leaving few enough points to scan
+        # (the kinds of points asked for count in the share the beam widens for, not in choosing a scan)
+        left = self._points if condition is None else self._estimate(condition)
+        if not filters.is_empty() and left <= EXACT_FILTERED_UP_TO:  # a filter leaving few enough points to scan
             return q.SearchParams(exact=True, quantization=rescored)
         # Through the graph, a filter or not. ACORN (two-hop exploration for filters) cost 5-10x the time at 1M
         # points for recall the exact search of a narrow filter gives anyway (BENCHMARKS.md).

@@ -249,7 +249,7 @@ class Index:
         dense, sparse = self._candidates(query, filters, depth, sides, dense_depth)
         dense_best, sparse_best = group_max(dense), group_max(sparse)
         if DENSE in sides:
-            dense_best |= self._dense_best(query.dense, [k for k in sparse_best if k not in dense_best], filters)
+            dense_best |= self._dense_best(query.dense, self._may_rank(dense_best, sparse_best, limit), filters)
         fused = fuse(
             {k: h.score for k, h in dense_best.items()},
             {k: h.score for k, h in sparse_best.items()},
@@ -257,6 +257,24 @@ class Index:
         )
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
         return [PaperScore(pid, score, dense_best.get(pid), sparse_best.get(pid)) for pid, score in ranked]
+
+    def _may_rank(self, dense_best: dict[str, PointHit], sparse_best: dict[str, PointHit], limit: int) -> list[str]:
+        """The papers only the BM25 side found that may rank in the first `limit` once scored on the dense side.
+
+        Such a paper scores at most the dense side's lowest (it was not among its points), and scoring it never
+        lowers another's fused score. With the product's fusion (each side over its best), a paper that stays under
+        the `limit`-th fused score even at that bound is left out. Other fusion methods (for benchmarks) keep all."""
+        missing = [k for k in sparse_best if k not in dense_best]
+        if not missing or not dense_best or self.params.method != "max":
+            return missing
+        dense = {k: h.score for k, h in dense_best.items()}
+        sparse = {k: h.score for k, h in sparse_best.items()}
+        now = sorted(fuse(dense, sparse, self.params).values(), reverse=True)
+        if len(now) <= limit:
+            return missing
+        low = min(dense.values())
+        hoped = fuse(dense | dict.fromkeys(missing, low), sparse, self.params)
+        return [k for k in missing if hoped[k] >= now[limit - 1]]
 
     def _dense_best(self, query: np.ndarray, paper_ids: list[str], filters: Filters) -> dict[str, PointHit]:
         """The best dense point of each of these papers (abstract or window), by an exact search of their points

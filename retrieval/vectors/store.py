@@ -43,12 +43,16 @@ class VectorLayout(StrEnum):
     FLOAT32 = "float32"  # every vector in memory as float32: what indexes made before the compact index keep
 
 
-RESCORE_OVERSAMPLING = 2.0
+# At 5.4M points, rescoring each segment's best `limit` (1.0) found the same top 10 as twice as many (2.0), and reads
+# half as many originals: unfiltered p95 25 ms against 31 warm, 135 against 187 ms from a cold page cache; without
+# rescoring, recall@10 was 0.89 (BENCHMARKS.md, session 29).
+RESCORE_OVERSAMPLING = 1.0
 # Through the HNSW graph, a dense search keeps a beam of candidates (`hnsw_ef`) that widens as a filter narrows what
 # it may return: HNSW_EF_BASE / sqrt(the share of points the filter leaves), at least twice the limit, at most
-# HNSW_EF. At 5.4M points (BENCHMARKS.md, session 29) recall@10 against an exact float32 scan was 1.000 unfiltered
-# at a beam of 128, 0.992 for a 12% category at 400 and 0.985-0.992 for a 1.4% one at 700-1000; the search's time
-# grows with the beam (unfiltered 7 ms at 128, 25 ms at 1000, over six segments).
+# HNSW_EF. The share counts the kinds of points asked for (abstracts and windows, or passages). At 5.4M points
+# (BENCHMARKS.md, session 29) recall@10 against an exact float32 scan was 1.000 unfiltered at a beam of 128, 0.992 for
+# a 12% category at 400 and 0.985-0.992 for a 1.4% one at 700-1000; the search's time grows with the beam
+# (unfiltered 7 ms at 128, 25 ms at 1000, over six segments).
 HNSW_EF_BASE = 128
 HNSW_EF = 1000
 # A filter leaving at most this many points is searched exactly (the payload index names them): at 1M points the

@@ -126,14 +126,16 @@ def test_above_exact_up_to_a_narrow_filter_is_scanned_and_the_rest_searched_with
     try:
         assert graph._params(narrow, DENSE, graph._filter(narrow)).exact  # a few hundred points: scanned
         through = graph._params(wide, DENSE, graph._filter(wide))
-        assert not through.exact and through.hnsw_ef == beam(10) == HNSW_EF_BASE
-        assert graph._params(wide, DENSE, graph._filter(wide), limit=100).hnsw_ef == 200  # twice the limit
+        everything = graph.count(Filters(viewer=ANYONE))
+        abstracts = graph._estimate(graph._filter(wide)) / everything  # the abstracts, not their windows
+        assert 0.05 < abstracts < 0.5 and not through.exact and through.hnsw_ef == beam(10, abstracts)
+        assert graph._params(Filters(viewer=ANYONE), DENSE, None, limit=100).hnsw_ef == 200  # twice the limit
         assert _top(graph, vectors, filters=narrow) == wanted_narrow and all(wanted_narrow)
         assert _recall(_top(graph, vectors, filters=wide), wanted_wide) >= 0.98
         monkeypatch.setattr(edge, "EXACT_FILTERED_UP_TO", 0)  # no filter narrow enough: the graph, filtered
         filtered = graph._params(narrow, DENSE, graph._filter(narrow))
-        share = graph._estimate(graph._filter(narrow)) / graph.count(Filters(viewer=ANYONE))
-        assert not filtered.exact and filtered.hnsw_ef == beam(10, share) > 4 * HNSW_EF_BASE  # a few %: wider
+        share = graph._estimate(graph._filter(narrow)) / everything
+        assert not filtered.exact and filtered.hnsw_ef == beam(10, share) > through.hnsw_ef  # narrower: wider
     finally:
         graph.close()
 

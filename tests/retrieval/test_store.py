@@ -142,6 +142,26 @@ def test_a_paper_only_the_bm25_side_found_is_fused_with_its_own_dense_score(inde
         assert s.dense is not None and s.dense.score == pytest.approx(cosine[s.paper_id], abs=1e-4), s.paper_id
 
 
+def test_scoring_only_the_papers_that_may_rank_changes_no_ranking(index, monkeypatch):
+    """Of the papers only BM25 found, those that cannot reach the first `limit` even at the dense side's lowest score
+    are not scored: the ranking is the one scoring them all gives, and some were indeed left out."""
+    index.params = FusionParams(candidates=20)
+    may_rank, left_out = Index._may_rank, []
+
+    def counted(self, dense_best, sparse_best, limit):
+        kept = may_rank(self, dense_best, sparse_best, limit)
+        left_out.append(len([k for k in sparse_best if k not in dense_best]) - len(kept))
+        return kept
+
+    for seed in range(1, 9):
+        query = _query(seed)
+        monkeypatch.setattr(Index, "_may_rank", counted)
+        some = [(s.paper_id, round(s.score, 6)) for s in index.papers(query, limit=5)]
+        monkeypatch.setattr(Index, "_may_rank", lambda self, d, s, limit: [k for k in s if k not in d])
+        assert some == [(s.paper_id, round(s.score, 6)) for s in index.papers(query, limit=5)]
+    assert sum(left_out) > 0
+
+
 def test_query_of_stop_words_only_uses_dense(index):
     query = Embedded(_query().dense, SparseVector([], []))
     assert len(index.papers(query, limit=10)) == 10
