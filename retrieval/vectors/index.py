@@ -261,9 +261,10 @@ class Index:
     def _may_rank(self, dense_best: dict[str, PointHit], sparse_best: dict[str, PointHit], limit: int) -> list[str]:
         """The papers only the BM25 side found that may rank in the first `limit` once scored on the dense side.
 
-        Such a paper scores at most the dense side's lowest (it was not among its points), and scoring it never
-        lowers another's fused score. With the product's fusion (each side over its best), a paper that stays under
-        the `limit`-th fused score even at that bound is left out. Other fusion methods (for benchmarks) keep all."""
+        Such a paper scores at most the dense side's lowest (it was not among its points: exactly so for an exact
+        search, nearly so through the graph), and scoring it then lowers no other fused score. With the product's
+        fusion (each side over its best), a paper that stays under the `limit`-th fused score even at that bound is
+        left out. Other fusion methods (for benchmarks) keep all."""
         missing = [k for k in sparse_best if k not in dense_best]
         if not missing or not dense_best or self.params.method != "max":
             return missing
