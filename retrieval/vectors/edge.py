@@ -14,7 +14,6 @@ from retrieval.vectors.store import (
     DENSE,
     EXACT_FILTERED_UP_TO,
     INDEXED_FIELDS,
-    RESCORE_OVERSAMPLING,
     RETURNED_FIELDS,
     SEGMENT_KB,
     SEGMENT_POINTS,
@@ -32,6 +31,7 @@ from retrieval.vectors.store import (
     beam,
     conditions,
     hit_of,
+    oversampling,
     stored_point,
 )
 
@@ -146,7 +146,7 @@ class EdgeStore:
             self._points = self.shard.count(q.CountRequest(exact=True))
         rescored = None
         if using == DENSE and self.layout == VectorLayout.INT8:
-            rescored = q.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
+            rescored = q.QuantizationSearchParams(rescore=True, oversampling=oversampling(limit))
         if self._points <= self.exact_up_to:
             return q.SearchParams(exact=True, quantization=rescored)
         # (the kinds of points asked for count in the share the beam widens for, not in choosing a scan)

@@ -10,7 +10,6 @@ from retrieval.vectors.store import (
     DENSE,
     HNSW_EF,
     INDEXED_FIELDS,
-    RESCORE_OVERSAMPLING,
     RETURNED_FIELDS,
     SEGMENT_KB,
     SPARSE,
@@ -27,6 +26,7 @@ from retrieval.vectors.store import (
     beam,
     conditions,
     hit_of,
+    oversampling,
     stored_point,
 )
 
@@ -152,7 +152,7 @@ class ClientStore:
                 # (the widest for a filter: what share of points it leaves would cost the server a count to learn)
                 quantization = None
                 if self.layout == VectorLayout.INT8:
-                    quantization = m.QuantizationSearchParams(rescore=True, oversampling=RESCORE_OVERSAMPLING)
+                    quantization = m.QuantizationSearchParams(rescore=True, oversampling=oversampling(query.limit))
                 ef = beam(query.limit) if query.filters.is_empty() else HNSW_EF
                 params = m.SearchParams(hnsw_ef=ef, quantization=quantization)
             requests.append(

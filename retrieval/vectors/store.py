@@ -38,15 +38,18 @@ class VectorLayout(StrEnum):
     """How the index keeps its dense vectors (`SCHOLARLOOM_INDEX_VECTORS`)."""
 
     # int8 copies in memory (a quarter of float32's size), the float32 originals on disk; a dense search takes
-    # RESCORE_OVERSAMPLING times its limit by the int8 copies and orders them by the originals.
+    # `oversampling(limit)` times its limit by the int8 copies and orders them by the originals.
     INT8 = "int8"
     FLOAT32 = "float32"  # every vector in memory as float32: what indexes made before the compact index keep
 
 
 # At 5.4M points, rescoring each segment's best `limit` (1.0) found the same top 10 as twice as many (2.0), and reads
 # half as many originals: unfiltered p95 25 ms against 31 warm, 135 against 187 ms from a cold page cache; without
-# rescoring, recall@10 was 0.89 (BENCHMARKS.md, session 29).
+# rescoring, recall@10 was 0.89 (BENCHMARKS.md, session 29). A search for fewer points rescores RESCORED_AT_LEAST
+# all the same: at limit 10 through the demo's graph, rescoring only 10 a segment let recall@10 fall to 0.975 in 2 of
+# 17 runs of tests/retrieval/test_compact_index.py (the graph is built anew each run); rescoring 100, in none of 10.
 RESCORE_OVERSAMPLING = 1.0
+RESCORED_AT_LEAST = 100
 # Through the HNSW graph, a dense search keeps a beam of candidates (`hnsw_ef`) that widens as a filter narrows what
 # it may return: HNSW_EF_BASE / sqrt(the share of points the filter leaves), at least twice the limit, at most
 # HNSW_EF. The share counts the kinds of points asked for (abstracts and windows, or passages). At 5.4M points
@@ -64,6 +67,11 @@ EXACT_FILTERED_UP_TO = 50_000
 # segment, peak RSS 15.6 GB counting the built segments' mapped files (one pass over 1M points: 14.8 GB; BENCHMARKS.md).
 SEGMENT_POINTS = 1_000_000
 SEGMENT_KB = SEGMENT_POINTS * DENSE_DIM * 4 // 1024
+
+
+def oversampling(limit: int) -> float:
+    """How many times its limit a dense search takes by the int8 copies, to order them by the originals."""
+    return max(RESCORE_OVERSAMPLING, RESCORED_AT_LEAST / max(1, limit))
 
 
 def beam(limit: int, share: float = 1.0) -> int:

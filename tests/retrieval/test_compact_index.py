@@ -11,11 +11,14 @@ from retrieval.vectors.store import (
     DENSE,
     HNSW_EF,
     HNSW_EF_BASE,
+    RESCORE_OVERSAMPLING,
+    RESCORED_AT_LEAST,
     Filters,
     IndexUnavailable,
     VectorLayout,
     VectorQuery,
     beam,
+    oversampling,
 )
 
 QUERIES = 40
@@ -146,6 +149,11 @@ def test_the_beam_widens_as_a_filter_narrows_within_its_bounds():
     assert beam(10) == HNSW_EF_BASE and beam(100) == 200 and beam(600) == HNSW_EF
     assert beam(10, 1 / 4) == 2 * HNSW_EF_BASE and beam(10, 1 / 16) == 4 * HNSW_EF_BASE
     assert beam(10, 0.0) == beam(10, 1e-9) == HNSW_EF and beam(10, 3.0) == HNSW_EF_BASE
+
+
+def test_a_search_for_few_points_still_rescores_a_hundred():
+    assert oversampling(10) * 10 == oversampling(1) == RESCORED_AT_LEAST == 100
+    assert oversampling(100) == oversampling(500) == RESCORE_OVERSAMPLING
 
 
 def test_the_graph_is_built_as_segments_fill(demo_points, tmp_path):
