@@ -116,6 +116,9 @@ def index_checks(settings) -> list[Check]:
     detail = f"{abstracts:,} papers and {passages:,} full-text passages indexed; dense vectors {kept}"
     found = [Check("index", status, detail + ("" if abstracts else " (load some: `scholarloom ingest demo`)"))]
     found += _layout_check(settings, index)
+    remake = "`scholarloom index rebuild` makes it anew (the answers are the same meanwhile)"
+    for lack in index.behind():
+        found.append(Check("index", WARN, f"this index was made by an earlier version: {lack}; {remake}"))
     return found + _encoder_check(settings, index) if abstracts else found
 
 

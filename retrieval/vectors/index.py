@@ -171,6 +171,10 @@ class Index:
         """How this index keeps its dense vectors now (its own record, whatever the setting asks)."""
         return self.store.layout
 
+    def behind(self) -> list[str]:
+        """What this index lacks that one made by this version has (each a sentence; `scholarloom doctor` says them)."""
+        return self.store.behind()
+
     def convert(self, layout: VectorLayout) -> None:
         """Keep the dense vectors as `layout` says from now on (vectors and payloads untouched; blocks while the
         embedded engine makes or drops the int8 copies: about a minute per million points here)."""

@@ -7,6 +7,7 @@ import numpy as np
 from retrieval.vectors.embeddings import DENSE_DIM, SparseVector
 from retrieval.vectors.store import (
     ANYONE,
+    BM25_SCAN_UP_TO,
     DENSE,
     HNSW_EF,
     INDEXED_FIELDS,
@@ -73,7 +74,8 @@ class ClientStore:
             self.client.create_collection(
                 self.collection,
                 vectors_config={DENSE: dense},
-                sparse_vectors_config={SPARSE: m.SparseVectorParams(modifier=m.Modifier.IDF)},
+                sparse_vectors_config={SPARSE: m.SparseVectorParams(
+                    index=m.SparseIndexParams(full_scan_threshold=BM25_SCAN_UP_TO), modifier=m.Modifier.IDF)},
                 optimizers_config=m.OptimizersConfigDiff(max_segment_size=SEGMENT_KB),  # the server builds as they fill
             )
             info = self.client.get_collection(self.collection)
@@ -96,6 +98,8 @@ class ClientStore:
         must = []
         for condition in conditions(filters):
             match condition:
+                case AnyOf(key, (value,)):  # one value: a cheaper check at each point a search visits
+                    must.append(m.FieldCondition(key=key, match=m.MatchValue(value=value)))
                 case AnyOf(key, values):
                     must.append(m.FieldCondition(key=key, match=m.MatchAny(any=list(values))))
                 case Equals(key, value):
@@ -213,6 +217,11 @@ class ClientStore:
         except Exception as exc:
             raise IndexUnavailable(f"the vector index could not be converted to {layout}: {exc}") from exc
         self.layout = layout
+
+    def behind(self) -> list[str]:
+        """Nothing to say: the server's collection is as it was made (its own configuration, which `scholarloom
+        doctor` does not read)."""
+        return []
 
     def close(self) -> None:
         self.client.close()

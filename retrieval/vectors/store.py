@@ -59,8 +59,14 @@ RESCORED_AT_LEAST = 100
 HNSW_EF_BASE = 128
 HNSW_EF = 1000
 # A filter leaving at most this many points is searched exactly (the payload index names them): at 1M points the
-# graph cut by such a filter found 0.95-0.99 of the true top 10; exact, 1.000, at 38-59 ms p95 for a hybrid query.
-EXACT_FILTERED_UP_TO = 50_000
+# graph cut by such a filter found 0.95-0.99 of the true top 10; exact, 1.000. At 5.4M points a 1.4% category (89k
+# points) took 17 ms p95 so against 32 through the graph at a beam of 1000 (BENCHMARKS.md, "Session 30").
+EXACT_FILTERED_UP_TO = 100_000
+# The BM25 side's own choice, made in each segment (of at most SEGMENT_POINTS points): a filter leaving at most this
+# many of a segment's points has them scored from the filter's list; more, and the inverted lists are read with the
+# filter checked at each entry. Qdrant's default, 5,000, sent a 1.4% category at 5.4M points (15k points a segment)
+# through the lists: 23 ms p50 against 6 (and 20,000 beat 50,000 and 100,000 on every filter measured; Session 30).
+BM25_SCAN_UP_TO = 20_000
 # The graph is built a segment at a time, as segments fill: once this many points have been written since the last
 # build, the store closes its growing segment and builds that segment's graph; no merge makes a segment larger
 # (SEGMENT_KB, the size of this many float32 vectors). A million papers' 5.4M points built so in about 560 s a
@@ -235,4 +241,5 @@ class VectorStore(Protocol):
     def scroll(self, offset: str | None, limit: int) -> tuple[list[StoredPoint], str | None]: ...
     def optimize(self) -> None: ...
     def convert(self, layout: VectorLayout) -> None: ...
+    def behind(self) -> list[str]: ...
     def close(self) -> None: ...

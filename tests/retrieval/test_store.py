@@ -10,7 +10,7 @@ from retrieval.vectors.embeddings import Embedded, SparseVector
 from retrieval.vectors.fusion import FusionParams
 from retrieval.vectors.index import Filters, Index, IndexPoint, IndexUnavailable
 from retrieval.vectors.server import ClientStore
-from retrieval.vectors.store import DENSE, SPARSE, VectorQuery
+from retrieval.vectors.store import ANYONE, DENSE, SPARSE, VectorQuery
 
 RNG = np.random.default_rng(7)
 N = 120
@@ -248,3 +248,56 @@ def test_an_index_made_before_the_owner_field_gets_its_payload_index(tmp_path):
     reopened = EdgeStore(tmp_path / "edge")
     assert "owner" in reopened.shard.info().payload_schema
     reopened.close()
+
+
+def test_a_condition_every_point_meets_is_left_out_until_one_does_not(tmp_path):
+    """Qdrant checks each condition at every point a filtered search visits, so the embedded store leaves out those
+    every point it holds meets (the kinds asked for, whose private points may match) and keeps them from the first
+    write that holds a point which does not."""
+    store = EdgeStore(tmp_path / "edge")
+    index = Index(store)
+    index.upsert(POINTS)
+    paper_side = Filters(categories=("cs.CL",), kinds=("abstract", "window"), viewer="alice")
+    assert store._needed(paper_side) == Filters(categories=("cs.CL",), viewer=ANYONE)
+    assert store._needed(Filters(kinds=("abstract",))) == Filters(kinds=("abstract",), viewer=ANYONE)
+    # a full-text passage that is the query's best match on both sides, in the category searched
+    nearest = Embedded(_query(21).dense, SparseVector([3, 17, 42], [5.0, 5.0, 5.0]))
+    index.upsert([IndexPoint("p900", "passage", 0, nearest, text="full text", categories=["cs.CL"])])
+    assert store._needed(paper_side).kinds == ("abstract", "window")
+    assert "p900" not in {s.paper_id for s in index.papers(_query(21), Filters(categories=("cs.CL",)), limit=5)}
+    assert "p900" in {h.paper_id for h in index.passages(_query(21), Filters(categories=("cs.CL",)), limit=5)}
+    # private points: alice's alone leave her search free of the owner condition, never anyone else's
+    index.upsert(_owned("upload:1", "alice", 11))
+    assert store._needed(Filters(viewer="alice")).viewer == ANYONE
+    assert store._needed(Filters(viewer="bob")).viewer == "bob" and store._needed(Filters()).viewer is None
+    assert "upload:1" in {s.paper_id for s in index.papers(_query(11), Filters(viewer="alice"), limit=5)}
+    for viewer in ("bob", None):
+        assert "upload:1" not in {s.paper_id for s in index.papers(_query(11), Filters(viewer=viewer), limit=5)}
+    index.upsert(_owned("upload:2", "bob", 12))
+    assert store._needed(Filters(viewer="alice")).viewer == "alice"
+    assert "upload:2" not in {s.paper_id for s in index.papers(_query(12), Filters(viewer="alice"), limit=5)}
+    index.close()
+
+
+def test_a_shard_made_with_qdrants_default_bm25_threshold_says_so(tmp_path):
+    """A shard made now keeps the BM25 full-scan threshold in each segment; one made before (Qdrant's default) is
+    named by `behind`, and answers all the same."""
+    new = EdgeStore(tmp_path / "new")
+    Index(new).upsert(POINTS)
+    assert new.behind() == []
+    new.close()
+    import qdrant_edge as q
+
+    config = q.EdgeConfig(vectors={DENSE: q.EdgeVectorParams(size=384, distance=q.Distance.Cosine)},
+                          sparse_vectors={SPARSE: q.EdgeSparseVectorParams(modifier=q.Modifier.Idf)})  # fmt: skip
+    q.EdgeShard.create(str(tmp_path / "old"), config).close()
+    old = Index(EdgeStore(tmp_path / "old"))
+    old.upsert(POINTS)
+    (said,) = old.behind()
+    assert "BM25" in said and "20,000" in said
+    again = Index(EdgeStore(tmp_path / "new"))
+    for filters in (Filters(), Filters(categories=("cs.CL",))):
+        expected = [s.paper_id for s in again.papers(_query(3), filters)]
+        assert [s.paper_id for s in old.papers(_query(3), filters)] == expected
+    old.close()
+    again.close()

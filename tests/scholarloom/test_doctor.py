@@ -165,3 +165,16 @@ def test_a_new_data_directory_is_private_and_doctor_says_when_one_is_not(tmp_pat
     assert any(line.startswith("warn settings") and f"chmod 700 {data}" in line for line in lines), lines
     assert any(line.startswith("warn settings") and "chmod 600" in line for line in lines), lines
     assert any(line.startswith("warn settings") and "FORWARDED_ALLOW_IPS is '*'" in line for line in lines), lines
+
+
+def test_an_index_made_before_the_bm25_scan_threshold_is_named_with_the_rebuild(instance, monkeypatch):
+    """An index whose segments keep a lower BM25 full-scan threshold than this version makes (as every index made
+    before it keeps Qdrant's default) answers as before; doctor says what it lacks and the command that remakes it."""
+    import retrieval.vectors.edge as edge
+
+    assert not [line for line in _lines(runner.invoke(app, ["doctor"])) if "earlier version" in line]
+    monkeypatch.setattr(edge, "BM25_SCAN_UP_TO", edge.BM25_SCAN_UP_TO * 2)  # this index's is now lower
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    (warning,) = [line for line in _lines(result) if "earlier version" in line]
+    assert warning.startswith("warn index") and "BM25 side" in warning and "scholarloom index rebuild" in warning
