@@ -71,6 +71,7 @@ class EdgeStore:
         self._unbuilt = 0  # points written by this process since the last build of the graph
         self._points: int | None = None
         self._values: tuple[frozenset, frozenset] | None = None  # see `_held`
+        self._written = 0  # writes finished (`_held` keeps values only if none finished while it read them)
         self.shard = None
         self._lock = _lock_folder(path)
         try:
@@ -169,8 +170,12 @@ class EdgeStore:
             def values(key: str, limit: int) -> frozenset:
                 return frozenset(hit.value for hit in self.shard.facet(q.FacetRequest(key=key, limit=limit)).hits)
 
+            written = self._written
             # two owners are enough to know whether anyone but the viewer has one
-            self._values = (values("kind", 10), values("owner", 2))
+            held = (values("kind", 10), values("owner", 2))
+            if written == self._written:
+                self._values = held
+            return held
         return self._values
 
     def _params(self, filters: Filters, using: str, condition=None, limit: int = 10):
@@ -227,6 +232,9 @@ class EdgeStore:
             self.shard.update(operation)
         except Exception as exc:
             raise IndexUnavailable(f"the vector index refused a write: {exc}") from exc
+        finally:  # a search during the write may have read the values before it: they are read again
+            self._written += 1
+            self._values = None
 
     def search(self, queries: list[VectorQuery]) -> list[list[PointHit]]:
         q = self.q
