@@ -1,13 +1,15 @@
 """Counts kept as the catalog is written, so no page counts a table of a million rows: how many papers,
 researchers, institutions, authorships and citations there are, papers per primary category, each researcher's
-and institution's papers (`paper_count`, which orders the "most papers" lists from an index), and how many of the
-pages the sitemap lists fall in each block of ids (`block_key`: the sitemap's parts are cut by these blocks, so a
-part is read from its own range of an index, never from an OFFSET into millions of rows).
+and institution's papers (`paper_count`, which orders the "most papers" lists from an index), each institution's
+papers with their dates and categories (`InstitutionPaper`: an institution's page is read from one index range), and
+how many of the pages the sitemap lists fall in each block of ids (`block_key`: the sitemap's parts are cut by these
+blocks, so a part is read from its own range of an index, never from an OFFSET into millions of rows).
 
 Every write goes through an ORM session. Each flush notes what it added, deleted or changed in the transaction's
 journal (`_note`; a SAVEPOINT rolled back takes its part of the journal back, as the ingest's one bad record does).
 Before the transaction commits, the people whose authorships changed are counted again (one UPDATE per 500 of
-them, each count read from the authorships' index) and the totals move by what changed (`_settle`), in the same
+them, each count read from the authorships' index), the institutions' papers of the papers whose authorships or
+dates changed are written again (`hold`), and the totals move by what changed (`_settle`), in the same
 transaction: a count is never ahead of or behind the rows it counts. `recount_all` counts everything from the
 rows (the migration that brought these counts, a bulk load that wrote rows directly, a repair).
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from sqlalchemy import case, func, inspect, select, update
+from sqlalchemy import case, delete, func, insert, inspect, select, update
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
@@ -25,6 +27,7 @@ from retrieval.scholarly.models import (
     CatalogCount,
     Citation,
     Institution,
+    InstitutionPaper,
     Paper,
     Researcher,
     paper_block,
@@ -35,6 +38,7 @@ _TOTALS = {Paper: "papers", Researcher: "researchers", Institution: "institution
            Citation: "citations"}  # fmt: skip
 _PEOPLE = {Researcher: Authorship.researcher_id, Institution: Authorship.institution_id}
 _CHUNK = 500
+_HELD = ("published", "year", "primary_category")  # a paper's columns `InstitutionPaper` keeps beside it
 PEOPLE_BLOCK = 10_000  # researchers and institutions: ids [n * PEOPLE_BLOCK, (n + 1) * PEOPLE_BLOCK) form block n
 _NOTES = "scholarloom.counts"  # session.info: the transaction's journal of changes
 _MARKS = "scholarloom.counts.savepoints"  # session.info: where the journal stood when each SAVEPOINT began
@@ -71,15 +75,23 @@ def _note(session: Session, _context) -> None:
                 journal.append((block_key("papers", paper_block(row.id)), sign))
                 if row.primary_category:
                     journal.append((category_key(row.primary_category), sign))
+                if sign < 0:
+                    journal.append((InstitutionPaper, row.id))
             if isinstance(row, Authorship):
                 journal += [(model, v) for model, column in _PEOPLE.items() if (v := getattr(row, column.key))]
+                if row.institution_id is not None:
+                    journal.append((InstitutionPaper, row.paper_id))
     for row in session.dirty:
         if isinstance(row, Paper) and (old := _old(row, "primary_category")) != row.primary_category:
             journal += [(category_key(old), -1)] if old else []
             journal += [(category_key(row.primary_category), 1)] if row.primary_category else []
+        if isinstance(row, Paper) and any(inspect(row).attrs[f].history.has_changes() for f in _HELD):
+            journal.append((InstitutionPaper, row.id))
         if isinstance(row, Authorship):
             for model, column in _PEOPLE.items():
                 journal += [(model, v) for v in (_old(row, column.key), getattr(row, column.key)) if v is not None]
+            if _old(row, "institution_id") is not None or row.institution_id is not None:
+                journal += [(InstitutionPaper, p) for p in {_old(row, "paper_id"), row.paper_id}]
 
 
 def _note_deleted(session: Session, _context, _instances) -> None:
@@ -124,15 +136,17 @@ def _settle(session: Session) -> None:
     if not journal:
         return
     totals: Counter = Counter()
-    people: dict = {Researcher: set(), Institution: set()}
+    people: dict = {Researcher: set(), Institution: set(), InstitutionPaper: set()}
     for key, value in journal:
         if key in people:
             people[key].add(value)
         else:
             totals[key] += value
     connection = session.connection()
+    held = people.pop(InstitutionPaper)
     for model, ids in people.items():
         totals.update(_recount(connection, model, sorted(ids)))
+    hold(connection, sorted(held))
     _add(connection, {name: change for name, change in totals.items() if change})
 
 
@@ -164,6 +178,29 @@ def _recount(connection: Connection, model, ids: list[int]) -> Counter:
     return change
 
 
+def _held_rows(papers=None):
+    """(institution, paper, the paper's date, year and primary category) for each institution an authorship of
+    the paper names: of `papers` (a statement or list of ids), or of every paper."""
+    rows = (
+        select(Authorship.institution_id, Paper.id, Paper.published, Paper.year, Paper.primary_category)
+        .join(Paper, Paper.id == Authorship.paper_id)
+        .where(Authorship.institution_id.is_not(None))
+        .distinct()
+    )  # fmt: skip
+    return rows if papers is None else rows.where(Authorship.paper_id.in_(papers))
+
+
+_HELD_COLUMNS = ["institution_id", "paper_id", *_HELD]
+
+
+def hold(connection: Connection, papers: list[str]) -> None:
+    """`InstitutionPaper` written again for `papers` from their authorships and rows (none for a paper gone)."""
+    for start in range(0, len(papers), _CHUNK):
+        chunk = papers[start : start + _CHUNK]
+        connection.execute(delete(InstitutionPaper).where(InstitutionPaper.paper_id.in_(chunk)))
+        connection.execute(insert(InstitutionPaper).from_select(_HELD_COLUMNS, _held_rows(chunk)))
+
+
 def _add(connection: Connection, changes: dict[str, int]) -> None:
     """Move each named count by its change (a count not kept yet starts from 0)."""
     if not changes:
@@ -188,6 +225,8 @@ def recount_all(connection: Connection) -> None:
             select(func.count(func.distinct(Authorship.paper_id))).where(column == model.id).scalar_subquery()
         )
         connection.execute(update(model).values(paper_count=papers))
+    connection.execute(delete(InstitutionPaper))
+    connection.execute(insert(InstitutionPaper).from_select(_HELD_COLUMNS, _held_rows()))
     counts = {name: connection.execute(select(func.count()).select_from(model)).scalar_one()
               for model, name in _TOTALS.items()}  # fmt: skip
     for model in _PEOPLE:

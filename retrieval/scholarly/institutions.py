@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import String, cast, exists, func
+from sqlalchemy import String, cast, func
 from sqlmodel import select
 
 from retrieval.scholarly.affiliations import AffiliationResolver, Match, MatchedBy
 from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher
-from retrieval.scholarly.paging import PER_PAGE, PaperList, fields_of, paper_page
+from retrieval.scholarly.models import INSTITUTION_NEWEST, Authorship, Institution, InstitutionPaper, Researcher
+from retrieval.scholarly.paging import PER_PAGE, PaperList, ordered_page
 from retrieval.scholarly.records import whole_number
 
 AFFILIATION_THRESHOLD = 0.75  # below it the resolver's best guess is shown as a candidate, not an answer
@@ -62,10 +62,7 @@ def institution_profile(
                 select(Institution).where(cast(Institution.parent_rors, String).like(f'%"{institution.ror_id}"%'))
             ).all()
             children += sorted((c for c in more if c.id not in known), key=lambda i: i.name)
-        own = select(Authorship.paper_id).where(Authorship.institution_id == institution_id)
-        member = exists().where(Authorship.paper_id == Paper.id, Authorship.institution_id == institution_id)
-        kept = None if category else institution.paper_count  # kept as the catalog is written
-        papers = paper_page(session, own, page, per_page, category, total=kept, member=member)
+        papers = _papers_here(session, institution, page, per_page, category)
         members = _most_papers_here(session, institution_id, 50)
         member_count = session.exec(
             select(func.count(func.distinct(Authorship.researcher_id)))
@@ -77,30 +74,52 @@ def institution_profile(
             children,
             institution.paper_count,
             papers,
-            fields_of(session, own),
+            _fields_here(session, institution_id),
             [Member(*m) for m in members],
             member_count,
         )
 
 
+def _papers_here(session, institution: Institution, page: int, per_page: int, category: str | None) -> PaperList:
+    """A page of the institution's papers, newest first, maybe of one primary category: from one range of the
+    institution's papers' newest-first index (`InstitutionPaper`), whatever the institution's size."""
+    held = select(InstitutionPaper.paper_id).where(InstitutionPaper.institution_id == institution.id)
+    total = institution.paper_count  # kept as the catalog is written
+    if category:
+        held = held.where(InstitutionPaper.primary_category == category)
+        total = session.exec(select(func.count()).select_from(held.subquery())).one()
+    return ordered_page(session, held.order_by(*INSTITUTION_NEWEST), total, page, per_page, category)
+
+
+def _fields_here(session, institution_id: int) -> list[tuple[str, int]]:
+    """The primary categories of the institution's papers with their counts, most first (then by name)."""
+    rows = session.exec(
+        select(InstitutionPaper.primary_category, func.count())
+        .where(InstitutionPaper.institution_id == institution_id, InstitutionPaper.primary_category.is_not(None))
+        .group_by(InstitutionPaper.primary_category)
+    ).all()  # fmt: skip
+    return sorted(rows, key=lambda r: (-r[1], r[0]))
+
+
 def _most_papers_here(session, institution_id: int, limit: int) -> list[tuple[int, str, int]]:
-    """The `limit` members with the most papers here (ties by name): (id, name, papers). A large institution has
-    tens of thousands: their counts come from the (institution, researcher, paper) index alone, and only those
-    with at least the `limit`-th largest count are joined to their names and sorted."""
+    """The `limit` members with the most papers here, ties by researcher id (the first known first): (id, name,
+    papers). A large institution has tens of thousands: their counts come from the (institution, researcher, paper)
+    index alone, and only the `limit` shown are joined to their names. (Ties by name read the name of every member
+    tied at the cutoff, often all those with one paper here: 233 ms for one institution from a cold cache at a
+    million papers, BENCHMARKS.md.)"""
     counts = (
         select(Authorship.researcher_id.label("researcher_id"),
                func.count(func.distinct(Authorship.paper_id)).label("papers"))
         .where(Authorship.institution_id == institution_id, Authorship.researcher_id.is_not(None))
         .group_by(Authorship.researcher_id)
-        .cte("counts")
+        .order_by(func.count(func.distinct(Authorship.paper_id)).desc(), Authorship.researcher_id)
+        .limit(limit)
+        .subquery("counts")
     )  # fmt: skip
-    cutoff = select(counts.c.papers).order_by(counts.c.papers.desc()).offset(limit - 1).limit(1).scalar_subquery()
     return list(session.exec(
         select(Researcher.id, Researcher.name, counts.c.papers)
         .join(counts, counts.c.researcher_id == Researcher.id)
-        .where(counts.c.papers >= func.coalesce(cutoff, 0))
-        .order_by(counts.c.papers.desc(), Researcher.name)
-        .limit(limit)
+        .order_by(counts.c.papers.desc(), Researcher.id)
     ).all())  # fmt: skip
 
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from sqlalchemy import and_, false, func, or_, true
 from sqlmodel import Session, select
 
-from retrieval.scholarly.counts import category_key, read_counts
 from retrieval.scholarly.models import Paper
 
 PER_PAGE = 24
@@ -47,46 +46,30 @@ class PaperList:
 
 
 def paper_page(
-    session: Session,
-    ids_query,
-    page: int,
-    per_page: int,
-    category: str | None,
-    total: int | None = None,
-    member=None,
+    session: Session, ids_query, page: int, per_page: int, category: str | None, total: int | None = None
 ) -> PaperList:
     """One page of the papers whose ids `ids_query` selects (None: every paper), maybe only those of one primary
-    category; `total`: how many there are, when the caller knows (a kept count), else counted. `member`: the same
-    selection as a condition on one paper (an EXISTS), for a selection so large that walking the newest-first index
-    from the top meets the page sooner than gathering and sorting all its ids would (`_walk_is_shorter`)."""
+    category; `total`: how many there are, when the caller knows (a kept count), else counted."""
     if total is None:
         query = select(Paper) if ids_query is None else select(Paper).where(Paper.id.in_(ids_query))
         if category:
             query = query.where(Paper.primary_category == category)
         total = session.exec(select(func.count()).select_from(query.subquery())).one()
-    at = Pages.of(total, page, per_page)
     # The page's ids first, from the newest-first index alone (a deep page skips index entries, not rows), then
     # their papers.
-    if ids_query is None:
-        ids = select(Paper.id)
-    elif member is not None and _walk_is_shorter(session, total, at.offset + per_page, category):
-        ids = select(Paper.id).where(member)
-    else:
-        ids = select(Paper.id).where(Paper.id.in_(ids_query))
+    ids = select(Paper.id) if ids_query is None else select(Paper.id).where(Paper.id.in_(ids_query))
     if category:
         ids = ids.where(Paper.primary_category == category)
-    wanted = list(session.exec(ids.order_by(*newest_first()).offset(at.offset).limit(per_page)).all())
-    found = {p.id: p for p in session.exec(select(Paper).where(Paper.id.in_(wanted))).all()}
+    return ordered_page(session, ids.order_by(*newest_first()), total, page, per_page, category)
+
+
+def ordered_page(session: Session, ordered_ids, total: int, page: int, per_page: int, category: str | None
+                 ) -> PaperList:  # fmt: skip
+    """Page `page` of the `total` paper ids `ordered_ids` selects in the order shown, with their papers."""
+    at = Pages.of(total, page, per_page)
+    wanted = list(session.exec(ordered_ids.offset(at.offset).limit(per_page)).all())
+    found = {p.id: p for p in session.exec(select(Paper).where(Paper.id.in_(wanted))).all()} if wanted else {}
     return PaperList([found[i] for i in wanted if i in found], total, at.page, at.pages, category)
-
-
-def _walk_is_shorter(session: Session, total: int, through: int, category: str | None) -> bool:
-    """Whether the index entries walked to reach the `through`-th of `total` selected papers (newest first; the
-    selection spread evenly among the archive's or the category's papers, as the kept counts say) are fewer than
-    the `total` ids the other way gathers and sorts."""
-    scope = category_key(category) if category else "papers"
-    archive = read_counts(session, scope).get(scope, 0)
-    return total > 0 and through * archive / total < total
 
 
 def listing_page(

@@ -33,46 +33,72 @@ def test_an_alias_merged_later_is_found_at_once_even_from_another_process(tmp_pa
     ingest.close()
 
 
-def test_a_large_institutions_pages_are_the_same_walked_or_gathered(tmp_path, monkeypatch):
-    """A page of an institution holding most of the archive's papers is found by walking the newest-first index
-    and testing each paper (`paging._walk_is_shorter`); the pages, deep ones and one category's, are those that
-    gathering and sorting its ids gives, and its members are counted from the authorships."""
+def test_an_institutions_pages_and_fields_follow_its_authorships_and_papers_as_they_change(tmp_path):
+    """An institution's page is read from its kept papers (`InstitutionPaper`): every page, deep ones and one
+    category's, and its fields are those its authorships and papers give when read the long way, after a new version
+    moves a paper's date and category, and after a new version drops the institution from a paper; `Catalog.recount`
+    makes the same rows from scratch."""
     from datetime import datetime, timezone
+
+    from sqlmodel import select
 
     from ingest.pipeline import load_records
     from ingest.report import Summary
-    from retrieval.scholarly import paging
     from retrieval.scholarly.institutions import institution_profile
+    from retrieval.scholarly.models import Authorship, InstitutionPaper
+    from retrieval.scholarly.paging import fields_of, paper_page
     from retrieval.scholarly.records import AffiliationRecord, AuthorRecord, PaperRecord
 
     place = AffiliationRecord(raw="Marker Institute", name="Marker Institute", ror_id="0abcdef12")
-    records = []
-    for n in range(40):
-        authors = [AuthorRecord(name=f"Author {n % 7}", affiliations=[place] if n % 5 else [])]
-        records.append(PaperRecord(
-            id=f"2101.{n:05d}", arxiv_id=f"2101.{n:05d}", title=f"Paper {n}", abstract="Words.", authors=authors,
-            categories=["cs.CL" if n % 3 else "math.CO"], primary_category="cs.CL" if n % 3 else "math.CO",
-            published=datetime(2021, 1, 1 + n % 28, tzinfo=timezone.utc) if n % 11 else None, source="t",
-        ))  # fmt: skip
+
+    def paper(n: int, category: str | None = None, day: int | None = None, others: bool = False) -> PaperRecord:
+        """Paper n (every fifth not at the institution); `others`: by two other authors, neither there."""
+        here = bool(n % 5) and not others
+        category = category or ("cs.CL" if n % 3 else "math.CO")
+        published = datetime(2021, 1, day or 1 + n % 28, tzinfo=timezone.utc) if n % 11 else None
+        name = "Other" if others else "Author"
+        authors = [AuthorRecord(name=f"{name} {n % 7}", affiliations=[place] if here else []),
+                   AuthorRecord(name=f"{name} {(n + 1) % 7}", affiliations=[place] if here and n % 2 else [])]
+        return PaperRecord(id=f"2101.{n:05d}", arxiv_id=f"2101.{n:05d}", title=f"Paper {n}", abstract="Words.",
+                           authors=authors, categories=[category], primary_category=category, published=published,
+                           year=2021, source="arxiv")  # fmt: skip
+
     catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
-    load_records(catalog, "t", records, Summary())
+    load_records(catalog, "arxiv", [paper(n) for n in range(40)], Summary())
     institution = find_institution(catalog, "0abcdef12").institution
-    walked = []
-    monkeypatch.setattr(paging, "_walk_is_shorter", lambda *args: walked.append(args) or True)
-    pages = {(page, category): institution_profile(catalog, institution.id, page, category, per_page=5)
-             for page in range(1, 8) for category in (None, "math.CO")}  # fmt: skip
-    assert walked
-    monkeypatch.setattr(paging, "_walk_is_shorter", lambda *args: False)
-    for (page, category), profile in pages.items():
-        gathered = institution_profile(catalog, institution.id, page, category, per_page=5)
-        assert [p.id for p in profile.papers.papers] == [p.id for p in gathered.papers.papers], (page, category)
-        assert profile.papers.total == gathered.papers.total
-    whole = institution_profile(catalog, institution.id, per_page=5)
-    assert whole.paper_count == whole.papers.total == 32  # every paper but each fifth
-    assert whole.researcher_count == 7 and sum(m.papers for m in whole.researchers) == 32
-    assert [p.id for p in whole.papers.papers][0] == "2101.00027"  # the newest (day 28)
-    monkeypatch.undo()
-    with catalog.session() as session:  # the first 5 of 32 among 40 papers are met sooner walking; the last not
-        assert paging._walk_is_shorter(session, 32, 5, None) and not paging._walk_is_shorter(session, 32, 32, None)
-        assert not paging._walk_is_shorter(session, 3, 5, "math.CO")  # 5 of 3 among 14
-    assert institution_profile(catalog, institution.id, per_page=5).papers.papers[0].id == "2101.00027"
+
+    def agree(papers_here: int) -> list:
+        with catalog.session() as session:
+            own = select(Authorship.paper_id).where(Authorship.institution_id == institution.id)
+            for category in (None, "math.CO", "cs.CL", "q-bio.NC"):
+                for page in range(1, 9):
+                    shown = institution_profile(catalog, institution.id, page, category, per_page=5)
+                    long_way = paper_page(session, own, page, 5, category)
+                    assert [p.id for p in shown.papers.papers] == [p.id for p in long_way.papers], (page, category)
+                    assert (shown.papers.total, shown.papers.pages) == (long_way.total, long_way.pages)
+            whole = institution_profile(catalog, institution.id, per_page=5)
+            assert whole.paper_count == whole.papers.total == papers_here
+            assert whole.fields == fields_of(session, own)
+            members = {}  # the long way: each member's papers here, most first, ties by the first known
+            for researcher, paper_id in session.exec(select(Authorship.researcher_id, Authorship.paper_id)
+                                                     .where(Authorship.institution_id == institution.id)):  # fmt: skip
+                members.setdefault(researcher, set()).add(paper_id)
+            assert [(m.researcher_id, m.papers) for m in whole.researchers] == sorted(
+                ((r, len(p)) for r, p in members.items()), key=lambda m: (-m[1], m[0]))
+            assert whole.researcher_count == len(members)
+            return sorted(session.exec(select(InstitutionPaper.institution_id, InstitutionPaper.paper_id,
+                                              InstitutionPaper.published, InstitutionPaper.primary_category)))
+
+    agree(32)  # every paper but each fifth
+    first = institution_profile(catalog, institution.id, per_page=5)
+    assert first.papers.papers[0].id == "2101.00027"  # the newest (day 28)
+    assert first.fields == [("cs.CL", 21), ("math.CO", 11)]
+    # A new version: paper 1 moves to q-bio.NC and to the newest date; paper 2's authors are others, not there.
+    load_records(catalog, "arxiv", [paper(1, "q-bio.NC", day=30), paper(2, others=True)], Summary())
+    kept = agree(31)
+    moved = institution_profile(catalog, institution.id, per_page=5)
+    assert moved.papers.papers[0].id == "2101.00001" and ("q-bio.NC", 1) in moved.fields
+    assert "2101.00002" not in {row[1] for row in kept}
+    catalog.recount()
+    assert agree(31) == kept
+    catalog.close()
