@@ -75,7 +75,11 @@ class SearchHitOut(BaseModel):
     score: float
     sentences: list[str]
     matched: str = Field(description="author: a paper of a researcher the query names (these come first); "
-                                     "abstract: its title and abstract match the query")  # fmt: skip
+                                     "abstract: its title and abstract match the query; passage: a passage of its "
+                                     "full text does (on `page`), asked when no abstract clears the floor")  # fmt: skip
+    page: int | None = Field(None, description="For `passage`: the PDF page of that passage (1-based)")
+    relevant: bool = Field(description="Clears the relevance floor. The hits that do come first; the others are "
+                                       "weaker matches, listed after them")  # fmt: skip
 
 
 class NamedResearcherOut(BaseModel):
@@ -88,6 +92,8 @@ class SearchOut(BaseModel):
     query: str
     note: str | None
     researchers: list[NamedResearcherOut] = Field(description="The researchers the query names (namesakes apart)")
+    weak: bool = Field(description="No hit clears the relevance floor: the archive does not answer this well, and "
+                                   "the hits are only the closest matches")  # fmt: skip
     hits: list[SearchHitOut]
 
 
@@ -99,11 +105,13 @@ class PassageHitOut(BaseModel):
     section: str | None
     text: str
     score: float
+    relevant: bool = Field(description="Clears the relevance floor for passages")
 
 
 class PassagesOut(BaseModel):
     query: str
     note: str | None
+    weak: bool = Field(description="No passage clears the relevance floor")
     hits: list[PassageHitOut]
 
 
@@ -182,7 +190,7 @@ def _search_api(api: APIRouter, deps) -> None:
                 url=paper_path(h.paper),
                 year=h.paper.year,
                 score=round(float(h.score), 6),
-                sentences=list(h.sentences), matched=h.kind,
+                sentences=list(h.sentences), matched=h.kind, page=h.page, relevant=h.clears,
             )  # fmt: skip
             for h in result.hits
         ]
@@ -190,7 +198,7 @@ def _search_api(api: APIRouter, deps) -> None:
             NamedResearcherOut(id=r.id, name=r.name, url=researcher_path(r.id, r.name))
             for r in deps.archive.researchers_by_ids(list(result.people)).values()
         ]
-        return SearchOut(query=result.query, note=result.note, researchers=named, hits=hits)
+        return SearchOut(query=result.query, note=result.note, researchers=named, weak=result.weak, hits=hits)
 
     @api.get("/passages", response_model=PassagesOut, responses={404: {"description": "Unknown paper"}, **LIMITED})
     def search_passages(
@@ -208,7 +216,7 @@ def _search_api(api: APIRouter, deps) -> None:
         result = deps.archive.passages(q, Filters(paper_ids=paper_ids, viewer=viewer), limit=limit)
         hits = [
             PassageHitOut(id=h.paper.id, title=h.paper.title, url=paper_path(h.paper), page=h.page, section=h.section,
-                          text=h.text, score=round(float(h.score), 6))  # fmt: skip
+                          text=h.text, score=round(float(h.score), 6), relevant=h.clears)  # fmt: skip
             for h in result.hits
         ]
-        return PassagesOut(query=result.query, note=result.note, hits=hits)
+        return PassagesOut(query=result.query, note=result.note, weak=result.weak, hits=hits)

@@ -11,8 +11,10 @@ import numpy as np
 from retrieval.library.uploads import visible_papers
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
+from retrieval.search.relevance import FLOOR
 from retrieval.vectors.embeddings import Embedded, Embedder, SparseVector
-from retrieval.vectors.index import PASSAGE_KINDS, Filters, Index
+from retrieval.vectors.index import PASSAGE_KINDS, Filters, Index, PaperScore
+from retrieval.vectors.store import PointHit
 from retrieval.vectors.windows import split_sentences
 
 MAX_QUERY_CHARS = 1_000
@@ -28,14 +30,21 @@ class SearchHit:
     kind: str
     page: int | None
     sentences: list[str] = field(default_factory=list)
+    dense: float | None = None  # the dense side's own cosine of the paper's best point (or passage)
+    clears: bool = True  # clears the relevance floor (`retrieval.search.relevance`): shown as an answer
 
 
 @dataclass(frozen=True)
 class SearchResult:
     query: str
-    hits: list[SearchHit]
+    hits: list[SearchHit]  # those that clear the floor first, then the weaker ones, each part best first
     note: str | None = None
     people: tuple[int, ...] = ()  # the researchers the query names, whose papers come first (kind "author")
+
+    @property
+    def weak(self) -> bool:
+        """Nothing clears the floor: the archive does not answer this well (an abstention, not an answer)."""
+        return not any(h.clears for h in self.hits)
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,8 @@ class PassageHit:
     page: int | None
     section: str | None
     text: str
+    dense: float | None = None  # the dense side's own cosine (None: only BM25 found it)
+    clears: bool = True  # clears the relevance floor for passages
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,10 @@ class PassageResult:
     query: str
     hits: list[PassageHit]
     note: str | None = None
+
+    @property
+    def weak(self) -> bool:
+        return not any(h.clears for h in self.hits)
 
 
 def clean_query(text: str) -> str:
@@ -87,22 +102,34 @@ def search(
     sentences: int = 0,
 ) -> SearchResult:
     """Hybrid search over titles and abstracts, one hit per paper, best first; with sentences > 0, the
-    sentences of each abstract that match the query best."""
+    sentences of each abstract that match the query best.
+
+    The hits that clear the relevance floor come first (`FLOOR.pool` candidates are weighed, so one ranked just
+    past `limit` can take a weaker hit's place), then the others. When no abstract clears it, the full text is
+    asked: papers with a passage that clears it come first (kind "passage", with that passage's page)."""
     text = clean_query(query)
     if not text:
         return SearchResult(text, [], note=EMPTY_QUERY)
     limit = max(1, min(limit, MAX_LIMIT))
     embedded = embedder.query(text)
-    scored = index.papers(embedded, filters, limit=limit)
+    scored = index.papers(embedded, filters, limit=max(limit, FLOOR.pool))
     papers = visible_papers(catalog, [s.paper_id for s in scored], filters.viewer)
     # (a point whose paper is missing means the index is out of step with the catalog, the truth: skip it)
-    found = [(s, papers[s.paper_id]) for s in scored if s.paper_id in papers]
+    weighed = [(s, papers[s.paper_id]) for s in scored if s.paper_id in papers]
+    clears = FLOOR.papers([s.dense.score if s.dense else None for s, _ in weighed])
+    cleared = {paper.id for (_, paper), c in zip(weighed, clears, strict=True) if c}
+    found = [w for w in weighed if w[1].id in cleared] + [w for w in weighed if w[1].id not in cleared]
+    if not any(clears):
+        found = _in_full_text(catalog, index, embedded, filters, limit, found)
+    found = found[:limit]
     quotes: list[list[str]] = [[] for _ in found]
     if sentences:
         # A window that scored the paper already says which sentences matched; the others are found by
         # embedding their sentences (short abstracts, one batch).
         rest = []
         for i, (s, paper) in enumerate(found):
+            if isinstance(s, PointHit):  # a passage: its page is the quote's place
+                continue
             if s.dense is not None and s.dense.kind == "window" and s.dense.span:
                 start, end = s.dense.span
                 quotes[i] = split_sentences(paper.abstract)[start:end][:sentences]
@@ -111,12 +138,32 @@ def search(
         picked = matching_sentences(embedder, embedded.dense, [found[i][1].abstract for i in rest], sentences)
         for i, chosen in zip(rest, picked, strict=True):
             quotes[i] = chosen
-    hits = [
-        SearchHit(paper, s.score, rank, "abstract", None, quote)
-        for rank, ((s, paper), quote) in enumerate(zip(found, quotes, strict=True), start=1)
-    ]
+    hits = [_hit(s, paper, rank, quote, paper.id in cleared)
+            for rank, ((s, paper), quote) in enumerate(zip(found, quotes, strict=True), start=1)]  # fmt: skip
     note = None if hits else "No paper matched; try other words or fewer filters."
     return SearchResult(text, hits, note)
+
+
+def _hit(s: PaperScore | PointHit, paper: Paper, rank: int, quote: list[str], cleared: bool) -> SearchHit:
+    if isinstance(s, PointHit):  # a paper found by a passage of its full text (it cleared the floor there)
+        return SearchHit(paper, s.score, rank, "passage", s.page, quote, dense=s.dense, clears=True)
+    dense = s.dense.score if s.dense else None
+    return SearchHit(paper, s.score, rank, "abstract", None, quote, dense=dense, clears=cleared)
+
+
+def _in_full_text(catalog, index: Index, embedded: Embedded, filters: Filters, limit: int, found: list) -> list:
+    """When no abstract clears the floor: the papers whose best full-text passage does, best first, before the
+    (weak) abstract hits."""
+    passages = index.passages(embedded, filters, limit=max(limit, FLOOR.pool))
+    best: dict[str, PointHit] = {}
+    for p in passages:
+        if FLOOR.passages([p.dense])[0] and p.paper_id not in best:
+            best[p.paper_id] = p
+    if not best:
+        return found
+    papers = visible_papers(catalog, list(best), filters.viewer)
+    first = [(p, papers[pid]) for pid, p in best.items() if pid in papers]
+    return first + [(s, paper) for s, paper in found if paper.id not in best]
 
 
 def search_passages(
@@ -145,9 +192,11 @@ def search_passages(
                 kept.append(point)
         points = kept[:limit]
     papers = visible_papers(catalog, list(dict.fromkeys(p.paper_id for p in points)), filters.viewer)
+    shown = [p for p in points if p.paper_id in papers]
+    clears = FLOOR.passages([p.dense for p in shown])
     hits = [
-        PassageHit(papers[p.paper_id], p.score, rank, p.number, p.page, p.section, p.text)
-        for rank, p in enumerate((p for p in points if p.paper_id in papers), start=1)
+        PassageHit(papers[p.paper_id], p.score, rank, p.number, p.page, p.section, p.text, p.dense, cleared)
+        for rank, (p, cleared) in enumerate(zip(shown, clears, strict=True), start=1)
     ]
     if hits:
         return PassageResult(text, hits)

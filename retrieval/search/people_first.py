@@ -183,7 +183,7 @@ def people_first_search(
         first = mine.hits if named.topic else _newest_first(mine.hits)
     seen = {h.paper.id for h in first}
     rest = search(catalog, index, embedder, asked, filters, limit + len(seen), sentences)
-    merged = [replace(h, kind="author") for h in first] + [h for h in rest.hits if h.paper.id not in seen]
+    merged = [replace(h, kind="author", clears=True) for h in first] + [h for h in rest.hits if h.paper.id not in seen]
     hits = [replace(h, rank=rank) for rank, h in enumerate(merged[:limit], start=1)]
     note = None if hits else rest.note
     return SearchResult(rest.query, hits, note, people=named.ids)

@@ -305,7 +305,8 @@ class Index:
             self.params,
         )
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:limit]
-        return [_rescored(by_key[k], score) for k, score in ranked]
+        cosine = {key(h): h.score for h in dense}
+        return [replace(by_key[k], score=score, dense=cosine.get(k)) for k, score in ranked]
 
 
 class PassageText(Protocol):
@@ -356,5 +357,3 @@ def passage_points(
             for p, v in zip(found, vectors, strict=True)]  # fmt: skip
 
 
-def _rescored(hit: PointHit, score: float) -> PointHit:
-    return replace(hit, score=score)

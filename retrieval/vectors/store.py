@@ -143,6 +143,7 @@ class PointHit:
     section: str | None
     score: float
     span: tuple[int, int] | None = None
+    dense: float | None = None  # once fused (`Index.passages`): the dense side's own cosine, None if it missed it
 
 
 def _as_utc(value: date, end: bool) -> str:

@@ -190,3 +190,34 @@ async def test_a_404_for_a_double_slash_address_links_nowhere_else(client):
     addresses = [tag.get("href", "") for tag in soup.select("link[href], a[href]")]
     assert addresses and not any(a.startswith("//") for a in addresses)  # no protocol-relative link to evil.example
     assert 'href="//' not in missing.text
+
+
+async def test_the_apis_say_which_hits_clear_the_relevance_floor(client):
+    """Issue 39: the search API puts what clears the floor first and says so. A subject the archive does not hold
+    is `weak`, with no hit marked relevant. A fact that only a full text holds finds its paper through the passage,
+    with the page."""
+    topic = (await client.get("/api/search", params={"q": "hindsight logging for model training", "limit": 5})).json()
+    assert not topic["weak"] and topic["hits"][0]["relevant"] and topic["hits"][0]["id"] == "2006.07357"
+    flags = [h["relevant"] for h in topic["hits"]]
+    assert flags == sorted(flags, reverse=True)  # the relevant ones first
+    absent = (await client.get("/api/search", params={"q": "coral reef bleaching under ocean warming"})).json()
+    assert absent["weak"] and absent["hits"] and not any(h["relevant"] for h in absent["hits"])
+    fact = (await client.get("/api/search", params={
+        "q": "What joint goal accuracy does TripPy reach on MultiWOZ 2.1?", "limit": 5})).json()
+    first = fact["hits"][0]
+    assert not fact["weak"] and first["relevant"] and first["id"] == "2005.02877" and first["matched"] == "passage"
+    assert first["page"] == 6
+    passages = (await client.get("/api/passages", params={"q": "coral reef bleaching under ocean warming"})).json()
+    assert passages["weak"] and not any(h["relevant"] for h in passages["hits"])
+    held = (await client.get("/api/passages", params={"q": "joint goal accuracy of TripPy on MultiWOZ 2.1"})).json()
+    assert not held["weak"] and held["hits"][0]["relevant"] and held["hits"][0]["id"] == "2005.02877"
+
+
+def test_the_floor_keeps_what_is_near_the_best_and_above_the_least():
+    from retrieval.search.relevance import Floor
+
+    floor = Floor(dense=0.5, gap=0.25, passage=0.37)
+    assert floor.papers([0.9, 0.7, 0.64, None, 0.3]) == [True, True, False, False, False]  # within 0.25 of 0.9
+    assert floor.papers([0.6, 0.55, 0.45]) == [True, True, False]  # at least 0.5
+    assert floor.papers([0.42, 0.3]) == [False, False] and floor.papers([None]) == [False]
+    assert floor.passages([0.4, 0.37, 0.36, None]) == [True, True, False, False]
