@@ -54,7 +54,7 @@ def load(path: Path = JUDGED) -> list[Judged]:
     return found
 
 
-def _same(text: str) -> str:
+def same_text(text: str) -> str:
     return " ".join(text.replace("\u2212", "-").split()).lower()
 
 
@@ -71,10 +71,10 @@ def judge_papers(question: Judged, shown: list[str]) -> dict:
 
 def judge_passages(question: Judged, shown: list[tuple[str, int | None, str]]) -> dict:
     pages = {(paper, page) for paper, listed in question.pages.items() for page in listed}
-    said = " ".join(_same(text) for _, _, text in shown)
+    said = " ".join(same_text(text) for _, _, text in shown)
     return {
         "page": any((paper, page) in pages for paper, page, _ in shown),
-        "answer": any(_same(a) in said for a in question.answer),
+        "answer": any(same_text(a) in said for a in question.answer),
     }
 
 

@@ -10,14 +10,10 @@ from pathlib import Path
 from pypdf import PdfReader
 from sqlmodel import select
 
-from bench.precision import KINDS, judge_papers, judge_passages, load, run, summary
+from bench.precision import KINDS, judge_papers, judge_passages, load, run, same_text, summary
 from retrieval.scholarly.models import Authorship, Paper, Researcher
 
 PDFS = Path(__file__).resolve().parents[2] / "data" / "demo" / "pdfs"
-
-
-def _same(text: str) -> str:
-    return " ".join(text.replace("\u2212", "-").split()).lower()
 
 
 def test_the_judged_set_has_every_kind_and_names_only_demo_papers(demo):
@@ -58,8 +54,8 @@ def test_each_facts_answer_stands_on_its_judged_page():
         assert q.answer and q.pages, q.id
         for paper, pages in q.pages.items():
             if paper not in texts:
-                texts[paper] = [_same(page.extract_text() or "") for page in PdfReader(PDFS / f"{paper}.pdf").pages]
-            on = [p for p in pages if any(_same(a) in texts[paper][p - 1] for a in q.answer)]
+                texts[paper] = [same_text(page.extract_text() or "") for page in PdfReader(PDFS / f"{paper}.pdf").pages]
+            on = [p for p in pages if any(same_text(a) in texts[paper][p - 1] for a in q.answer)]
             assert on, (q.id, paper, pages)
 
 
