@@ -54,6 +54,10 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
         answer = f"{notice}\n\n{result.output}"
         await ui.finish(answer, [])
         return Answer(answer, [], [], 1, result.output if result.failed else None, weak=True)
+    if isinstance(result.data, PapersFound) and result.data.weak:
+        answer = "\n".join([notice, "", _nothing_answers(query, result)])
+        await ui.finish(answer, result.cards)
+        return Answer(answer, result.cards, [], 1, sources=result.sources, weak=True)
     lines = [notice, "", _what_was_found(query, result), ""]
     passages, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui)
     if passages:
@@ -109,6 +113,17 @@ def _what_was_found(query: str, result) -> str:
         found += " (the papers of the researcher named come first)"
     return (f"{found}. Each card below is one paper with the sentences of its abstract that match best; its number"
             " is how to ask about it (\"tell me more about [1]\") and its title opens its page.")
+
+
+def _nothing_answers(query: str, result) -> str:
+    """No paper cleared the relevance floor: say so first, label the cards as the closest matches, and say what
+    the user can do."""
+    count = len(result.cards)
+    return (f"**Nothing in this archive answers {md_escape(query)} well.** No paper's abstract or full text comes "
+            f"close enough to be an answer. The {count} card{'s' if count != 1 else ''} below "
+            f"{'are' if count != 1 else 'is'} only the closest match{'es' if count != 1 else ''}, shown as such.\n\n"
+            "You can fetch a paper that is not here by its arXiv id (\"get 2005.02877\"), add your own PDF with the "
+            "paperclip, or ask more broadly (fewer or more general words).")
 
 
 async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI) -> tuple[list, SourceBook]:

@@ -101,6 +101,8 @@ class PapersFound:
 
     query: str
     named_people: tuple[str, ...] = ()
+    weak: bool = False  # no paper cleared the relevance floor: the cards are only the closest matches
+    weaker: int = 0  # papers under the floor left out beside those that cleared it
 
 
 @dataclass(frozen=True)

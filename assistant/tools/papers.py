@@ -63,15 +63,22 @@ def search_papers(
     filters = _in_library(filters, deps)
     limit = max(1, min(limit, deps.max_results))
     hits = []
-    if deps.scope_paper_id:  # the paper this chat is about first, then the rest of the archive
+    if deps.scope_paper_id:  # the paper this chat is about first (the user chose it), then the rest of the archive
         scoped = replace(filters, paper_ids=(deps.scope_paper_id,))
-        hits += deps.archive.search(query, scoped, limit=1, sentences=2).hits
+        hits += [replace(h, clears=True) for h in deps.archive.search(query, scoped, limit=1, sentences=2).hits]
     result = deps.archive.search(query, filters, limit=limit, sentences=2)
     hits += [h for h in result.hits if h.paper.id != deps.scope_paper_id][: limit - len(hits)]
     if not hits:
         return ToolResult(result.note or "No paper matched.")
+    weak = not any(h.clears for h in hits)
+    weaker = 0 if weak else sum(not h.clears for h in hits)
+    hits = hits if weak else [h for h in hits if h.clears]  # under the relevance floor: not an answer
     authors = deps.archive.author_names([h.paper.id for h in hits])
     lines, cards, named = [f"Papers matching {md_escape(result.query)!r}:"], [], []
+    if weak:
+        lines = [f"Nothing in this archive answers {md_escape(result.query)!r} well: no paper clears the relevance "
+                 "floor. These are only the closest matches, weak evidence: say that the archive does not answer "
+                 "it rather than answer from them."]  # fmt: skip
     if result.people:
         named = list(deps.archive.researchers_by_ids(list(result.people)).values())
         people = "; ".join(f"{md_escape(r.name)} (researcher id {r.id})" for r in named)
@@ -85,7 +92,10 @@ def search_papers(
         lines += [f"    matching: {md_escape(s)}" for s in hit.sentences]
         cards.append(Card(_card_kind(hit.paper.id), hit.paper.id, hit.paper.title, path, subtitle, n,
                           tuple(Quote(s) for s in hit.sentences)))  # fmt: skip
-    return ToolResult("\n".join(lines), cards, data=PapersFound(result.query, tuple(r.name for r in named)))
+    if weaker:
+        lines.append(f"({weaker} weaker match{'es' if weaker != 1 else ''} under the relevance floor left out.)")
+    found = PapersFound(result.query, tuple(r.name for r in named), weak=weak, weaker=weaker)
+    return ToolResult("\n".join(lines), cards, data=found)
 
 
 def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
@@ -161,6 +171,9 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
     if not hits:
         return ToolResult(result.note or "No passage matched.")
     lines, cards = [f"Full-text passages matching {md_escape(result.query)!r}:"], {}
+    if not any(h.clears for h in hits):
+        lines[0] = (f"No full-text passage answers {md_escape(result.query)!r} well (none clears the relevance "
+                    "floor). These are only the closest passages, weak evidence:")  # fmt: skip
     for hit in hits:
         n = deps.sources.number(hit.paper)
         path = deps.sources.entries[hit.paper.id][2]

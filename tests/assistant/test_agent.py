@@ -118,6 +118,24 @@ async def test_retrieval_only_mode(demo):
     assert not [c for c in outcome.cards if c.title in ui.final or any(q.text in ui.final for q in c.quotes)]
 
 
+async def test_retrieval_only_says_when_nothing_here_answers_and_shows_only_what_clears_the_floor(demo):
+    """Issue 39: a subject the archive does not hold gets "Nothing in this archive answers this well", its cards
+    labelled as the closest matches, and what the user can do; the tool tells the model the evidence is weak. A
+    question the archive answers shows only the papers that clear the relevance floor."""
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "coral reef bleaching under ocean warming", ui)
+    assert "Nothing in this archive answers" in ui.final and "closest match" in ui.final and "arXiv id" in ui.final
+    assert outcome.weak and "weak evidence" in ui.steps[0]["output"] and "match** " not in ui.final
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "hindsight logging for model training", ui)
+    assert outcome.cards[0].id == "2006.07357" and "Nothing in this archive" not in ui.final
+    shown = {c.id for c in outcome.cards}
+    floor = {h.paper.id for h in demo.archive().search("hindsight logging for model training", limit=5).hits
+             if h.clears}  # fmt: skip
+    assert shown == floor and len(shown) < 5  # the weaker matches are left out, and the tool says so
+    assert "weaker match" in ui.steps[0]["output"]
+
+
 async def test_retrieval_only_lists_the_named_researchers_papers_first(demo):
     ui = RecordingUI()
     outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "papers by Joseph M. Hellerstein", ui)
