@@ -19,6 +19,12 @@ class SearchRow:
     year: int | None
     categories: list[str]
     sentences: list[str]
+    page: int | None = None  # found by a passage of its full text: that passage's page
+
+
+WEAK = ("Nothing in this archive answers this well. The closest matches are below, labelled as such. You can "
+        "fetch a paper that is not here by its arXiv id, add your own PDF on your library page, or try broader "
+        "words.")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,12 @@ class SearchPage:
     has_next: bool = False
     researchers: list[NamedResult] = field(default_factory=list)
     institutions: list[NamedResult] = field(default_factory=list)
+    weaker: list[SearchRow] = field(default_factory=list)  # under the relevance floor: folded, or the closest
+    weak: bool = False  # nothing clears the floor: `weaker` holds the closest matches
+
+    @property
+    def weak_text(self) -> str:
+        return WEAK
 
     def address(self, page: int | None = None) -> str:
         params = {"q": self.query, "category": self.category, "after": self.after, "before": self.before}
@@ -75,13 +87,11 @@ class SearchPage:
             lines += ["## Papers", ""]
         if self.note:
             lines += [self.note, ""]
-        for row in self.rows:
-            head = f"{row.rank}. [{md_escape(row.title)}]({row.path})"
-            details = ", ".join(
-                str(x) for x in (row.authors and md_escape(row.authors), row.year, " ".join(row.categories[:3])) if x
-            )
-            lines.append(f"{head}: {details}" if details else head)
-            lines += [f"   > {md_escape(s)}" for s in row.sentences]
+        if self.weak:
+            lines += [f"**{WEAK}**", "", "## Closest matches", ""]
+        lines += _rows_markdown(self.weaker if self.weak else self.rows)
+        if self.weaker and not self.weak:
+            lines += ["", f"## Weaker matches ({len(self.weaker)})", ""] + _rows_markdown(self.weaker)
         pager = [f"[Previous]({self.address(self.page - 1)})"] if self.page > 1 else []
         pager += [f"[Next]({self.address(self.page + 1)})"] if self.has_next else []
         if pager:
@@ -89,21 +99,39 @@ class SearchPage:
         return "\n".join(lines) + "\n"
 
 
+def _rows_markdown(rows: list[SearchRow]) -> list[str]:
+    lines = []
+    for row in rows:
+        head = f"{row.rank}. [{md_escape(row.title)}]({row.path})"
+        details = ", ".join(
+            str(x) for x in (row.authors and md_escape(row.authors), row.year, " ".join(row.categories[:3])) if x
+        )
+        lines.append(f"{head}: {details}" if details else head)
+        if row.page is not None:
+            lines.append(f"   > found in its full text, p. {row.page}")
+        lines += [f"   > {md_escape(s)}" for s in row.sentences]
+    return lines
+
+
 def build_search_page(
     result: SearchResult, authors: dict[str, list[str]], per_page: int = 10, page: int = 1, **extra
 ) -> SearchPage:
-    rows = []
+    """The page's hits: those that clear the relevance floor as the results, the others folded as weaker matches
+    (or, when none clears, shown as the closest matches under "nothing here answers this well")."""
+    rows, weaker = [], []
     for hit in result.hits[(page - 1) * per_page : page * per_page]:
         names = authors.get(hit.paper.id, [])
-        rows.append(
-            SearchRow(
-                rank=hit.rank,
-                title=hit.paper.title,
-                path=paper_path(hit.paper),
-                authors=byline(names, shown=4),
-                year=hit.paper.year,
-                categories=list(hit.paper.categories),
-                sentences=hit.sentences,
-            )
+        row = SearchRow(
+            rank=hit.rank,
+            title=hit.paper.title,
+            path=paper_path(hit.paper),
+            authors=byline(names, shown=4),
+            year=hit.paper.year,
+            categories=list(hit.paper.categories),
+            sentences=hit.sentences,
+            page=hit.page if hit.kind == "passage" else None,
         )
-    return SearchPage(result.query, rows, result.note, page=page, has_next=len(result.hits) > page * per_page, **extra)
+        (rows if hit.clears else weaker).append(row)
+    weak = bool(result.hits) and result.weak
+    return SearchPage(result.query, rows, result.note, page=page, has_next=len(result.hits) > page * per_page,
+                      weaker=weaker, weak=weak, **extra)  # fmt: skip

@@ -114,7 +114,9 @@ def test_the_chat_dock_opens_a_chat_about_the_pages_paper_from_the_keyboard(serv
 KEYBOARD_TARGETS = """() => {
   const all = [...document.querySelectorAll(
     'a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex="-1"])')];
-  const shown = all.filter(e => e.getClientRects().length > 0 && !e.disabled && !e.closest('[inert]'));
+  // (what a closed <details> folds is reached by opening it: its <summary> is the action, and is counted)
+  const folded = e => { const d = e.closest('details:not([open])'); return d && !e.closest('summary'); };
+  const shown = all.filter(e => e.getClientRects().length > 0 && !e.disabled && !e.closest('[inert]') && !folded(e));
   shown.forEach((e, i) => e.setAttribute('data-kb', String(i)));
   return shown.map(e => e.outerHTML.slice(0, 80));
 }"""

@@ -221,3 +221,27 @@ def test_the_floor_keeps_what_is_near_the_best_and_above_the_least():
     assert floor.papers([0.6, 0.55, 0.45]) == [True, True, False]  # at least 0.5
     assert floor.papers([0.42, 0.3]) == [False, False] and floor.papers([None]) == [False]
     assert floor.passages([0.4, 0.37, 0.36, None]) == [True, True, False, False]
+
+
+async def test_the_search_page_folds_weaker_matches_and_says_when_nothing_answers(client):
+    """The search page lists what clears the relevance floor, folds the rest behind "Show N weaker matches", shows
+    where in a full text a paper was found, and says plainly when nothing here answers (the closest matches
+    labelled as such), in HTML and in markdown."""
+    from bs4 import BeautifulSoup
+
+    absent = await client.get("/search", params={"q": "coral reef bleaching under ocean warming"})
+    soup = BeautifulSoup(absent.text, "html.parser")
+    assert "Nothing in this archive answers this well" in soup.select_one("p.weak").get_text()
+    assert soup.select("section.closest li") and not soup.select("details.weaker")
+    topic = BeautifulSoup((await client.get("/search", params={"q": "hindsight logging for model training"})).text,
+                          "html.parser")  # fmt: skip
+    assert not topic.select("p.weak") and "2006.07357" in topic.select("ol.results")[0].select_one("a")["href"]
+    folded = topic.select_one("details.weaker")
+    assert folded is not None and folded.select_one("summary").get_text().startswith("Show ")
+    assert len(folded.select("li")) + len(topic.select("ol.results")[0].select("li")) == 10
+    fact = await client.get("/search", params={"q": "What joint goal accuracy does TripPy reach on MultiWOZ 2.1?"})
+    first = BeautifulSoup(fact.text, "html.parser").select("ol.results")[0].select_one("li")
+    assert "2005.02877" in first.select_one("a")["href"] and "full text, p. 6" in first.get_text()
+    markdown = (await client.get("/search", params={"q": "coral reef bleaching under ocean warming"},
+                                 headers={"Accept": "text/markdown"})).text  # fmt: skip
+    assert "Nothing in this archive answers this well" in markdown and "## Closest matches" in markdown
