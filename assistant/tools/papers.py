@@ -9,6 +9,7 @@ from assistant.tools.base import Card, CardKind, PapersFound, Quote, ToolDeps, T
 from retrieval.library.uploads import upload_number
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.index import Filters
+from retrieval.vectors.windows import split_sentences
 from web.base import byline, md_escape
 from web.paper import paper_page
 
@@ -25,6 +26,24 @@ def _in_library(filters: Filters, deps: ToolDeps) -> Filters:
         raise ToolError("the user's library is empty: they can attach a PDF or import a reading list on /me/library")
     wanted = filters.paper_ids or deps.only_papers
     return replace(filters, paper_ids=tuple(p for p in wanted if p in deps.only_papers) or ("none",))
+
+
+def whole_sentences(text: str, limit: int) -> str:
+    """A passage's whole sentences, up to about `limit` characters: a fragment the passage begins or ends with
+    (the PDF's text is cut into passages by length) is left out, and a sentence longer than `limit` alone is cut
+    at a space, marked "…", never inside a word."""
+    sentences = split_sentences(" ".join(text.split()))
+    if len(sentences) > 1 and sentences[0][:1].islower():  # begins inside a sentence
+        sentences = sentences[1:]
+    if len(sentences) > 1 and sentences[-1][-1:] not in ".!?\"')]":  # ends inside one
+        sentences = sentences[:-1]
+    kept = []
+    for sentence in sentences:
+        if kept and len(" ".join([*kept, sentence])) > limit:
+            break
+        kept.append(sentence)
+    said = " ".join(kept)
+    return said if len(said) <= limit else said[:limit].rsplit(" ", 1)[0] + " …"
 
 
 def _card_kind(paper_id: str) -> CardKind:
@@ -180,7 +199,7 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
         where = f"p. {hit.page}" + (f", section {md_escape(hit.section)!r}" if hit.section else "")
         text = hit.text if len(hit.text) <= 700 else hit.text[:700].rsplit(" ", 1)[0] + " …"
         lines.append(f"[{n}, {where}] {md_escape(hit.paper.title)}; page {path}\n    {md_escape(text)}")
-        quote = Quote(text[:300], hit.page)
+        quote = Quote(whole_sentences(hit.text, 300), hit.page)
         if hit.paper.id in cards:
             card = cards[hit.paper.id]
             cards[hit.paper.id] = replace(card, quotes=card.quotes + (quote,))

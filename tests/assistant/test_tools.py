@@ -98,3 +98,19 @@ async def test_the_index_going_away_mid_conversation_and_coming_back(demo, tmp_p
     ui = RecordingUI()
     await Agent(None).turn(deps, [], "graph neural networks", ui)
     assert ui.final != SEARCH_UNAVAILABLE and ui.cards
+
+
+def test_full_text_quotes_are_whole_sentences(demo):
+    """Issue 39: a passage on a card is shown whole sentence to whole sentence: the fragments a passage begins and
+    ends with (the PDF's text is cut by length) are left out, and a word is never cut in two."""
+    from assistant.tools.papers import search_fulltext, whole_sentences
+
+    passage = "by a copy mechanism. TripPy reaches 55.29% JGA on MultiWOZ 2.1. The slot gate is"
+    assert whole_sentences(passage, 300) == "TripPy reaches 55.29% JGA on MultiWOZ 2.1."
+    assert whole_sentences("One. Two sentences here. Three.", 12) == "One."
+    endless = "A sentence that goes on and on " * 20
+    long = whole_sentences(endless, 50)
+    assert long.endswith(" …") and len(long) <= 52 and endless.startswith(long[:-2] + " ")  # cut at a space
+    result = search_fulltext(deps_for(demo), "joint goal accuracy of TripPy on MultiWOZ 2.1")
+    quotes = [q.text for card in result.cards for q in card.quotes]
+    assert quotes and all(not q[:1].islower() and (q[-1] in ".!?\"')]" or q.endswith(" …")) for q in quotes), quotes
