@@ -100,13 +100,15 @@ def search(
     filters: Filters = Filters(),
     limit: int = 8,
     sentences: int = 0,
+    full_text: bool = True,
 ) -> SearchResult:
     """Hybrid search over titles and abstracts, one hit per paper, best first; with sentences > 0, the
     sentences of each abstract that match the query best.
 
     The hits that clear the relevance floor come first (`FLOOR.pool` candidates are weighed, so one ranked just
     past `limit` can take a weaker hit's place), then the others. When no abstract clears it, the full text is
-    asked: papers with a passage that clears it come first (kind "passage", with that passage's page)."""
+    asked (unless not `full_text`): papers with a passage that clears it come first (kind "passage", with that
+    passage's page)."""
     text = clean_query(query)
     if not text:
         return SearchResult(text, [], note=EMPTY_QUERY)
@@ -119,7 +121,7 @@ def search(
     clears = FLOOR.papers([s.dense.score if s.dense else None for s, _ in weighed])
     cleared = {paper.id for (_, paper), c in zip(weighed, clears, strict=True) if c}
     found = [w for w in weighed if w[1].id in cleared] + [w for w in weighed if w[1].id not in cleared]
-    if not any(clears):
+    if full_text and not any(clears):
         found = _in_full_text(catalog, index, embedded, filters, limit, found)
     found = found[:limit]
     quotes: list[list[str]] = [[] for _ in found]

@@ -179,7 +179,9 @@ def people_first_search(
     asked = named.topic or query
     first: list[SearchHit] = []
     if own:
-        mine = search(catalog, index, embedder, asked, replace(filters, paper_ids=tuple(own)), len(own), sentences)
+        # (the person's papers are shown whatever their score: their full text need not be asked)
+        mine = search(catalog, index, embedder, asked, replace(filters, paper_ids=tuple(own)), len(own), sentences,
+                      full_text=False)  # fmt: skip
         first = mine.hits if named.topic else _newest_first(mine.hits)
     seen = {h.paper.id for h in first}
     rest = search(catalog, index, embedder, asked, filters, limit + len(seen), sentences)
