@@ -98,12 +98,14 @@ class Conversation:
     paper_checked: bool = False  # whether the chat's paper (or other subject) was worked out (once per session)
     about: Card | None = None  # the researcher or institution this chat was opened about
     library: bool = False  # the chat searches the user's own library only (/chat?library=mine)
+    focus_weak: bool = False  # the last answer found nothing that answers well: its cards were the closest matches
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "history": self.history,
             "sources": {pid: list(entry) for pid, entry in self.sources.entries.items()},
             "focus": [asdict(c) for c in self.focus],
+            "focus_weak": self.focus_weak,
             "paper": self.paper,
             "paper_checked": self.paper_checked,
             "about": asdict(self.about) if self.about else None,
@@ -120,6 +122,7 @@ class Conversation:
             history=[m for m in history if isinstance(m, dict)] if isinstance(history, list) else [],
             sources=_sources(data.get("sources")),
             focus=_cards(data.get("focus")),
+            focus_weak=data.get("focus_weak") is True,
             paper=paper if isinstance(paper, str) else None,
             paper_checked=bool(data.get("paper_checked")),
             about=next(iter(_cards([data.get("about")])), None),
@@ -135,6 +138,7 @@ class Conversation:
             history=history,
             sources=_sources(last.get("sources")),
             focus=_cards(last.get("focus")),
+            focus_weak=last.get("focus_weak") is True,
             paper=last.get("paper") if isinstance(last.get("paper"), str) else None,
             paper_checked=True,
             about=next(iter(_cards([last.get("about")])), None),
@@ -153,10 +157,13 @@ class Conversation:
         """The conversation scoped to one paper (a PDF just attached, a paper just fetched from arXiv)."""
         return replace(self, paper=paper_id, paper_checked=True)
 
-    def after(self, history: list[dict], cards: list[Card], sources: SourceBook) -> Conversation:
+    def after(self, history: list[dict], cards: list[Card], sources: SourceBook, weak: bool = False) -> Conversation:
         """The conversation after a turn, this one unchanged: `history` (what the next turn sees: the recent
-        messages and the turn's own), the turn's source numbers, and its cards as what it is now about."""
-        return replace(self, history=history, sources=sources, focus=tuple(cards[:MAX_FOCUS_CARDS]) or self.focus)
+        messages and the turn's own), the turn's source numbers, and its cards as what it is now about (`weak`:
+        they were only the closest matches, so "compare them" asks which papers)."""
+        if not cards:
+            return replace(self, history=history, sources=sources)
+        return replace(self, history=history, sources=sources, focus=tuple(cards[:MAX_FOCUS_CARDS]), focus_weak=weak)
 
     def answer_metadata(self, asked: str | None = None, usage: dict | None = None) -> dict[str, Any]:
         """What the answer's step keeps for a resumed thread: this turn's tool calls and shortened results, the
@@ -172,6 +179,7 @@ class Conversation:
             "about": stored["about"],
             "library": self.library,
             "focus": stored["focus"],
+            "focus_weak": self.focus_weak,
             **({"asked": asked} if asked else {}),
             **({"usage": usage} if usage else {}),
         }
@@ -263,7 +271,7 @@ class Chat:
         state = self.conversation
         return ToolDeps(self.archive, user=self.user, sources=state.sources,
                         scope_paper_id=state.paper, only_papers=self.only_papers, focus=state.focus,
-                        about=state.about)  # fmt: skip
+                        focus_weak=state.focus_weak, about=state.about)  # fmt: skip
 
     async def ask(self, question: str, ui: TurnUI, held: str | None = None, usage: TurnUsage | None = None) -> Answer:
         """Answer a question (see `Agent.turn` for `held` and `usage`). Stopped by the user, the question stays in
@@ -280,7 +288,8 @@ class Chat:
             await ui.finish(stopped, [])
             raise
         sources = answer.sources if answer.sources is not None else deps.sources
-        self.conversation = self.conversation.after([*recent, *answer.messages()], answer.cards, sources)
+        self.conversation = self.conversation.after([*recent, *answer.messages()], answer.cards, sources,
+                                                    weak=answer.weak and bool(answer.cards))  # fmt: skip
         return answer
 
     async def act(self, action: str, target: str, title: str, ui: TurnUI) -> Answer:

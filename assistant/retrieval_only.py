@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from assistant.answer_line import AnswerLine, Evidence, answer_line
 from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
-from assistant.tools.base import CardKind, PapersFound, ProfileSummary, SourceBook, unavailable
+from assistant.tools.base import CardKind, PapersFound, PassagesFound, ProfileSummary, SourceBook, unavailable
 from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
 from web.base import md_escape
 from web.compare import ComparePage
@@ -58,8 +59,9 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
         answer = "\n".join([notice, "", _nothing_answers(query, result)])
         await ui.finish(answer, result.cards)
         return Answer(answer, result.cards, [], 1, sources=result.sources, weak=True)
-    lines = [notice, "", _what_was_found(query, result), ""]
-    passages, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui)
+    passages, found, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui)
+    line = answer_line(query, _evidence(deps, result.cards, found))
+    lines = [notice, "", *_answering(line, result.cards), _what_was_found(query, result), ""]
     if passages:
         lines += ["", "From their full text:", ""]
         for card in passages:
@@ -69,7 +71,8 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
                           f"  > {md_escape(quote.text)}"]  # fmt: skip
     answer = "\n".join(lines)
     await ui.finish(answer, result.cards)
-    return Answer(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1, sources=sources)
+    return Answer(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1, sources=sources,
+                  lead=line)  # fmt: skip
 
 
 _COMPARE = re.compile(r"\b(compar\w*|versus|vs\.?|side by side|contrast\w*|differ\w*)\b", re.I)
@@ -83,8 +86,11 @@ async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> An
     if not _COMPARE.search(query):
         return None
     ids = list(dict.fromkeys(m.group(1) for m in ARXIV_MENTION.finditer(query)))
-    if len(ids) < 2:
-        ids = [c.id for c in deps.focus if c.kind == CardKind.PAPER]
+    if len(ids) < 2 and _THEM.search(query):  # "compare them": the papers the last answer showed, if it found any
+        shown = [c for c in deps.focus if c.kind == CardKind.PAPER]
+        if deps.focus_weak or len(shown) < 2:
+            return await _which_to_compare(ui, notice, shown, deps.focus_weak)
+        ids = [c.id for c in shown]
     if len(ids) < 2:
         return None
     named = _ASPECTS.search(ARXIV_MENTION.sub(" ", query))
@@ -104,11 +110,33 @@ async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> An
     return Answer(text, result.cards, cited, 1, sources=result.sources)
 
 
+_THEM = re.compile(r"\b(them|these|those|both|they|the (?:two|three|four|five|papers|ones))\b", re.I)
+
+
+async def _which_to_compare(ui: TurnUI, notice: str, shown: list, weak: bool) -> Answer:
+    """"Compare them" when the last answer showed no papers worth comparing: ask which ones rather than compare
+    the closest matches to a question nothing here answered, or one paper with nothing."""
+    if weak:
+        why = ("The last answer found nothing in this archive that answers it well: its cards were only the closest "
+               "matches, so comparing them would say nothing.")  # fmt: skip
+    elif shown:
+        card = shown[0]
+        why = f"The last answer showed one paper, [{card.number}] [{md_escape(card.title)}]({card.path})."
+    else:
+        why = "The last answer showed no papers."
+    what = ("Name two or more by their arXiv ids (\"compare 2004.07180 and 1802.05365 on method\"), or ask a "
+            "question that finds them first, then \"compare them\".")  # fmt: skip
+    answer = "\n".join([notice, "", f"**Which papers should I compare?** {why}", "", what])
+    await ui.finish(answer, [])
+    return Answer(answer, [], [], 0, weak=True)
+
+
 def _what_was_found(query: str, result) -> str:
     """What the search found and how to read the cards that carry it (the papers and their sentences are on the
     cards only, not said twice)."""
     count = len(result.cards)
-    found = f"**{count} paper{'s' if count != 1 else ''}** match **{md_escape(query)}**, best first"
+    found = f"**{count} paper{'s' if count != 1 else ''}** match{'es' if count == 1 else ''} **{md_escape(query)}**"
+    found += ", best first"
     if isinstance(result.data, PapersFound) and result.data.named_people:
         found += " (the papers of the researcher named come first)"
     return (f"{found}. Each card below is one paper with the sentences of its abstract that match best; its number"
@@ -126,15 +154,39 @@ def _nothing_answers(query: str, result) -> str:
             "paperclip, or ask more broadly (fewer or more general words).")
 
 
-async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI) -> tuple[list, SourceBook]:
-    """The best full-text passages (with their pages) of the papers the search found, at most two papers' worth;
-    none when those papers have no full text here. Passages of other papers are left out: a paper the search did
-    not find is no answer to the question. With the sources as the search left them."""
-    result = await run_tool(ui, deps, "search_fulltext", {"query": query, "limit": 5})
+def _evidence(deps: ToolDeps, cards: list, passages: list) -> list[Evidence]:
+    """What an answer line may quote: the found papers' full-text passages in the order found, then their
+    abstracts (a definition is often an abstract's first sentences)."""
+    evidence = [Evidence(p.text, p.paper_id, p.number, p.page) for p in passages]
+    papers = deps.archive.papers([c.id for c in cards], deps.user)
+    for card in cards:
+        if (paper := papers.get(card.id)) is not None and paper.abstract:
+            evidence.append(Evidence(paper.abstract, card.id, card.number))
+    return evidence
+
+
+def _answering(line: AnswerLine | None, cards: list) -> list[str]:
+    """The answer sentence (`assistant.answer_line`) first, quoted as it stands with its source and page."""
+    if line is None:
+        return []
+    card = next(c for c in cards if c.id == line.evidence.paper_id)
+    where = f"p. {line.evidence.page}" if line.evidence.page is not None else "abstract"
+    return [f"**In the paper's own words** ([{card.number}, {where}] [{md_escape(card.title)}]({card.path})):", "",
+            f"> {md_escape(line.quote)}", ""]  # fmt: skip
+
+
+async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI) -> tuple[list, list, SourceBook]:
+    """The best full-text passages (with their pages) of the papers the search found: as cards, at most two papers'
+    worth, and whole (what an answer line may quote); none when those papers have no full text here. Passages of
+    other papers are left out: a paper the search did not find is no answer to the question. With the sources as
+    the search left them."""
+    result = await run_tool(ui, deps, "search_fulltext", {"query": query, "limit": 10})
     if result.failed:
-        return [], deps.sources
+        return [], [], deps.sources
     ids = {card.id for card in found}
-    return [replace(card, quotes=card.quotes[:2]) for card in result.cards if card.id in ids][:2], result.sources
+    passages = result.data.passages if isinstance(result.data, PassagesFound) else ()
+    cards = [replace(card, quotes=card.quotes[:2]) for card in result.cards if card.id in ids][:2]
+    return cards, [p for p in passages if p.paper_id in ids], result.sources
 
 
 _PERSON = re.compile(r"\b(she|he|they|her|him|his|hers|their|them|this (?:person|researcher|author))\b", re.I)

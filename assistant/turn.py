@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol
 
+from assistant.answer_line import AnswerLine
 from assistant.provider import litellm_module
 from assistant.safe_markdown import safe_label, safe_markdown
 from assistant.tools import TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool
@@ -176,6 +177,7 @@ class Answer:
     weak: bool = False  # the evidence was weak: search found nothing to show, or could not search
     question: str = ""  # what was asked, as the conversation keeps it (a card's button words its request)
     sources: SourceBook | None = None  # the conversation's numbered sources after the turn; None: it numbered none
+    lead: AnswerLine | None = None  # the answer sentence a retrieval-only answer led with (`assistant.answer_line`)
 
     def messages(self) -> list[dict]:
         """The turn as the conversation's history keeps it: the question, the tool calls and results, the answer."""

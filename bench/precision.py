@@ -17,6 +17,10 @@ lists did before it). Measures, per kind (nothing shown is an abstention):
 - abstention: the share of questions that showed nothing: correct on absent subjects, wrong on the others;
 - for facts, on passages: the share whose shown passages include the judged page of the judged paper, and the
   share whose shown passages contain the answer's words (`answer`).
+
+And the answer line the retrieval-only chat leads with (`assistant.answer_line`; the whole turn, as a user asks
+it): per kind, the share of questions given a line, the share given a right one (a fact's: holding the answer's
+words on a judged paper; another kind's: from a judged relevant paper) and a wrong one.
 """
 
 from __future__ import annotations
@@ -94,6 +98,49 @@ def run(archive, questions: list[Judged], floor: bool = True) -> list[dict]:
     return rows
 
 
+def answer_lines(archive, questions: list[Judged]) -> dict[str, dict]:
+    """The retrieval-only chat's answer line per question (one turn each, no conversation before it)."""
+    import asyncio
+
+    from assistant.agent import Agent
+    from assistant.tools import ToolDeps
+
+    class Quiet:  # the turn's UI: nothing shown
+        async def tool_started(self, name, arguments): return None  # noqa: E704
+        async def tool_finished(self, handle, result): return None  # noqa: E704
+        async def stream(self, text): return None  # noqa: E704
+        async def finish(self, answer, cards): return None  # noqa: E704
+
+    async def lines() -> dict[str, dict]:
+        found = {}
+        for question in questions:
+            answer = await Agent(None).turn(ToolDeps(archive), [], question.question, Quiet())
+            line = answer.lead
+            if line is None:
+                found[question.id] = {"line": None, "line right": False}
+                continue
+            relevant = question.relevant.get(line.evidence.paper_id, 0) > 0
+            said = same_text(line.quote)
+            right = relevant and (not question.answer or any(same_text(a) in said for a in question.answer))
+            found[question.id] = {"line": line.quote, "line paper": line.evidence.paper_id,
+                                  "line page": line.evidence.page, "line right": right}  # fmt: skip
+        return found
+
+    return asyncio.run(lines())
+
+
+def line_summary(rows: list[dict]) -> dict[str, dict]:
+    out = {}
+    for kind in KINDS:
+        mine = [r for r in rows if r["kind"] == kind and "line" in r]
+        if mine:
+            given = [r for r in mine if r["line"] is not None]
+            out[kind] = {"questions": len(mine), "given": len(given) / len(mine),
+                         "right": sum(r["line right"] for r in given) / len(mine),
+                         "wrong": sum(not r["line right"] for r in given) / len(mine)}  # fmt: skip
+    return out
+
+
 def _mean(values) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.mean(values) if values else None
@@ -130,12 +177,17 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings(data_dir=args.data_dir)
     try:
-        rows = run(settings.archive(), load(args.judged), floor=not args.no_floor)
+        archive, questions = settings.archive(), load(args.judged)
+        rows = run(archive, questions, floor=not args.no_floor)
+        if not args.no_floor:
+            lines = answer_lines(archive, questions)
+            for row in rows:
+                row.update(lines[row["id"]])
     finally:
         settings.close()
-    totals = summary(rows)
+    totals, led = summary(rows), line_summary(rows)
     if args.json:
-        print(json.dumps({"summary": totals, "questions": rows}, indent=1))
+        print(json.dumps({"summary": totals, "lines": led, "questions": rows}, indent=1))
         return
     print(f"{len(rows)} judged questions ({args.judged.name}); {SHOWN} shown per list\n")
     print("| kind | questions | precision@5 shown | recall@5 | abstained | fact: judged page in passages | "
@@ -144,9 +196,17 @@ def main() -> None:
     for kind, s in totals.items():
         print(f"| {kind} | {s['questions']} | {_cell(s['precision@5'])} | {_cell(s['recall@5'])} | "
               f"{_cell(s['abstained'])} | {_cell(s['page found'])} | {_cell(s['answer found'])} |")
+    if led:
+        print("\nThe answer line the retrieval-only chat leads with, per question asked:\n")
+        print("| kind | questions | given a line | a right line | a wrong line |")
+        print("| --- | --- | --- | --- | --- |")
+        for kind, s in led.items():
+            print(f"| {kind} | {s['questions']} | {_cell(s['given'])} | {_cell(s['right'])} | {_cell(s['wrong'])} |")
     if args.show:
         for r in rows:
             print(f"\n{r['id']} {r['question']!r}: precision {_cell(r['precision'])}, shown {r['papers']}")
+            if r.get("line"):
+                print(f"    line ({'right' if r['line right'] else 'wrong'}): {r['line'][:200]!r}")
 
 
 if __name__ == "__main__":

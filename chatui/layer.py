@@ -43,6 +43,12 @@ def _decode(row: dict, *keys: str) -> None:
                 pass
 
 
+def _position(element: dict) -> int:
+    props = element.get("props")
+    position = props.get("position") if isinstance(props, dict) else None
+    return position if isinstance(position, int) else 1_000  # an element that is not a card: after the cards
+
+
 async def _session_user_id(layer: "HistoryLayer") -> str | None:
     """The Chainlit id of the user of the socket session being served, if any."""
     try:
@@ -196,4 +202,6 @@ class HistoryLayer(SQLAlchemyDataLayer):
                 _decode(step, "metadata", "generation", "tags", "modes")
             for element in thread.get("elements") or []:
                 _decode(element, "props", "playerConfig")
+            if thread.get("elements"):  # an answer's cards in the order it showed them (stored in no set order)
+                thread["elements"].sort(key=_position)
         return found

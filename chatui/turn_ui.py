@@ -20,9 +20,11 @@ CARD_ELEMENT = "ScholarCard"  # renders paper, researcher, institution and compa
 ACTIONS_ELEMENT = "AnswerActions"  # "Copy as markdown" and "Sources as BibTeX" under an answer
 
 
-def card_element(card: Card) -> cl.CustomElement:
-    """A card as a custom element; its props are built here from catalog values only."""
+def card_element(card: Card, position: int = 0) -> cl.CustomElement:
+    """A card as a custom element; its props are built here from catalog values only. `position` is its place in
+    the answer (best first), kept so a reopened thread shows the cards in the same order."""
     props = {
+        "position": position,
         "kind": card.kind,
         "id": card.id,
         "title": card.title,
@@ -90,7 +92,7 @@ class ChainlitTurnUI:
         self.message = self.message or cl.Message(content="")
         self.message.content = safe_markdown(answer)
         self.cards = cards[:MAX_CARDS]
-        self.message.elements = [card_element(c) for c in self.cards]
+        self.message.elements = [card_element(c, n) for n, c in enumerate(self.cards)]
         if answer.strip():
             thread_id = getattr(cl.context.session, "thread_id", None)
             self.actions = answer_actions(self.message.content, cards, thread_id)
@@ -106,4 +108,10 @@ class ChainlitTurnUI:
         persists."""
         if self.message is not None:
             self.message.metadata = metadata
+            # The cards one after another, in the answer's order (best first): Chainlit sends a message's elements
+            # all at once, and each reached the page when its own file was written, in no set order.
+            elements, self.message.elements = self.message.elements, []
             await self.message.send()
+            for element in elements:
+                await element.send(for_id=self.message.id)
+            self.message.elements = elements

@@ -57,6 +57,7 @@ class ToolDeps:
     # What the conversation was last about (the previous answer's cards), so "she" or "it" in a follow-up can
     # be resolved without a language model.
     focus: tuple["Card", ...] = ()
+    focus_weak: bool = False  # those cards were only the closest matches to a question nothing here answered well
     # The researcher or institution the chat was opened about (from its page's chat dock), if any.
     about: "Card | None" = None
 
@@ -103,6 +104,26 @@ class PapersFound:
     named_people: tuple[str, ...] = ()
     weak: bool = False  # no paper cleared the relevance floor: the cards are only the closest matches
     weaker: int = 0  # papers under the floor left out beside those that cleared it
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One full-text passage `search_fulltext` found, whole (its card quotes whole sentences of it only)."""
+
+    paper_id: str
+    number: int  # its paper's citation number
+    page: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class PassagesFound:
+    """What `search_fulltext` found, for the app: the passages in the order shown, and whether none cleared the
+    relevance floor."""
+
+    query: str
+    passages: tuple[Passage, ...] = ()
+    weak: bool = False
 
 
 @dataclass(frozen=True)

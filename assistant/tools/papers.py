@@ -5,7 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from assistant.tools.base import Card, CardKind, PapersFound, Quote, ToolDeps, ToolError, ToolResult
+from assistant.tools.base import (
+    Card,
+    CardKind,
+    PapersFound,
+    Passage,
+    PassagesFound,
+    Quote,
+    ToolDeps,
+    ToolError,
+    ToolResult,
+)
 from retrieval.library.uploads import upload_number
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.index import Filters
@@ -189,8 +199,9 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
     hits += [h for h in result.hits if (h.paper.id, h.number) not in seen][: max(0, limit - len(hits))]
     if not hits:
         return ToolResult(result.note or "No passage matched.")
-    lines, cards = [f"Full-text passages matching {md_escape(result.query)!r}:"], {}
-    if not any(h.clears for h in hits):
+    lines, cards, passages = [f"Full-text passages matching {md_escape(result.query)!r}:"], {}, []
+    weak = not any(h.clears for h in hits)
+    if weak:
         lines[0] = (f"No full-text passage answers {md_escape(result.query)!r} well (none clears the relevance "
                     "floor). These are only the closest passages, weak evidence:")  # fmt: skip
     for hit in hits:
@@ -199,10 +210,12 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
         where = f"p. {hit.page}" + (f", section {md_escape(hit.section)!r}" if hit.section else "")
         text = hit.text if len(hit.text) <= 700 else hit.text[:700].rsplit(" ", 1)[0] + " …"
         lines.append(f"[{n}, {where}] {md_escape(hit.paper.title)}; page {path}\n    {md_escape(text)}")
+        passages.append(Passage(hit.paper.id, n, hit.page, hit.text))
         quote = Quote(whole_sentences(hit.text, 300), hit.page)
         if hit.paper.id in cards:
             card = cards[hit.paper.id]
             cards[hit.paper.id] = replace(card, quotes=card.quotes + (quote,))
         else:
             cards[hit.paper.id] = Card(_card_kind(hit.paper.id), hit.paper.id, hit.paper.title, path, "", n, (quote,))
-    return ToolResult("\n".join(lines), list(cards.values()))
+    found = PassagesFound(result.query, tuple(passages), weak=weak)
+    return ToolResult("\n".join(lines), list(cards.values()), data=found)

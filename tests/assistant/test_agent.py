@@ -136,6 +136,24 @@ async def test_retrieval_only_says_when_nothing_here_answers_and_shows_only_what
     assert "weaker match" in ui.steps[0]["output"]
 
 
+async def test_retrieval_only_leads_with_the_answer_sentence_and_its_page(demo):
+    """Issue 39: a fact asked without a model is answered first by the words that hold it, quoted as they stand
+    with the paper's number and page (here table 1's row), then the one paper found; no unrelated card."""
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [],
+                                     "What joint goal accuracy does TripPy reach on MultiWOZ 2.1?", ui)  # fmt: skip
+    assert [c.id for c in outcome.cards] == ["2005.02877"]
+    n = outcome.cards[0].number
+    lead, found = ui.final.index("own words"), ui.final.index("** matches **")
+    assert lead < found  # the answer first, then what was found
+    assert re.search(rf"\[{n}, p\. 6\] \[TripPy", ui.final[lead:found])
+    assert "> … TripPy 55.29±0.28% Table 1: DST Results on MultiWOZ 2.1" in ui.final[lead:found]
+    assert outcome.lead is not None and outcome.lead.evidence.page == 6
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "What is the boiling point of liquid argon?", ui)
+    assert outcome.lead is None and "own words" not in ui.final and "Nothing in this archive answers" in ui.final
+
+
 async def test_retrieval_only_lists_the_named_researchers_papers_first(demo):
     ui = RecordingUI()
     outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "papers by Joseph M. Hellerstein", ui)

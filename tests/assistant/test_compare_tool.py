@@ -61,6 +61,32 @@ async def test_retrieval_only_answers_a_comparison_with_the_table(demo):
     assert "| Paper | method |" in again.text and again.text.count("| [\\[") == 2
 
 
+async def test_compare_them_compares_what_cleared_the_floor_in_its_order_or_asks_which(demo):
+    """Issue 39: "compare them" takes the papers the last answer showed (those that cleared the relevance floor,
+    best first); after an answer that found nothing that answers well, or one paper, it asks which papers."""
+    from assistant.agent import Agent
+    from assistant.conversation import Chat, Conversation
+
+    chat = Chat(Agent(None), demo.archive(), "alice", Conversation())
+    found = await chat.ask("papers about dialog evaluation", RecordingUI())
+    assert len(found.cards) >= 2 and not found.weak
+    table = await chat.ask("compare them on data set", RecordingUI())
+    rows = [line for line in table.text.splitlines() if line.startswith("| [\\[")]
+    shown = [f"/papers/{c.id}-" for c in found.cards]
+    assert [next(p for p in shown if p in row) for row in rows] == shown  # the same papers, best first
+    closest = await chat.ask("coral reef bleaching under ocean warming", RecordingUI())
+    assert closest.weak and closest.cards and chat.conversation.focus_weak
+    ui = RecordingUI()
+    asked = await chat.ask("compare them", ui)
+    assert ui.steps == [] and "Which papers should I compare?" in asked.text and "closest matches" in asked.text
+    one = await chat.ask("What is SPECTER and how is it trained?", RecordingUI())
+    assert [c.id for c in one.cards] == ["2004.07180"] and not chat.conversation.focus_weak
+    asked = await chat.ask("How do they compare on method?", RecordingUI())
+    assert "Which papers should I compare?" in asked.text and "showed one paper" in asked.text
+    # a reopened thread keeps knowing that its last cards were only the closest matches
+    assert Conversation.from_dict(chat.conversation.to_dict()) == chat.conversation
+
+
 async def test_a_model_writes_the_table_from_the_cells(demo, scripted):
     scripted.enqueue(
         tool_call("compare_papers", paper_ids=PAPERS[:2], aspects=["data set", "main result"]),

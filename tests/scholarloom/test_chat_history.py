@@ -3,6 +3,7 @@ earlier tool results, cards act, and one user never reaches another's threads, e
 
 import asyncio
 import json
+import re
 import uuid
 
 import httpx
@@ -208,6 +209,33 @@ async def test_a_cards_button_runs_its_tool(server, scripted, history):
     assert refused.status_code == 401
     await bob.sio.disconnect()
     await chat.sio.disconnect()
+
+
+async def test_cards_reach_the_page_and_the_stored_thread_best_first_whatever_their_numbers(server, scripted, history):
+    """Issue 39: a later answer whose papers were numbered by earlier ones shows its cards in its own order (best
+    first), live and in the reopened thread: Chainlit sent a message's elements at once, each arriving when its
+    file was written."""
+    scripted.enqueue(
+        tool_call("search_papers", query="evaluation of dialog systems", limit=5), text("Here they are."),
+        tool_call("search_papers", query="dialog state tracking with copy mechanisms", limit=5), text("And these."),
+    )  # fmt: skip
+    chat = ChatClient(server)
+    await chat.connect()
+    await chat.ask("Which papers evaluate dialog systems?")
+    thread_id = (await chat.wait_for("first_interaction"))["thread_id"]
+    await chat.ask("And dialog state tracking?")
+    await chat.sio.disconnect()
+    listed = chat.messages("tool")[-1]["output"]
+    numbers = [int(n) for n in re.findall(r"^\\\[(\d+)\\\] ", listed, re.M)]  # the tool's order: best first
+    assert len(numbers) >= 3 and numbers != sorted(numbers)  # some numbered by the first answer
+    answer = chat.messages("assistant_message")[-1]["id"]
+    live = [e["props"]["number"] for e in chat.event("element") if e.get("forId") == answer
+            and e["name"] == "ScholarCard"]  # fmt: skip
+    assert live == numbers
+    thread = await _settled(chat, thread_id, 2)
+    stored = [json.loads(e["props"]) if isinstance(e["props"], str) else e["props"] for e in thread["elements"]
+              if e["forId"] == answer and e["name"] == "ScholarCard"]  # fmt: skip
+    assert [p["number"] for p in stored] == numbers
 
 
 @pytest.mark.parametrize("thread_id", ["not-a-uuid", "x'); DROP TABLE threads; --"])

@@ -1,0 +1,250 @@
+"""The answer sentence: the words of a passage or an abstract that answer a question, found without a model.
+
+Retrieval-only mode leads with them ("TripPy 55.29±0.28% Table 1: DST Results on MultiWOZ 2.1 in JGA", quoted from
+[1, p. 6]) when a question asks for a fact. The line is always the source's own words, a whole sentence when the
+sentence is short, else the shortest run of its words (at most `SPAN_WORDS`) holding the question's terms, marked
+"…" where it was cut. A question's terms weigh by what they are: a name or a figure ("TripPy", "MultiWOZ", "2.1")
+three times a plain word; a question asking how many or how much wants a figure the question does not hold; a
+"what is X" question prefers the sentence that defines X. When no run holds enough of the question, there is no
+line: an answer is never forced.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from retrieval.vectors.windows import split_sentences
+
+SPAN_WORDS = 30  # the longest run of words quoted from inside a long sentence (a table's text is one "sentence")
+SENTENCE_CHARS = 300  # a sentence up to this long is quoted whole
+NAME, WORD = 3.0, 1.0  # a term's weight: a name or figure, a plain word
+WANTED_FIGURE = 3.0  # what a figure weighs in a run, when the question asks for one
+DEFINES = 3.0  # what a defining phrase ("X is a", "we propose X") weighs, when the question asks what X is
+COVERED = 0.5  # the share of the question's weight a run must hold when it asks for a figure or a definition
+COVERED_ELSE = 0.75  # ... and when it asks anything else
+LEAST_WORDS = 5  # a line of fewer words ("ELMo?") says nothing
+NEAR = 4  # a wanted figure stands at most this many words from one of the question's terms
+PAIRED = 0.5  # what quoting the sentence before too costs (one sentence is preferred when it holds as much)
+
+_STOP = frozenset(
+    """a an the of on in to for by with and or at as from into about over under than then that this these those
+    is are was were be been being do does did done has have had having can could should would will may might must
+    what which who whom whose when where why how many much well often long large big fast
+    it its their there they them he she his her we our you your i me my not no yes any some each every all both
+    reach reached reaches achieve achieved achieves get gets got use used uses using give gives gave make makes
+    report reported reports show shows shown say says said tell find found per""".split()
+)
+_NUMBER_WORDS = frozenset(
+    """one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
+    eighteen nineteen twenty thirty forty fifty hundred thousand million billion dozen half twice""".split()
+)
+_WANTS_FIGURE = re.compile(
+    r"\b(how (many|much|large|big|long|fast|often|high|low|small)|number of|accuracy|score\w*|rate|perplexity|"
+    r"f1|bleu|rouge|precision|recall|percent\w*|size|length|margin|dimension\w*|speed-?up|latency|improve\w*)\b",
+    re.I,
+)
+_ASKS_WHAT = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?([^?,]+?)(?:\s+and\b|[?,]|$)",
+                        re.I)  # fmt: skip
+_ASKS_WHICH = re.compile(r"^\s*(what|which|when|where)\b", re.I)
+_TRIM = re.compile(r"^[^\w]+|[^\w%]+$")
+_FIGURE = re.compile(r"^[(\[~≈<>±−-]*\d[\d,.]*(?:\s*±\s*[\d.]+)?(?:%|[KMBkmb]|x|×)?(?:±[\d.]+%?)?[)\],.;:∗*]*$")
+_COUNTED = re.compile(  # "how many X does ...": what is counted
+    r"\bhow\s+(?:many|much)\s+(.+?)\s+(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would)\b", re.I
+)
+_ENUMERATION = re.compile(r"^\(?\d{1,2}\)[,.;:]?$")  # "(3)" of a list, not a figure
+_YEAR = re.compile(r"^\(?(19[5-9]\d|20[0-3]\d)[a-z]?[).,;:]*$")
+_NOT_A_FIGURE_AFTER = frozenset({"table", "figure", "fig", "section", "sec", "eq", "equation", "appendix", "§",
+                                 "chapter", "step", "line", "page", "al", "et"})
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A text the line may quote: a full-text passage (with its page) or an abstract's sentence (page None), of the
+    paper cited as `number`."""
+
+    text: str
+    paper_id: str
+    number: int
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class AnswerLine:
+    quote: str  # the source's own words, "…" where a sentence was cut
+    evidence: Evidence
+
+
+def _key(word: str) -> str:
+    """A word as the question and the text are compared: lower case, no edge punctuation or possessive, and a
+    plain ending taken off ("trained", "training" -> "train"; "perplexities" -> "perplexity")."""
+    word = _TRIM.sub("", word.lower())
+    if word.endswith(("'s", "\u2019s")):
+        word = word[:-2]
+    if word.endswith("ies") and len(word) > 5:
+        return word[:-3] + "y"
+    for ending in ("ing", "ed", "es", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            return word[: -len(ending)]
+    return word
+
+
+def _is_name(word: str) -> bool:
+    """A name or a figure: capitals past the first letter ("TripPy", "SPECTER", "ELMo"), or a digit ("2.1")."""
+    bare = _TRIM.sub("", word)
+    return any(c.isdigit() for c in bare) or any(c.isupper() for c in bare[1:])
+
+
+def _terms(question: str) -> dict[str, float]:
+    terms: dict[str, float] = {}
+    for word in question.split():
+        key = _key(word)
+        if key and key not in _STOP and (len(key) > 1 or key.isdigit()):
+            terms[key] = max(terms.get(key, 0.0), NAME if _is_name(word) else WORD)
+    return terms
+
+
+def _figures(words: list[str], terms: dict[str, float], counts: bool) -> list[bool]:
+    """Which words are a figure the question does not already hold ("55.29±0.28%", "23K"; "eight" when it `counts`,
+    as "how many" does: a score is not written in words; not the "2.1" it asks about, nor "Table 1", "(Chelba et
+    al., 2014)" or a list's "(3)")."""
+    found = []
+    for i, word in enumerate(words):
+        key, before = _key(word), _key(words[i - 1]) if i else ""
+        figure = bool(_FIGURE.match(word)) or (counts and key in _NUMBER_WORDS)
+        if key in terms or before in _NOT_A_FIGURE_AFTER or _YEAR.match(word) or _ENUMERATION.match(word):
+            figure = False
+        found.append(figure)
+    return found
+
+
+@dataclass(frozen=True)
+class _Unit:
+    score: float
+    held: float  # the question's weight the unit holds
+    quote: str
+
+
+def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defining: set[int] | None,
+            counted: frozenset[str] = frozenset()) -> tuple[float, float]:
+    """(score, weight held) of a run of words; score -1 when the question wants a figure and none stands within
+    `NEAR` words of the question's terms in it (of what it counts, for "how many X": all of X's words held), or
+    asks what X is (`defining` not None) and the run does not define it."""
+    keys = [_key(w) for w in words]
+    held = {k: terms[k] for k in keys if k in terms}
+    weight = sum(held.values())
+    if defining is not None and not defining:
+        return -1.0, weight
+    score = weight + (DEFINES if defining else 0.0) - 0.01 * len(words)
+    if counted and not counted <= held.keys():
+        return -1.0, weight
+    if wants_figure:
+        figures = _figures(words, terms, bool(counted))
+        near = [i for i, k in enumerate(keys) if k in (counted or terms)]
+        if not any(f and any(abs(i - j) <= NEAR for j in near) for i, f in enumerate(figures)):
+            return -1.0, weight
+        score += WANTED_FIGURE
+    return score, weight
+
+
+def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str | None,
+           counted: frozenset[str]) -> list[_Unit]:
+    """What a text may be quoted as: each sentence up to `SENTENCE_CHARS` whole (or with the sentence before, when
+    that one names the subject), and inside a longer one (a table's text is one "sentence") each shortest run of
+    at most `SPAN_WORDS` words that begins and ends on a term or a figure."""
+    units = []
+    sentences = split_sentences(" ".join(text.split()))
+    for n, sentence in enumerate(sentences):
+        words = sentence.split(" ")
+        fragment = n == 0 and sentence[:1].islower()  # a passage can begin inside a sentence
+        if len(sentence) <= SENTENCE_CHARS:
+            defining = _defining_positions(words, subject) if subject else None
+            score, held = _scored(words, terms, wants_figure, defining, counted)
+            units.append(_Unit(score, held, ("… " if fragment else "") + sentence))
+            if n and len(sentences[n - 1]) + len(sentence) <= SENTENCE_CHARS * 3 // 2:
+                pair = f"{sentences[n - 1]} {sentence}".split(" ")
+                defining = _defining_positions(pair, subject) if subject else None
+                score, held = _scored(pair, terms, wants_figure, defining, counted)
+                units.append(_Unit(score - PAIRED, held, " ".join(pair)))
+            continue
+        if not wants_figure:
+            continue  # a run cut from a long sentence answers a figure (a table's row), nothing else
+        keys = [_key(w) for w in words]
+        figures = _figures(words, terms, bool(counted))
+        needed = [i for i, k in enumerate(keys) if k in terms or figures[i]]
+        for a, start in enumerate(needed):
+            for end in needed[a:]:
+                if end - start >= SPAN_WORDS:
+                    break
+                run = words[start : end + 1]
+                score, held = _scored(run, terms, wants_figure, None, counted)
+                head = "… " if start > 0 else ""
+                tail = " …" if end + 1 < len(words) else ""
+                units.append(_Unit(score, held, head + " ".join(run) + tail))
+    return units
+
+
+def _defining_positions(words: list[str], subject: str) -> set[int]:
+    """Where a text defines `subject`: "X is a", "X, a", "X (", "X:", "propose(s) X", "introduce(s) X", "called X"."""
+    wanted = [_key(w) for w in subject.split() if _key(w)]
+    found: set[int] = set()
+    if not wanted:
+        return found
+    size = len(wanted)
+    for i in range(len(words) - size + 1):
+        if [_key(w) for w in words[i : i + size]] != wanted:
+            continue
+        after = " ".join(words[i + size - 1 : i + size + 2]).lower()
+        before = _key(words[i - 1]) if i else ""
+        if (re.match(r"\S*[,:(]\s*(an?|the)?\b", after) or re.match(r"\S+\s+(is|are)\s+(an?|the)\b", after)
+                or before in {"propose", "introduce", "call", "present", "name"}):  # fmt: skip
+            found.add(i)
+    return found
+
+
+def _versions(question: str) -> list[str]:
+    """The names a question gives with their version ("MultiWOZ 2.1", "WOZ 2.0"): the line must hold them as they
+    stand, as keys."""
+    words = question.split()
+    return [f"{_key(a)} {_key(b)}" for a, b in zip(words, words[1:])
+            if _is_name(a) and not any(c.isdigit() for c in a) and re.fullmatch(r"v?\d+(\.\d+)*\W*", b)]  # fmt: skip
+
+
+def asks_for_a_fact(question: str) -> bool:
+    """A question asking for a figure ("how many", "what accuracy"), a definition ("what is X") or another fact
+    ("which data set"): the only kind an answer line is looked for (not a topic typed into a search box, a "how
+    to", a yes-or-no question, or "who": a person's question is answered by their profile)."""
+    return bool(_WANTS_FIGURE.search(question) or _ASKS_WHICH.match(question))
+
+
+def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | None:
+    """The words of `evidence` that answer `question` best, or None when none holds enough of it (see the module's
+    text); ties go to the earlier evidence (the search's order)."""
+    if not asks_for_a_fact(question):
+        return None
+    terms = _terms(question)
+    total = sum(terms.values())
+    if not total:
+        return None
+    names = {k for k, w in terms.items() if w == NAME}
+    wants_figure = bool(_WANTS_FIGURE.search(question))
+    asked = _ASKS_WHAT.match(question)
+    subject = asked.group(1).strip() if asked and not wants_figure else None
+    counting = _COUNTED.search(question)
+    counted = frozenset(k for k in map(_key, counting.group(1).split()) if k in terms) if counting else frozenset()
+    versions = _versions(question)
+    covered = COVERED if wants_figure or subject else COVERED_ELSE
+    best: tuple[_Unit, Evidence] | None = None
+    for item in evidence:
+        for unit in _units(item.text, terms, wants_figure, subject, counted):
+            if unit.score < 0 or unit.held < covered * total or len(unit.quote.split()) < LEAST_WORDS:
+                continue
+            if names and not names & {_key(w) for w in unit.quote.split()}:
+                continue  # the question names its subject: the line must name it too
+            said = " ".join(_key(w) for w in unit.quote.split())
+            if any(f" {v} " not in f" {said} " for v in versions):
+                continue  # "WOZ 2.0" is not "MultiWOZ 2.0"
+            if best is None or unit.score > best[0].score:
+                best = (unit, item)
+    return AnswerLine(best[0].quote, best[1]) if best else None

@@ -1,0 +1,74 @@
+"""The answer sentence found without a model (issue 39), on passages as the demo's PDFs give them."""
+
+from assistant.answer_line import Evidence, answer_line
+
+# TripPy (2005.02877), p. 6: table 1's text as pypdf reads it, then the paragraph after it.
+TABLE = (
+    "Models MultiWOZ 2.1 DST-reader 36.40% DST-span 40.39% SUMBT 42.40%∗∗ TRADE 45.60% MA-DST 51.04% DS-DST 51.21% "
+    "SOM-DST 52.57% DS-picklist 53.30% TripPy 55.29±0.28% Table 1: DST Results on MultiWOZ 2.1 in JGA (± denotes "
+    "the standard deviation. ∗∗ MultiWOZ 2.0 result. for which all slots have been filled with the correct value "
+    "according to the ground truth."
+)
+RESULTS = (
+    "Tables 1, 3 and 2 show the performance of our model in comparison to various baselines. TripPy achieves "
+    "state-of-the-art performance on all four evaluated datasets, with varying distance to the runner-up. Most "
+    "notably, we were able to push the performance on MultiWOZ 2.1, the most complex task, by another 2.0% absolute "
+    "compared to the previous top scoring method, achieving 55.3% JGA."
+)
+# TripPy p. 7: a figure's axis labels, then its caption.
+FIGURE = (
+    "9,8% 12,2% 39,0% 0% 10% 20% 30% Performance on slots with high OOV rate Slot accuracy Slot gate accuracy Span "
+    "prediction accuracy OOV rate MultiWOZ 2.1 sim-M sim-R Figure 4: Performance of TripPy on slots with high OOV "
+    "rate. ALL denotes the average of all slots of the respective dataset."
+)
+# FED (2006.12719), p. 3.
+FED = (
+    "A total of 124 conversations were annotated (40 Meena, 44 Mitsuku, 40 Human). In total, the FED dataset "
+    "includes 3348 turn-level and 1364 dialog-level data points, for a total of 4712. Eighteen fine-grained dialog "
+    "qualities are measured in the FED dataset: eight at the turn level and ten at the dialog level."
+)
+SPECTER_ABSTRACT = (
+    "Representation learning is a critical ingredient for natural language processing systems. We propose SPECTER, "
+    "a new method to generate document-level embedding of scientific documents based on pretraining a Transformer "
+    "language model on a powerful signal of document-level relatedness: the citation graph."
+)
+SPECTER_P8 = (
+    "We also include both easy and hard distractors as when training SPECTER (for hard negatives we choose the least "
+    "non-zero co-viewed (co-read, or co-cited) papers)."
+)
+
+
+def test_a_table_row_is_quoted_as_it_stands_with_its_page():
+    evidence = [Evidence(FIGURE, "2005.02877", 1, 7), Evidence(RESULTS, "2005.02877", 1, 6),
+                Evidence(TABLE, "2005.02877", 1, 6)]  # fmt: skip
+    line = answer_line("What joint goal accuracy does TripPy reach on MultiWOZ 2.1?", evidence)
+    assert line is not None and line.evidence.page == 6
+    # the row and the table's caption, cut from the table's text with "…" where it was cut, never other words
+    assert "TripPy 55.29±0.28% Table 1: DST Results on MultiWOZ 2.1" in line.quote
+    assert line.quote.startswith("… ") and line.quote.strip("… ") in " ".join(TABLE.split())
+    # "Figure 4" and "(3)" are not figures that answer; "MultiWOZ 2.0" is not "WOZ 2.0"
+    assert answer_line("What joint goal accuracy does TripPy reach on WOZ 2.0?", evidence) is None
+
+
+def test_how_many_wants_the_counted_thing_beside_a_figure():
+    evidence = [Evidence(FED, "2006.12719", 2, 3)]
+    points = answer_line("How many data points does the FED dataset contain?", evidence)
+    assert points is not None and "4712" in points.quote and points.quote.startswith("In total")
+    qualities = answer_line("How many dialog qualities does the FED dataset annotate at the turn level?", evidence)
+    assert qualities is not None and "eight at the turn level" in qualities.quote  # a count in words
+    assert answer_line("How many annotators does the FED dataset have?", evidence) is None
+
+
+def test_what_is_x_is_answered_by_the_sentence_that_defines_it_or_not_at_all():
+    evidence = [Evidence(SPECTER_P8, "2004.07180", 3, 8), Evidence(SPECTER_ABSTRACT, "2004.07180", 3)]
+    line = answer_line("What is SPECTER and how is it trained?", evidence)
+    assert line is not None and line.evidence.page is None and line.quote.startswith("We propose SPECTER, a new")
+    assert answer_line("What is SPECTER?", [Evidence(SPECTER_P8, "2004.07180", 3, 8)]) is None  # mentions, not defines
+
+
+def test_no_line_for_a_topic_a_person_or_what_the_texts_do_not_hold():
+    evidence = [Evidence(TABLE, "2005.02877", 1, 6), Evidence(FED, "2006.12719", 2, 3)]
+    assert answer_line("dialog state tracking on MultiWOZ", evidence) is None  # a topic, not a question
+    assert answer_line("Who proposed TripPy?", evidence) is None  # a person's question: their profile answers
+    assert answer_line("What BLEU score does TripPy reach on WMT14?", evidence) is None
+    assert answer_line("What accuracy does ELMo reach on SQuAD?", evidence) is None
