@@ -11,7 +11,7 @@ import numpy as np
 from retrieval.library.uploads import visible_papers
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
-from retrieval.search.relevance import FLOOR
+from retrieval.search.relevance import FLOOR, named_terms
 from retrieval.vectors.embeddings import Embedded, Embedder, SparseVector
 from retrieval.vectors.index import PASSAGE_KINDS, Filters, Index, PaperScore
 from retrieval.vectors.store import PointHit
@@ -118,11 +118,13 @@ def search(
     papers = visible_papers(catalog, [s.paper_id for s in scored], filters.viewer)
     # (a point whose paper is missing means the index is out of step with the catalog, the truth: skip it)
     weighed = [(s, papers[s.paper_id]) for s in scored if s.paper_id in papers]
-    clears = FLOOR.papers([s.dense.score if s.dense else None for s, _ in weighed])
+    cosines = [s.dense.score if s.dense else None for s, _ in weighed]
+    texts = [f"{paper.title} {paper.abstract}".lower() for _, paper in weighed]
+    clears = FLOOR.naming(FLOOR.papers(cosines), cosines, texts, named_terms(text))
     cleared = {paper.id for (_, paper), c in zip(weighed, clears, strict=True) if c}
     found = [w for w in weighed if w[1].id in cleared] + [w for w in weighed if w[1].id not in cleared]
     if full_text and not any(clears):
-        found = _in_full_text(catalog, index, embedded, filters, limit, found)
+        found = _in_full_text(catalog, index, embedded, filters, limit, found, named_terms(text))
     found = found[:limit]
     quotes: list[list[str]] = [[] for _ in found]
     if sentences:
@@ -153,9 +155,10 @@ def _hit(s: PaperScore | PointHit, paper: Paper, rank: int, quote: list[str], cl
     return SearchHit(paper, s.score, rank, "abstract", None, quote, dense=dense, clears=cleared)
 
 
-def _in_full_text(catalog, index: Index, embedded: Embedded, filters: Filters, limit: int, found: list) -> list:
-    """When no abstract clears the floor: the papers whose best full-text passage does, best first, before the
-    (weak) abstract hits."""
+def _in_full_text(catalog, index: Index, embedded: Embedded, filters: Filters, limit: int, found: list,
+                  names: list[str]) -> list:  # fmt: skip
+    """When no abstract clears the floor: the papers whose best full-text passage does (naming what the query
+    names, `Floor.naming`), best first, before the (weak) abstract hits."""
     passages = index.passages(embedded, filters, limit=max(limit, FLOOR.pool))
     best: dict[str, PointHit] = {}
     for p in passages:
@@ -165,6 +168,10 @@ def _in_full_text(catalog, index: Index, embedded: Embedded, filters: Filters, l
         return found
     papers = visible_papers(catalog, list(best), filters.viewer)
     first = [(p, papers[pid]) for pid, p in best.items() if pid in papers]
+    said = {pid: " ".join(p.text for p in passages if p.paper_id == pid) for pid in best}  # its passages found
+    texts = [f"{paper.title} {said[paper.id]}".lower() for _, paper in first]
+    named = FLOOR.naming([True] * len(first), [p.dense for p, _ in first], texts, names)
+    first = [pair for pair, keep in zip(first, named, strict=True) if keep]
     return first + [(s, paper) for s, paper in found if paper.id not in best]
 
 
@@ -195,7 +202,8 @@ def search_passages(
         points = kept[:limit]
     papers = visible_papers(catalog, list(dict.fromkeys(p.paper_id for p in points)), filters.viewer)
     shown = [p for p in points if p.paper_id in papers]
-    clears = FLOOR.passages([p.dense for p in shown])
+    texts = [f"{papers[p.paper_id].title} {p.text}".lower() for p in shown]
+    clears = FLOOR.naming(FLOOR.passages([p.dense for p in shown]), [p.dense for p in shown], texts, named_terms(text))
     hits = [
         PassageHit(papers[p.paper_id], p.score, rank, p.number, p.page, p.section, p.text, p.dense, cleared)
         for rank, (p, cleared) in enumerate(zip(shown, clears, strict=True), start=1)

@@ -184,7 +184,8 @@ def people_first_search(
                       full_text=False)  # fmt: skip
         first = mine.hits if named.topic else _newest_first(mine.hits)
     seen = {h.paper.id for h in first}
-    rest = search(catalog, index, embedder, asked, filters, limit + len(seen), sentences)
+    # (a question that only names them asks for their papers: another paper's full text citing the name is none)
+    rest = search(catalog, index, embedder, asked, filters, limit + len(seen), sentences, full_text=bool(named.topic))
     merged = [replace(h, kind="author", clears=True) for h in first] + [h for h in rest.hits if h.paper.id not in seen]
     hits = [replace(h, rank=rank) for rank, h in enumerate(merged[:limit], start=1)]
     note = None if hits else rest.note

@@ -3,17 +3,21 @@
 Fused scores say only how a hit ranks against the others (each side's scores are divided by its best), so a list
 of unrelated papers looks as confident as a list of right ones. The floor reads the dense side's own cosine
 instead. A paper clears it when its best abstract point (abstract or sentence window) scores at least `dense`
-and no more than `gap` under the best paper of the list. A full-text passage clears it at `passage`.
+and no more than `gap` under the best paper of the list. A full-text passage clears it at `passage`. And when the
+query names something ("TripPy", "Semantic Scholar", "BM25"), what clears must name it too, when anything that
+clears does (`Floor.naming`): a question about one system is not answered by the papers beside it.
 
 The numbers are those of the bundled encoder (all-MiniLM-L6-v2), calibrated on the judged questions
 (`tests/fixtures/judged_questions.jsonl`, `python -m bench.precision`; BENCHMARKS.md, "Session 31"). On the
 demo, the questions about subjects the archive does not hold had a best abstract cosine of 0.15-0.42 and a best
 passage cosine of 0.11-0.32. The answerable ones had 0.64-0.90 on abstracts (topics), or 0.42-0.87 on passages
-(facts in the full text).
+(facts in the full text); the passage that holds a fact's answer can score lower than the best one (0.35 and
+up: 0.35 keeps 17 of the 21 answering passages, 0.37 kept 15; BENCHMARKS.md, "Session 32").
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 class Floor:
     dense: float = 0.5  # a paper's best abstract or window cosine, at least
     gap: float = 0.25  # and at most this far under the list's best paper
-    passage: float = 0.37  # a full-text passage's cosine, at least
+    passage: float = 0.35  # a full-text passage's cosine, at least
     pool: int = 10  # candidates weighed to fill a list, so a clearing paper ranked 6th can take a weak 5th's place
 
     def papers(self, cosines: list[float | None]) -> list[bool]:
@@ -34,6 +38,47 @@ class Floor:
 
     def passages(self, cosines: list[float | None]) -> list[bool]:
         return [c is not None and c >= self.passage for c in cosines]
+
+    def naming(self, clears: list[bool], cosines: list[float | None], texts: list[str], names: list[str]) -> list[bool]:
+        """Of the papers that clear the floor, those that name what the query names ("TripPy", "Semantic
+        Scholar", "BM25": `named_terms`) keep clearing, when any of them names it (most of it: those naming the
+        most of those words), and so do those closer to the query than every paper that names it ("deep learning or
+        LLMs": a paper on the first); the others no longer do: a paper about something else near the subject is no
+        answer to a question about it."""
+        if not names:
+            return clears
+        found = [sum(1 for name in names if _says(text, name)) for text in texts]
+        most = max((n for n, c in zip(found, clears, strict=True) if c), default=0)
+        if not most:
+            return clears
+        naming = max(c or 0.0 for c, n, k in zip(cosines, found, clears, strict=True) if k and n == most)
+        return [k and (n == most or (c or 0.0) > naming) for k, c, n in zip(clears, cosines, found, strict=True)]
+
+
+_WORD = re.compile(r"[\w][\w.+-]*[\w+]|\w")
+
+
+def is_name(word: str, first: bool = False) -> bool:
+    """A name, not a plain word: capitals past its first letter ("TripPy", "SPECTER", "ELMo"), letters with
+    digits ("BM25", "1B"), or a capital where a sentence does not begin ("Semantic Scholar" inside a question)."""
+    if len(word) < 2 or word.isdigit() or not any(c.isalpha() for c in word):
+        return False
+    if any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
+        return True
+    return word[0].isupper() and not first
+
+
+def named_terms(query: str) -> list[str]:
+    """What a query names (`is_name`), lower case, each once; a possessive's "'s" and an acronym's plural "s" left
+    off."""
+    words = _WORD.findall(re.sub(r"['’]s\b", "", query))
+    names = [w[:-1] if w.endswith("s") and w[:-1].isupper() else w for n, w in enumerate(words)
+             if is_name(w, first=n == 0)]  # ("LLMs": "LLM", whose plural `_says` finds too)  # fmt: skip
+    return list(dict.fromkeys(name.lower() for name in names))
+
+
+def _says(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?:s|es)?(?![\w])", text) is not None  # "LLM": "LLMs" too
 
 
 FLOOR = Floor()

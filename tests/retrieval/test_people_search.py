@@ -61,6 +61,15 @@ def test_their_papers_come_first_then_topic_matches(demo):
     assert plain.people == () and all(h.kind == "abstract" for h in plain.hits)
 
 
+def test_a_question_naming_only_people_finds_no_other_paper_through_a_cited_name(demo):
+    """Issue 39: "papers by Quoc Le" lists his papers; SPECTER, whose full text cites "Le and Mikolov", is not one
+    of them and clears nothing (the full text is not asked when the question only names people)."""
+    result = demo.archive().search("papers by Quoc Le", limit=5)
+    assert result.people and result.hits[0].kind == "author"
+    assert "2004.07180" not in [h.paper.id for h in result.hits if h.clears]
+    assert all(h.kind in ("author", "abstract") for h in result.hits)
+
+
 def test_namesakes_are_separate_people_and_each_ones_papers_come_first(demo):
     archive = demo.archive()
     people = _ids(archive, "Jun Zhao")

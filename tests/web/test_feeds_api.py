@@ -211,16 +211,47 @@ async def test_the_apis_say_which_hits_clear_the_relevance_floor(client):
     assert passages["weak"] and not any(h["relevant"] for h in passages["hits"])
     held = (await client.get("/api/passages", params={"q": "joint goal accuracy of TripPy on MultiWOZ 2.1"})).json()
     assert not held["weak"] and held["hits"][0]["relevant"] and held["hits"][0]["id"] == "2005.02877"
+    # a question naming its subject: only the papers naming it are relevant (the graph's paper, and a scholarly
+    # search built on Semantic Scholar's data; three more near the subject cleared before) ...
+    named = (await client.get("/api/search", params={
+        "q": "How many author nodes are in the Semantic Scholar literature graph?", "limit": 5})).json()
+    assert [h["id"] for h in named["hits"] if h["relevant"]] == ["1805.02262", "openalex:W3196350734"]
+    # ... and one closer to the query than every paper naming it stays ("deep learning or LLMs")
+    either = (await client.get("/api/search", params={
+        "q": "detecting software vulnerabilities with deep learning or LLMs", "limit": 5})).json()
+    relevant = [h["id"] for h in either["hits"] if h["relevant"]]
+    assert relevant[0] == "2512.12593" and "2512.12536" in relevant  # SHERLOCK (deep learning), then an LLM paper
 
 
 def test_the_floor_keeps_what_is_near_the_best_and_above_the_least():
     from retrieval.search.relevance import Floor
 
-    floor = Floor(dense=0.5, gap=0.25, passage=0.37)
+    floor = Floor(dense=0.5, gap=0.25, passage=0.35)
     assert floor.papers([0.9, 0.7, 0.64, None, 0.3]) == [True, True, False, False, False]  # within 0.25 of 0.9
     assert floor.papers([0.6, 0.55, 0.45]) == [True, True, False]  # at least 0.5
     assert floor.papers([0.42, 0.3]) == [False, False] and floor.papers([None]) == [False]
-    assert floor.passages([0.4, 0.37, 0.36, None]) == [True, True, False, False]
+    assert floor.passages([0.4, 0.35, 0.34, None]) == [True, True, False, False]
+
+
+def test_what_the_query_names_is_named_by_what_clears():
+    """Issue 39: a question naming its subject ("TripPy", "Semantic Scholar", "BM25", "LLMs") keeps, of what clears,
+    the papers that name it, and those closer to the query than every paper that does; nothing when none does."""
+    from retrieval.search.relevance import FLOOR, named_terms
+
+    assert named_terms("What joint goal accuracy does TripPy reach on MultiWOZ 2.1?") == ["trippy", "multiwoz"]
+    assert named_terms("How many author nodes are in the Semantic Scholar literature graph?") == ["semantic", "scholar"]
+    assert named_terms("How many units do ELMo's biLSTM layers have?") == ["elmo", "bilstm"]
+    assert named_terms("detecting software vulnerabilities with deep learning or LLMs") == ["llm"]
+    assert named_terms("Transformers for time-series forecasting") == [] and named_terms("graphene") == []
+    texts = ["trippy: a triple copy strategy on multiwoz", "dialog evaluation on multiwoz", "slot filling",
+             "a survey of llms for code"]  # fmt: skip
+    names = ["trippy", "multiwoz"]
+    assert FLOOR.naming([True, True, True, False], [0.7, 0.68, 0.6, 0.9], texts, names) == [True, False, False, False]
+    assert FLOOR.naming([True, True, True, False], [0.6, 0.7, 0.65, 0.9], texts, ["multiwoz"]) == [True, True, False,
+                                                                                                   False]  # fmt: skip
+    assert FLOOR.naming([True, True, True], [0.6, 0.7, 0.8], texts[:3], ["trippy"]) == [True, True, True]  # closer
+    assert FLOOR.naming([True, True], [0.7, 0.6], texts[1:3], ["trippy"]) == [True, True]  # none names it
+    assert FLOOR.naming([True, True], [0.7, 0.6], ["llms and code", "an llm for code"], ["llm"]) == [True, True]
 
 
 async def test_the_search_page_folds_weaker_matches_and_says_when_nothing_answers(client):
