@@ -55,6 +55,9 @@ _COUNTED = re.compile(  # "how many X does ...": what is counted
 )
 _ENUMERATION = re.compile(r"^\(?\d{1,2}\)[,.;:]?$")  # "(3)" of a list, not a figure
 _YEAR = re.compile(r"^\(?(19[5-9]\d|20[0-3]\d)[a-z]?[).,;:]*$")
+# After a name: "SPECTER, a ...", "SPECTER: the ...", "SPECTER (a ...": starting a word only (linear under any scan)
+_APPOSITION = re.compile(r"(?<!\S)[^\s,:(]*[,:(]\s*(?:an?|the)?\b")
+_IS_A = re.compile(r"(?<!\S)\S+\s+(?:is|are)\s+(?:an?|the)\b")  # "SPECTER is a ..."
 _NOT_A_FIGURE_AFTER = frozenset({"table", "figure", "fig", "section", "sec", "eq", "equation", "appendix", "§",
                                  "chapter", "step", "line", "page", "al", "et"})
 
@@ -197,7 +200,7 @@ def _defining_positions(words: list[str], subject: str) -> set[int]:
             continue
         after = " ".join(words[i + size - 1 : i + size + 2]).lower()
         before = _key(words[i - 1]) if i else ""
-        if (re.match(r"\S*[,:(]\s*(an?|the)?\b", after) or re.match(r"\S+\s+(is|are)\s+(an?|the)\b", after)
+        if (_APPOSITION.match(after) or _IS_A.match(after)
                 or before in {"propose", "introduce", "call", "present", "name"}):  # fmt: skip
             found.add(i)
     return found

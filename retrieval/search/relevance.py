@@ -78,7 +78,21 @@ def named_terms(query: str) -> list[str]:
 
 
 def _says(text: str, name: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(name)}(?:s|es)?(?![\w])", text) is not None  # "LLM": "LLMs" too
+    """Whether `text` holds `name` as a word of its own, or its plural ("LLM": "LLMs" too). Not a pattern built from
+    the name: a plain scan, linear in the text whatever the name."""
+    start = text.find(name)
+    while start != -1:
+        end = start + len(name)
+        if (start == 0 or not _wordish(text[start - 1], "-")) and any(
+                text.startswith(tail, end) and (end + len(tail) == len(text) or not _wordish(text[end + len(tail)]))
+                for tail in ("", "s", "es")):  # fmt: skip
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _wordish(char: str, also: str = "") -> bool:
+    return char.isalnum() or char == "_" or char in also
 
 
 FLOOR = Floor()
