@@ -11,9 +11,10 @@ line: an answer is never forced.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from retrieval.vectors.windows import split_sentences
 
@@ -210,7 +211,7 @@ def _versions(question: str) -> list[str]:
     """The names a question gives with their version ("MultiWOZ 2.1", "WOZ 2.0"): the line must hold them as they
     stand, as keys."""
     words = question.split()
-    return [f"{_key(a)} {_key(b)}" for a, b in zip(words, words[1:])
+    return [f"{_key(a)} {_key(b)}" for a, b in itertools.pairwise(words)
             if _is_name(a) and not any(c.isdigit() for c in a) and re.fullmatch(r"v?\d+(\.\d+)*\W*", b)]  # fmt: skip
 
 
