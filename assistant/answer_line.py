@@ -5,8 +5,10 @@ Retrieval-only mode leads with them ("TripPy 55.29±0.28% Table 1: DST Results o
 sentence is short, else the shortest run of its words (at most `SPAN_WORDS`) holding the question's terms, marked
 "…" where it was cut. A question's terms weigh by what they are: a name or a figure ("TripPy", "MultiWOZ", "2.1")
 three times a plain word; a question asking how many or how much wants a figure the question does not hold; a
-"what is X" question prefers the sentence that defines X. When no run holds enough of the question, there is no
-line: an answer is never forced.
+"what is X" question prefers the sentence that defines X. A text of the paper whose title or abstract names what
+the question names (SPECTER's "adding authors as an input hurts performance") holds that name, though a text that
+names it itself ranks first. When no run holds enough of the question, there is no line: an answer is never
+forced.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ DEFINES = 3.0  # what a defining phrase ("X is a", "we propose X") weighs, when 
 COVERED = 0.5  # the share of the question's weight a run must hold when it asks for a figure or a definition
 COVERED_ELSE = 0.75  # ... and when it asks anything else
 LEAST_WORDS = 5  # a line of fewer words ("ELMo?") says nothing
-NEAR = 4  # a wanted figure stands at most this many words from one of the question's terms
+NEAR = 4  # a wanted figure stands at most this many words from one of the question's terms (stop words not counted)
 PAIRED = 0.5  # what quoting the sentence before too costs (one sentence is preferred when it holds as much)
 
 _STOP = frozenset(
@@ -72,6 +74,7 @@ class Evidence:
     paper_id: str
     number: int
     page: int | None = None
+    about: str = ""  # the paper's title and abstract: a name of the question they hold, each of its texts holds
 
 
 @dataclass(frozen=True)
@@ -81,8 +84,9 @@ class AnswerLine:
 
 
 def _key(word: str) -> str:
-    """A word as the question and the text are compared: lower case, no edge punctuation or possessive, and a
-    plain ending taken off ("trained", "training" -> "train"; "perplexities" -> "perplexity")."""
+    """A word as the question and the text are compared: lower case, no edge punctuation or possessive, a plain
+    ending taken off and a final "e" after it ("trained", "training" -> "train"; "improve", "improved" -> "improv";
+    "perplexities" -> "perplexity")."""
     word = _TRIM.sub("", word.lower())
     if word.endswith(("'s", "\u2019s")):
         word = word[:-2]
@@ -90,8 +94,19 @@ def _key(word: str) -> str:
         return word[:-3] + "y"
     for ending in ("ing", "ed", "es", "s"):
         if word.endswith(ending) and len(word) - len(ending) >= 4:
-            return word[: -len(ending)]
-    return word
+            word = word[: -len(ending)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) >= 5 else word
+
+
+def _keyed(words: Iterable[str]) -> frozenset[str]:
+    return frozenset(map(_key, words))
+
+
+# The word lists as keys (module constants: a handful of words, keyed once)
+_STOP_KEYS = _keyed(_STOP)
+_NOT_A_FIGURE_AFTER_KEYS = _keyed(_NOT_A_FIGURE_AFTER)
+_NAMING_VERBS = _keyed(["propose", "introduce", "call", "present", "name"])  # "we propose X", "called X"
 
 
 def _is_name(word: str) -> bool:
@@ -104,7 +119,7 @@ def _terms(question: str) -> dict[str, float]:
     terms: dict[str, float] = {}
     for word in question.split():
         key = _key(word)
-        if key and key not in _STOP and (len(key) > 1 or key.isdigit()):
+        if key and key not in _STOP_KEYS and (len(key) > 1 or key.isdigit()):
             terms[key] = max(terms.get(key, 0.0), NAME if _is_name(word) else WORD)
     return terms
 
@@ -116,8 +131,8 @@ def _figures(words: list[str], terms: dict[str, float], counts: bool) -> list[bo
     found = []
     for i, word in enumerate(words):
         key, before = _key(word), _key(words[i - 1]) if i else ""
-        figure = bool(_FIGURE.match(word)) or (counts and key in _NUMBER_WORDS)
-        if key in terms or before in _NOT_A_FIGURE_AFTER or _YEAR.match(word) or _ENUMERATION.match(word):
+        figure = bool(_FIGURE.match(word)) or (counts and _TRIM.sub("", word.lower()) in _NUMBER_WORDS)
+        if key in terms or before in _NOT_A_FIGURE_AFTER_KEYS or _YEAR.match(word) or _ENUMERATION.match(word):
             figure = False
         found.append(figure)
     return found
@@ -131,29 +146,35 @@ class _Unit:
 
 
 def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defining: set[int] | None,
-            counted: frozenset[str] = frozenset()) -> tuple[float, float]:
-    """(score, weight held) of a run of words; score -1 when the question wants a figure and none stands within
-    `NEAR` words of the question's terms in it (of what it counts, for "how many X": all of X's words held), or
-    asks what X is (`defining` not None) and the run does not define it."""
+            counted: frozenset[str] = frozenset(), given: frozenset[str] = frozenset(),
+            figures_from: int = 0) -> tuple[float, float]:
+    """(score, weight held) of a run of words. The weight held counts the names its paper is about (`given`); the
+    score counts only what the run says, so a text that names them itself ranks first. Score -1 when the question
+    wants a figure and none stands within `NEAR` words of the question's terms in it (of what it counts, for "how
+    many X": all of X's words held), or asks what X is (`defining` not None) and the run does not define it. The
+    figure is looked for from word `figures_from` (a pair's second sentence: the one before only names what it is
+    about)."""
     keys = [_key(w) for w in words]
-    held = {k: terms[k] for k in keys if k in terms}
+    said = {k: terms[k] for k in keys if k in terms}
+    held = said | {k: terms[k] for k in given if k in terms}
     weight = sum(held.values())
     if defining is not None and not defining:
         return -1.0, weight
-    score = weight + (DEFINES if defining else 0.0) - 0.01 * len(words)
+    score = sum(said.values()) + (DEFINES if defining else 0.0) - 0.01 * len(words)
     if counted and not counted <= held.keys():
         return -1.0, weight
     if wants_figure:
         figures = _figures(words, terms, bool(counted))
-        near = [i for i, k in enumerate(keys) if k in (counted or terms)]
-        if not any(f and any(abs(i - j) <= NEAR for j in near) for i, f in enumerate(figures)):
+        at = list(itertools.accumulate((k not in _STOP_KEYS for k in keys), initial=0))  # content words before
+        near = [at[i] for i, k in enumerate(keys) if k in (counted or terms)]
+        if not any(f and i >= figures_from and any(abs(at[i] - j) <= NEAR for j in near) for i, f in enumerate(figures)):
             return -1.0, weight
         score += WANTED_FIGURE
     return score, weight
 
 
 def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str | None,
-           counted: frozenset[str]) -> list[_Unit]:
+           counted: frozenset[str], given: frozenset[str]) -> list[_Unit]:
     """What a text may be quoted as: each sentence up to `SENTENCE_CHARS` whole (or with the sentence before, when
     that one names the subject), and inside a longer one (a table's text is one "sentence") each shortest run of
     at most `SPAN_WORDS` words that begins and ends on a term or a figure."""
@@ -164,12 +185,12 @@ def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str 
         fragment = n == 0 and sentence[:1].islower()  # a passage can begin inside a sentence
         if len(sentence) <= SENTENCE_CHARS:
             defining = _defining_positions(words, subject) if subject else None
-            score, held = _scored(words, terms, wants_figure, defining, counted)
+            score, held = _scored(words, terms, wants_figure, defining, counted, given)
             units.append(_Unit(score, held, ("… " if fragment else "") + sentence))
             if n and len(sentences[n - 1]) + len(sentence) <= SENTENCE_CHARS * 3 // 2:
                 pair = f"{sentences[n - 1]} {sentence}".split(" ")
                 defining = _defining_positions(pair, subject) if subject else None
-                score, held = _scored(pair, terms, wants_figure, defining, counted)
+                score, held = _scored(pair, terms, wants_figure, defining, counted, given, len(pair) - len(words))
                 units.append(_Unit(score - PAIRED, held, " ".join(pair)))
             continue
         if not wants_figure:
@@ -182,7 +203,7 @@ def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str 
                 if end - start >= SPAN_WORDS:
                     break
                 run = words[start : end + 1]
-                score, held = _scored(run, terms, wants_figure, None, counted)
+                score, held = _scored(run, terms, wants_figure, None, counted, given)
                 head = "… " if start > 0 else ""
                 tail = " …" if end + 1 < len(words) else ""
                 units.append(_Unit(score, held, head + " ".join(run) + tail))
@@ -202,7 +223,7 @@ def _defining_positions(words: list[str], subject: str) -> set[int]:
         after = " ".join(words[i + size - 1 : i + size + 2]).lower()
         before = _key(words[i - 1]) if i else ""
         if (_APPOSITION.match(after) or _IS_A.match(after)
-                or before in {"propose", "introduce", "call", "present", "name"}):  # fmt: skip
+                or before in _NAMING_VERBS):  # fmt: skip
             found.add(i)
     return found
 
@@ -241,11 +262,13 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
     covered = COVERED if wants_figure or subject else COVERED_ELSE
     best: tuple[_Unit, Evidence] | None = None
     for item in evidence:
-        for unit in _units(item.text, terms, wants_figure, subject, counted):
+        # "TripPy" for each text of the TripPy paper (a name, not a version: "2.1" is not what the paper is about)
+        given = {n for n in names if not any(c.isdigit() for c in n)} & {_key(w) for w in item.about.split()}
+        for unit in _units(item.text, terms, wants_figure, subject, counted, frozenset(given)):
             if unit.score < 0 or unit.held < covered * total or len(unit.quote.split()) < LEAST_WORDS:
                 continue
-            if names and not names & {_key(w) for w in unit.quote.split()}:
-                continue  # the question names its subject: the line must name it too
+            if names and not names & ({_key(w) for w in unit.quote.split()} | given):
+                continue  # the question names its subject: the line, or the paper it is from, must name it too
             said = " ".join(_key(w) for w in unit.quote.split())
             if any(f" {v} " not in f" {said} " for v in versions):
                 continue  # "WOZ 2.0" is not "MultiWOZ 2.0"

@@ -157,11 +157,13 @@ def _nothing_answers(query: str, result) -> str:
 def _evidence(deps: ToolDeps, cards: list, passages: list) -> list[Evidence]:
     """What an answer line may quote: the found papers' full-text passages in the order found, then their
     abstracts (a definition is often an abstract's first sentences)."""
-    evidence = [Evidence(p.text, p.paper_id, p.number, p.page) for p in passages]
-    papers = deps.archive.papers([c.id for c in cards], deps.user)
+    papers = deps.archive.papers(list(dict.fromkeys([*(c.id for c in cards), *(p.paper_id for p in passages)])),
+                                 deps.user)  # fmt: skip
+    about = {pid: f"{paper.title} {paper.abstract or ''}" for pid, paper in papers.items()}
+    evidence = [Evidence(p.text, p.paper_id, p.number, p.page, about.get(p.paper_id, "")) for p in passages]
     for card in cards:
         if (paper := papers.get(card.id)) is not None and paper.abstract:
-            evidence.append(Evidence(paper.abstract, card.id, card.number))
+            evidence.append(Evidence(paper.abstract, card.id, card.number, about=about[card.id]))
     return evidence
 
 

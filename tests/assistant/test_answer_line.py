@@ -27,6 +27,32 @@ FED = (
     "includes 3348 turn-level and 1364 dialog-level data points, for a total of 4712. Eighteen fine-grained dialog "
     "qualities are measured in the FED dataset: eight at the turn level and ten at the dialog level."
 )
+TRIPPY = "TripPy: A Triple Copy Strategy for Value Independent Neural Dialog State Tracking"
+TRIPPY_ABSTRACT_END = (
+    "Our approach combines the advantages of span-based slot filling methods with memory methods to avoid the use of "
+    "value picklists altogether. We argue that our strategy simplifies the DST task while at the same time achieving "
+    "state of the art performance on various popular evaluation sets including Multiwoz 2.1, where we achieve a "
+    "joint goal accuracy beyond 55%."
+)
+FED_ABSTRACT_END = (
+    "It also introduces the FED dataset which is constructed by annotating a set of human-system and human-human "
+    "conversations with eighteen fine-grained dialog qualities. The FED metric (1) does not rely on a ground-truth "
+    "response, (2) does not require training data and (3) measures fine-grained dialog qualities at both the turn "
+    "and whole dialog levels."
+)
+SPECTER = "SPECTER: Document-level Representation Learning using Citation-informed Transformers"
+SPECTER_P6 = (
+    "In a dataset of 4,113 clicks, we found that SPECTER ranker improved clickthrough rate over the baseline by "
+    "46.5%, demonstrating its superiority. We emphasize that our citation-based pretraining objective is critical "
+    "for the performance of SPECTER; removing this and using a vanilla SciB- ERT results in decreased performance on "
+    "all tasks."
+)
+SPECTER_P7 = (
+    "We observe that removing the abstract from the textual input and relying only on the title results in a "
+    "substantial decrease in performance. More surprisingly, adding authors as an input (along with title and "
+    "abstract) hurts performance.13 One possible explanation is that author names are sparse in the corpus, making "
+    "it difficult for the model to infer document-level relatedness from them."
+)
 SPECTER_ABSTRACT = (
     "Representation learning is a critical ingredient for natural language processing systems. We propose SPECTER, "
     "a new method to generate document-level embedding of scientific documents based on pretraining a Transformer "
@@ -72,3 +98,34 @@ def test_no_line_for_a_topic_a_person_or_what_the_texts_do_not_hold():
     assert answer_line("Who proposed TripPy?", evidence) is None  # a person's question: their profile answers
     assert answer_line("What BLEU score does TripPy reach on WMT14?", evidence) is None
     assert answer_line("What accuracy does ELMo reach on SQuAD?", evidence) is None
+
+
+def test_the_paper_a_text_is_from_names_what_the_text_does_not():
+    """A passage of the SPECTER paper is about SPECTER, whether or not its sentence says so; a version the paper
+    names ("MultiWOZ 2.1") is not given so, and a text that names the subject itself still comes first."""
+    question = "What happens when author names are added as input to SPECTER?"
+    assert answer_line(question, [Evidence(SPECTER_P7, "2004.07180", 3, 7)]) is None  # not named: from any paper
+    line = answer_line(question, [Evidence(SPECTER_P7, "2004.07180", 3, 7, about=SPECTER)])
+    assert line is not None and "adding authors as an input (along with title and abstract) hurts" in line.quote
+    about = f"{TRIPPY} {TRIPPY_ABSTRACT_END}"
+    evidence = [Evidence(TABLE, "2005.02877", 1, 6, about), Evidence(TRIPPY_ABSTRACT_END, "2005.02877", 1, None, about)]
+    line = answer_line("What joint goal accuracy does TripPy reach on MultiWOZ 2.1?", evidence)
+    assert line is not None and "TripPy 55.29±0.28%" in line.quote and line.evidence.page == 6
+    only_row = [Evidence("Models MultiWOZ 2.0 TRADE 48.60% TripPy 61.02%", "2005.02877", 1, 6, about)]
+    assert answer_line("What joint goal accuracy does TripPy reach on MultiWOZ 2.1?", only_row) is None
+
+
+def test_a_verbs_endings_and_the_little_words_between_do_not_hide_the_figure():
+    """"improve" is "improved"; "rate over the baseline by 46.5%" has the figure two words of substance away."""
+    line = answer_line("By how much did SPECTER improve the clickthrough rate in the online A/B test?",
+                       [Evidence(SPECTER_P6, "2004.07180", 3, 6, SPECTER)])  # fmt: skip
+    assert line is not None and line.quote.startswith("In a dataset of 4,113 clicks") and "46.5%" in line.quote
+
+
+def test_a_figure_answers_from_its_own_sentence_not_the_one_before_it():
+    """The abstract's "eighteen fine-grained dialog qualities" followed by a sentence naming the turn level is not
+    the count at the turn level: the figure of a pair must stand in its second sentence."""
+    evidence = [Evidence(FED_ABSTRACT_END, "2006.12719", 2, None, "FED"), Evidence(FED, "2006.12719", 2, 3, "FED")]
+    line = answer_line("How many dialog qualities does the FED dataset annotate at the turn level?", evidence)
+    assert line is not None and line.evidence.page == 3 and "eight at the turn level" in line.quote
+
