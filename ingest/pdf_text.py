@@ -303,19 +303,20 @@ def blocks(pages: list[str]) -> list[Block]:
 
 # --- the reference list -----------------------------------------------------------------------
 _SEPARATORS = r"[\s,:]{0,6}+"  # bounded and possessive: three unbounded runs in a row cost cubic time on ",,,,"
-_ARXIV_REF = re.compile(
+ARXIV_REF = re.compile(
     # arXiv:2006.14799, arXiv preprint arXiv:2006.14799, arXiv, abs/1609.08144, arxiv.org/abs/hep-th/9901001v2
     rf"arxiv(?:\.org/(?:abs|pdf)/|{_SEPARATORS}(?:preprint{_SEPARATORS})?(?:arxiv{_SEPARATORS})?(?:abs/)?)"
     rf"({ARXIV_ID})(?:v\d+)?",
     re.IGNORECASE,
 )
-_DOI_REF = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)")
+DOI_REF = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)")
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 
 
-def reference_text(pages: list[str]) -> str:
+def reference_text(pages: list[str], soft: bool = False) -> str:
     """The text under a References/Bibliography heading, up to the next other heading (an appendix).
-    A line ending in a hyphen joins the next one with the hyphen kept, so a DOI broken there stays whole."""
+    A line ending in a hyphen joins the next one with the hyphen kept, so a DOI broken there stays whole (with
+    `soft`, the hyphen is marked as a line's: `ingest.references.SOFT`)."""
     inside = False
     kept: list[str] = []
     for raw in pages:
@@ -328,16 +329,19 @@ def reference_text(pages: list[str]) -> str:
                 kept.append(line.strip())
     text = ""
     for line in kept:
-        text += line if text.endswith(("-", "/")) else (" " + line if text else line)
+        if soft and text.endswith("-") and line:
+            text = text[:-1] + "\u00ad" + line
+        else:
+            text += line if text.endswith(("-", "/")) else (" " + line if text else line)
     return text
 
 
 def cited_identifiers(text: str) -> list[tuple[str, str]]:
     """('arxiv', id) and ('doi', doi) pairs found in a reference list, in order, once each."""
     found: dict[tuple[str, str], None] = {}
-    for match in _ARXIV_REF.finditer(text):
+    for match in ARXIV_REF.finditer(text):
         found[("arxiv", match.group(1))] = None
-    for match in _DOI_REF.finditer(text):
+    for match in DOI_REF.finditer(text):
         doi = match.group(1).rstrip(".,;:)]}").lower()
         arxiv = _ARXIV_DOI.match(doi)
         found[("arxiv", arxiv.group(1)) if arxiv else ("doi", doi)] = None

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ingest.pdf_text import FileMetadata
+from ingest.references import Reference
 
 
 class PdfError(RuntimeError):
@@ -39,9 +40,11 @@ class ParsedPdf:
     info: dict[str, str]  # title, author, subject, keywords of the document info, when present
     lines: list[tuple[str, float, float]]  # the first page: text, type size, height (`ingest.pdf_text`)
     # Read from the text in the child too, under the same time limit (a reference list of 10,000 commas once held
-    # the job worker for hours): what the file says it is, and the arXiv ids and DOIs its reference list cites.
+    # the job worker for hours): what the file says it is, the arXiv ids and DOIs its reference list cites, and
+    # that list's entries parsed (`ingest.references`).
     meta: FileMetadata = FileMetadata()
     cited: list[tuple[str, str]] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
 
 
 def read_frame_within(stream, seconds: float, max_size: int) -> bytes:
@@ -99,6 +102,7 @@ def _about(reader, pages: list[str]) -> dict:
     when the file's info or layout cannot be read (the text alone still makes passages); what the file says it is
     (`guess_metadata`) and what its reference list cites."""
     from ingest.pdf_text import cited_identifiers, first_page_lines, guess_metadata, reference_text
+    from ingest.references import references
 
     try:
         info = {str(k).lstrip("/").lower(): str(v)[:2000] for k, v in (reader.metadata or {}).items()}
@@ -110,7 +114,8 @@ def _about(reader, pages: list[str]) -> dict:
     except Exception:  # a first page pypdf can read as text but not lay out
         lines = []
     meta = guess_metadata(info, lines, pages[0] if pages else "")
-    return {"info": info, "lines": lines, "meta": asdict(meta), "cited": cited_identifiers(reference_text(pages))}
+    return {"info": info, "lines": lines, "meta": asdict(meta), "cited": cited_identifiers(reference_text(pages)),
+            "references": [asdict(r) for r in references(reference_text(pages, soft=True))]}  # fmt: skip
 
 
 def serve(memory_mb: int, max_pages: int, max_chars: int) -> None:  # the child: `python -m ingest.pdf_worker`
@@ -197,9 +202,10 @@ class PdfWorker:
             if not ready:
                 self._stop()
                 raise PdfError(f"parsing took longer than {self.limits.seconds:g} s; the worker was stopped")
-            # JSON of the page texts and the first page's lines again: at most 6 bytes a character (\\uXXXX) each,
-            # plus the frame's own punctuation and the document info.
-            body = read_frame_within(process.stdout, self.limits.seconds, 12 * self.limits.max_text_chars + 65_536)
+            # JSON of the page texts, the first page's lines and the reference list's entries (raw and parsed: the
+            # list's text twice) again: at most 6 bytes a character (\\uXXXX) each, plus the frame's own
+            # punctuation and the document info.
+            body = read_frame_within(process.stdout, self.limits.seconds, 24 * self.limits.max_text_chars + 65_536)
         except PdfError:
             self._stop()
             raise
@@ -211,7 +217,9 @@ class PdfWorker:
             raise PdfError(answer["error"])
         lines = [(str(t), float(size), float(y)) for t, size, y in answer.get("lines", [])]
         cited = [(str(kind), str(value)) for kind, value in answer.get("cited", [])]
-        return ParsedPdf(answer["ok"], answer.get("info", {}), lines, FileMetadata(**answer["meta"]), cited)
+        references = [Reference(**entry) for entry in answer.get("references", [])]
+        return ParsedPdf(answer["ok"], answer.get("info", {}), lines, FileMetadata(**answer["meta"]), cited,
+                         references)  # fmt: skip
 
     def close(self) -> None:
         self._stop()

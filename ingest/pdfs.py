@@ -19,6 +19,7 @@ from sqlmodel import select
 from ingest.http import FetchError, FetchRefused, PoliteClient
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.pipeline import NullProgress
+from ingest.references import reference_titles
 from ingest.report import Failure, Summary
 from ingest.writer import People, Writer
 from retrieval.scholarly.catalog import Catalog
@@ -69,11 +70,12 @@ def store_fulltext(
         return False
     count = writer.full_text(paper, parsed.pages, people)
     cited = parsed.cited  # read in the worker, under its time limit
+    titles = reference_titles(parsed.references)
     with writer.catalog.session() as session, session.no_autoflush:  # one short write at the commit
         edges = edges_of(session, paper.id)
         for kind, value in cited:
             arxiv_id, doi = (value, None) if kind == "arxiv" else (None, value)
-            add_citation(session, paper.id, arxiv_id=arxiv_id, doi=doi, edges=edges)
+            add_citation(session, paper.id, arxiv_id=arxiv_id, doi=doi, edges=edges, title=titles.get((kind, value)))
         Catalog.mark(session, STAGE, paper.id, digest)
         session.flush()
         link_citations(session, [paper.id])  # the new edges that point at papers already here

@@ -191,11 +191,17 @@ def _resolve_institution(session: Session, affiliation) -> Institution | None:
 
 
 def add_citation(
-    session: Session, citing_id: str, arxiv_id: str | None = None, doi: str | None = None, edges: dict | None = None
+    session: Session,
+    citing_id: str,
+    arxiv_id: str | None = None,
+    doi: str | None = None,
+    edges: dict | None = None,
+    title: str | None = None,
 ) -> None:
-    """A citation edge found in a paper's own reference list (by arXiv id or DOI); `edges` as `edges_of` reads
-    them, so a reference list costs one query rather than one per entry."""
-    _upsert_citation(session, citing_id, None, doi, arxiv_id, None, edges)
+    """A citation edge found in a paper's own reference list (by arXiv id or DOI), with the title the list gives
+    it (a title already stored is kept); `edges` as `edges_of` reads them, so a reference list costs one query
+    rather than one per entry."""
+    _upsert_citation(session, citing_id, None, doi, arxiv_id, title, edges)
 
 
 def edges_of(session: Session, citing_id: str) -> dict[str, Citation]:

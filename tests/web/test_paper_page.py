@@ -9,7 +9,7 @@ from bs4 import BeautifulSoup
 
 from retrieval.archive import Archive
 from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.models import Paper
+from retrieval.scholarly.models import Citation, Paper
 from web.http import WebDeps
 from web.paper import paper_page
 from web.render import Renderer
@@ -105,6 +105,10 @@ async def small_client(tmp_path):
                 doi="10.1/x) [evil](https://evil.example",
             )
         )
+        session.flush()
+        # a reference title read from a PDF's list (`ingest.references`): the PDF's words, untrusted
+        session.add(Citation(citing_id="2401.00001", cited_key="arxiv:2401.99999", cited_arxiv_id="2401.99999",
+                             cited_title=HOSTILE))  # fmt: skip
         session.add(
             Paper(
                 id="astro-ph/9901001", arxiv_id="astro-ph/9901001", title="Dark Matter Halos", categories=["astro-ph"]
@@ -133,6 +137,7 @@ async def test_hostile_title_renders_as_text(small_client):
     assert soup.find("img") is None
     assert all(s.get("type") == "application/ld+json" for s in soup.find_all("script"))
     assert soup.h1.get_text() == HOSTILE
+    assert [li.get_text(strip=True) for li in soup.select("ol.refs li")] == [HOSTILE]  # its reference's title too
     assert "<img" not in markdown.text and "&lt;img" in markdown.text
     # A hostile DOI stays inside its own link, in the markdown and in the HTML.
     assert not re.search(r"(?<!\\)\]\(https://evil", markdown.text)  # only escaped brackets before it
@@ -158,7 +163,6 @@ async def test_the_paper_page_links_its_authors_and_the_papers_citing_it(client,
     from sqlalchemy import func
     from sqlmodel import select
 
-    from retrieval.scholarly.models import Citation
 
     markdown = (await client.get(CANONICAL + ".md")).text
     byline = next(line for line in markdown.splitlines() if line.startswith("**Authors:**"))
@@ -204,3 +208,15 @@ async def test_similar_papers_come_from_the_stored_vector(client, demo, embedder
     markdown = (await client.get(CANONICAL + ".md")).text
     section = markdown.split("## Similar papers", 1)[1]
     assert re.findall(r"\]\(/papers/([0-9.]+)-", section) == expected
+
+
+async def test_a_papers_references_read_as_titles_from_its_own_pdf(client):
+    """Issue 40: TripPy's reference list names each work it cites by its title (parsed from the PDF's list,
+    `ingest.references`), not by a bare "arXiv:1810.00278"."""
+    page = await client.get("/papers/2005.02877", follow_redirects=True)
+    items = BeautifulSoup(page.text, "html.parser").select("ol.refs li")
+    labels = [li.get_text(" ", strip=True) for li in items]
+    assert len(labels) == 22
+    titled = [label for label in labels if not label.startswith("arXiv:")]
+    assert len(titled) >= 20, labels
+    assert any(label.startswith("MultiWOZ - a large-scale multi-domain Wizard-of-Oz dataset") for label in labels)
