@@ -19,13 +19,12 @@ from sqlmodel import select
 from ingest.http import FetchError, FetchRefused, PoliteClient
 from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.pipeline import NullProgress
-from ingest.references import reference_titles
 from ingest.report import Failure, Summary
 from ingest.writer import People, Writer
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import split_arxiv_version
-from retrieval.scholarly.upsert import add_citation, edges_of, link_citations
+from retrieval.scholarly.upsert import ListedWork, add_citation, edges_of, link_citations
 
 STAGE = "fulltext"
 
@@ -70,19 +69,26 @@ def store_fulltext(
         return False
     count = writer.full_text(paper, parsed.pages, people)
     cited = parsed.cited  # read in the worker, under its time limit
-    titles = reference_titles(parsed.references)
     with writer.catalog.session() as session, session.no_autoflush:  # one short write at the commit
         edges = edges_of(session, paper.id)
-        for kind, value in cited:
-            arxiv_id, doi = (value, None) if kind == "arxiv" else (None, value)
-            add_citation(session, paper.id, arxiv_id=arxiv_id, doi=doi, edges=edges, title=titles.get((kind, value)))
+        written = len(edges)
+        listed = set()
+        for ref in parsed.references:  # in the list's order, each entry once, with or without an id
+            entry = ListedWork(ref.authors, ref.year, ref.venue, ref.raw)
+            add_citation(session, paper.id, arxiv_id=ref.arxiv_id, doi=ref.doi,
+                         edges=edges, title=ref.title, entry=entry)  # fmt: skip
+            listed.update({("arxiv", ref.arxiv_id), ("doi", ref.doi)})
+        for kind, value in cited:  # an id the list holds outside its first place in an entry
+            if (kind, value) not in listed:
+                arxiv_id, doi = (value, None) if kind == "arxiv" else (None, value)
+                add_citation(session, paper.id, arxiv_id=arxiv_id, doi=doi, edges=edges)
         Catalog.mark(session, STAGE, paper.id, digest)
         session.flush()
         link_citations(session, [paper.id])  # the new edges that point at papers already here
         session.commit()
     summary.add("updated" if paper.id in seen else "added")
     summary.add("passages", count)
-    summary.add("references", len(cited))
+    summary.add("references", len(edges) - written)
     return True
 
 

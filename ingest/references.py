@@ -33,12 +33,19 @@ from ingest.pdf_text import ARXIV_REF, DOI_REF, cited_identifiers
 
 SOFT = "\u00ad"  # a word broken at a line's end (`reference_text(soft=True)`)
 MAX_ENTRIES = 2000  # a reference list longer than this is a parse gone wrong; the rest is not read
-MAX_TITLE_CHARS = 500  # a title stored for a citation edge
 MAX_ENTRY_CHARS = 2000  # an entry is read up to this long (the last can run on into what follows the list)
 
 _NUMBERED = re.compile(r"(?:^|(?<=\s))\[(\d{1,4})\]\s")
 _YEAR = re.compile(r"(?<=[.,]) ((?:19|20)\d\d)[a-z]?\.(?= |$)")  # ". 2019." / ", 2019a."
 _ANY_YEAR = re.compile(r"\b((?:19|20)\d\d)[a-z]?\b")
+# Accents as separate characters: spacing forms made combining; a combining mark moved onto its letter
+_SPACING_ACCENTS = {"\u02c7": "\u030c", "\u00b4": "\u0301", "\u00a8": "\u0308", "\u02dc": "\u0303",
+                    "\u02c6": "\u0302", "\u02da": "\u030a", "\u00b8": "\u0327", "\u02d8": "\u0306",
+                    "\u02dd": "\u030b", "\u02db": "\u0328"}  # fmt: skip
+_MARK_BELOW = re.compile(r"(\w) ?([\u0327\u0328])")  # cedilla, ogonek: after their letter
+_MARK_ABOVE = re.compile(r" ?([\u0300-\u0326\u0329-\u036f])(\w)")  # the others: before it
+_SPACING_BELOW = re.compile(r"(\w)([\u00b8\u02db])")
+_SPACING_ABOVE = re.compile(r"([\u02c7\u00b4\u00a8\u02dc\u02c6\u02da\u02d8\u02dd])(\w)")
 _TOKEN = re.compile(r"\S+")
 _SOFT_BREAK = re.compile(r"(?<!\w)(\w+)\u00ad\s*(\w+)")  # a word broken at a line's end (`SOFT`)
 _HYPHENATED = re.compile(r"(?<![\w-])\w+(?:-\w+)+")
@@ -140,7 +147,19 @@ def mend(text: str, hyphenated: frozenset[str] = frozenset()) -> str:
         return f"{a}-{b}" if f"{a}-{b}".lower() in hyphenated or not b[:1].islower() else a + b
 
     text = _SOFT_BREAK.sub(join, text)
-    return " ".join(text.replace(SOFT, "-").split())
+    return _accents(" ".join(text.replace(SOFT, "-").split()))
+
+
+def _accents(text: str) -> str:
+    """Accents pypdf sets apart put back on their letters: "Gaˇsi ́c" -> "Gašić", "J ̈urgen" -> "Jürgen",
+    "Franc ̧ois" -> "François" (a mark above comes before its letter, a mark below after it)."""
+    if not any(unicodedata.combining(c) or c in _SPACING_ACCENTS for c in text):
+        return text
+    text = _MARK_ABOVE.sub(r"\2\1", _MARK_BELOW.sub(r"\1\2", text))  # " ́c": the space is pypdf's
+    # "ˇs", "Radim ˇReh": a spacing accent, with no space of pypdf's
+    text = _SPACING_BELOW.sub(lambda m: m.group(1) + _SPACING_ACCENTS[m.group(2)], text)
+    text = _SPACING_ABOVE.sub(lambda m: m.group(2) + _SPACING_ACCENTS[m.group(1)], text)
+    return unicodedata.normalize("NFC", text)
 
 
 def hyphenated_words(text: str) -> frozenset[str]:
@@ -194,15 +213,3 @@ def references(text: str) -> list[Reference]:
     """Every entry of a reference list, parsed."""
     hyphenated = hyphenated_words(text)
     return [parse_reference(entry, hyphenated) for entry in split_references(text)]
-
-
-def reference_titles(entries: list[Reference]) -> dict[tuple[str, str], str]:
-    """The title the list gives each arXiv id and DOI it cites, as ("arxiv" | "doi", id) like
-    `ingest.pdf_text.cited_identifiers` (the first entry that holds it; at most `MAX_TITLE_CHARS`)."""
-    titles: dict[tuple[str, str], str] = {}
-    for entry in entries:
-        if entry.title:
-            for key in (("arxiv", entry.arxiv_id), ("doi", entry.doi)):
-                if key[1]:
-                    titles.setdefault(key, entry.title[:MAX_TITLE_CHARS])
-    return titles

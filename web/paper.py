@@ -31,6 +31,7 @@ class Reference:
     label: str
     href: str | None  # our page when the cited work is in the corpus, else its public address
     paper: Paper | None = None  # the cited paper, when it is in the corpus
+    detail: str | None = None  # what the citing paper's list says besides the title: "Wen et al., 2016. In EACL"
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,9 @@ class PaperPage:
         if self.references:
             lines += ["", f"## References ({self.reference_count})", ""]
             lines += [
-                f"- [{md_escape(r.label)}]({r.href})" if r.href else f"- {md_escape(r.label)}" for r in self.references
+                (f"- [{md_escape(r.label)}]({r.href})" if r.href else f"- {md_escape(r.label)}")
+                + (f" ({md_escape(r.detail)})" if r.detail else "")
+                for r in self.references
             ]
         if self.citing:
             lines += ["", f"## Cited by ({self.citing_count} in this archive)", ""]
@@ -165,24 +168,31 @@ def _author_markdown(author: Author) -> str:
 
 
 def _reference(citation, in_corpus: dict) -> Reference:
+    detail = _listed_as(citation)
     if citation.cited_id and citation.cited_id in in_corpus:
         target = in_corpus[citation.cited_id]
-        return Reference(target.title, paper_path(target), target)
+        return Reference(target.title, paper_path(target), target, detail)
     if citation.cited_arxiv_id:
-        return Reference(
-            citation.cited_title or f"arXiv:{citation.cited_arxiv_id}",
-            external("https://arxiv.org/abs/", citation.cited_arxiv_id),
-        )
+        return Reference(citation.cited_title or f"arXiv:{citation.cited_arxiv_id}",
+                         external("https://arxiv.org/abs/", citation.cited_arxiv_id), detail=detail)  # fmt: skip
     if citation.cited_doi:
-        return Reference(
-            citation.cited_title or f"doi:{citation.cited_doi}", external("https://doi.org/", citation.cited_doi)
-        )
+        return Reference(citation.cited_title or f"doi:{citation.cited_doi}",
+                         external("https://doi.org/", citation.cited_doi), detail=detail)  # fmt: skip
     if citation.cited_openalex_id:
-        return Reference(
-            citation.cited_title or f"OpenAlex {citation.cited_openalex_id}",
-            external("https://openalex.org/", citation.cited_openalex_id),
-        )
-    return Reference(citation.cited_title or citation.cited_key, None)
+        return Reference(citation.cited_title or f"OpenAlex {citation.cited_openalex_id}",
+                         external("https://openalex.org/", citation.cited_openalex_id), detail=detail)  # fmt: skip
+    if citation.cited_title:  # listed with no id: not linked
+        return Reference(citation.cited_title, None, detail=detail)
+    return Reference(citation.reference or citation.cited_key, None)  # an entry read with no title: as printed
+
+
+def _listed_as(citation) -> str | None:
+    """"Wen et al., 2016. In EACL": the first authors' surnames, the year and the venue the citing paper's own
+    reference list gives."""
+    surnames = [name.split()[-1] for name in (citation.cited_authors or "").split("; ") if name.strip()]
+    who = " and ".join(surnames) if len(surnames) <= 2 else f"{surnames[0]} et al."
+    said = ", ".join(part for part in (who, str(citation.cited_year or "")) if part)
+    return ". ".join(part for part in (said, citation.cited_venue or "") if part) or None
 
 
 def reference_items(archive: Archive, paper_id: str, limit: int = MAX_REFERENCES_SHOWN) -> tuple[list[Reference], int]:

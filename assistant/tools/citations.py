@@ -40,10 +40,9 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
             line, card = _paper_line(deps, item.paper)
             lines.append(line)
             cards.append(card)
-        elif item.href:
-            lines.append(f"- {md_escape(item.label)} ({item.href})")
-        else:
-            lines.append(f"- {md_escape(item.label)}")
+        else:  # what the citing paper's own list says of it, then where it is
+            said = f" ({md_escape(item.detail)})" if item.detail else ""
+            lines.append(f"- {md_escape(item.label)}{said}" + (f" ({item.href})" if item.href else ""))
     if total > len(items):
         lines.append(f"… and {total - len(items)} more (the first {MAX_REFERENCES_SHOWN} are shown).")
     return ToolResult("\n".join(lines), cards)

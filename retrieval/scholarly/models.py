@@ -245,6 +245,11 @@ class Citation(SQLModel, table=True):
     cited_doi: str | None = None
     cited_arxiv_id: str | None = None
     cited_title: str | None = None
+    # As the citing paper's own reference list gives the work (`ingest.references`), when it was read from its PDF
+    cited_authors: str | None = Field(default=None, description="the names, '; ' between them")
+    cited_year: int | None = None
+    cited_venue: str | None = None
+    reference: str | None = Field(default=None, description="the list's entry as printed")
 
 
 class LedgerEntry(SQLModel, table=True):

@@ -3,7 +3,9 @@ authorships (whose researchers `retrieval.scholarly.identity` finds), institutio
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection
+from dataclasses import dataclass
 
 from sqlmodel import Session, select
 
@@ -19,6 +21,10 @@ from retrieval.scholarly.identity import (
 from retrieval.scholarly.models import Authorship, Citation, Institution, Paper, Researcher, normalise_name
 from retrieval.scholarly.records import AuthorRecord, InstitutionRecord, PaperRecord
 
+MAX_TITLE_CHARS = 500  # what an edge keeps of the cited work's title, and of a reference list's entry
+MAX_AUTHORS_CHARS = 1000
+MAX_VENUE_CHARS = 300
+MAX_REFERENCE_CHARS = 2000
 _MERGED_SCALARS = (
     "arxiv_id", "openalex_id", "doi", "title", "abstract", "primary_category", "published", "updated", "year",
     "version", "landing_url", "pdf_url", "journal_ref", "comments", "license", "venue", "cited_by_count",
@@ -197,11 +203,33 @@ def add_citation(
     doi: str | None = None,
     edges: dict | None = None,
     title: str | None = None,
+    entry: ListedWork | None = None,
 ) -> None:
-    """A citation edge found in a paper's own reference list (by arXiv id or DOI), with the title the list gives
-    it (a title already stored is kept); `edges` as `edges_of` reads them, so a reference list costs one query
-    rather than one per entry."""
-    _upsert_citation(session, citing_id, None, doi, arxiv_id, title, edges)
+    """A citation edge found in a paper's own reference list: by arXiv id or DOI, or, for an entry with neither,
+    by what the entry says (key `ref:`, `reference_key`). The title and what `entry` gives (a value already stored
+    is kept); `edges` as `edges_of` reads them, so a reference list costs one query rather than one per entry."""
+    key = None if arxiv_id or doi else reference_key(title, entry)
+    if key is None and not (arxiv_id or doi):
+        return  # an entry with no id and nothing to tell it by
+    _upsert_citation(session, citing_id, None, doi, arxiv_id, title, edges, entry, key)
+
+
+@dataclass(frozen=True)
+class ListedWork:
+    """What a reference list's entry says of a work besides its title and ids (each cut to a sane length)."""
+
+    authors: list[str]
+    year: int | None
+    venue: str | None
+    reference: str
+
+
+def reference_key(title: str | None, entry: ListedWork | None) -> str | None:
+    """The key of an edge to a work listed with no id: its title and year folded ("ref:" and 20 hex digits), or
+    its printed entry when it has no title; None when there is neither."""
+    said = f"{title}|{entry.year if entry else ''}" if title else (entry.reference if entry else "")
+    folded = "".join(c for c in said.lower() if c.isalnum() or c == "|")
+    return f"ref:{hashlib.sha1(folded.encode()).hexdigest()[:20]}" if folded.strip("|") else None
 
 
 def edges_of(session: Session, citing_id: str) -> dict[str, Citation]:
@@ -209,10 +237,11 @@ def edges_of(session: Session, citing_id: str) -> dict[str, Citation]:
     return {row.cited_key: row for row in session.exec(select(Citation).where(Citation.citing_id == citing_id))}
 
 
-def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_id, title, edges=None) -> None:
+def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_id, title, edges=None, entry=None,
+                     key=None) -> None:  # fmt: skip
     """One edge, merged into the stored one with the same key; `edges` (key -> row) holds the citing paper's edges
     when the caller read them all at once."""
-    key = f"openalex:{openalex_id}" if openalex_id else f"arxiv:{arxiv_id}" if arxiv_id else f"doi:{doi}"
+    key = key or (f"openalex:{openalex_id}" if openalex_id else f"arxiv:{arxiv_id}" if arxiv_id else f"doi:{doi}")
     if edges is None:
         row = session.exec(select(Citation).where(Citation.citing_id == citing_id, Citation.cited_key == key)).first()
     else:
@@ -224,7 +253,12 @@ def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_i
     row.cited_openalex_id = row.cited_openalex_id or openalex_id
     row.cited_doi = row.cited_doi or doi
     row.cited_arxiv_id = row.cited_arxiv_id or arxiv_id
-    row.cited_title = row.cited_title or title
+    row.cited_title = row.cited_title or (title or "")[:MAX_TITLE_CHARS] or None
+    if entry is not None:
+        row.cited_authors = row.cited_authors or ("; ".join(entry.authors)[:MAX_AUTHORS_CHARS] or None)
+        row.cited_year = row.cited_year or entry.year
+        row.cited_venue = row.cited_venue or (entry.venue or "")[:MAX_VENUE_CHARS] or None
+        row.reference = row.reference or entry.reference[:MAX_REFERENCE_CHARS] or None
     session.add(row)
 
 

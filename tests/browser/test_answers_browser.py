@@ -42,14 +42,16 @@ def search_only(demo, tmp_path_factory):
         yield base
 
 
-def _ask(page, question: str, expected: str) -> dict:
-    """Ask, and wait until the last answer says `expected` and its cards have arrived (one after another, then the
-    answer's own actions)."""
+def _ask(page, question: str, expected: str, cards: int = 1) -> dict:
+    """Ask, and wait until the last answer says `expected`, has its actions and at least `cards` cards (the server
+    sends the cards before the actions, but the page may draw them after), then a moment more for any other card."""
     page.click("#chat-input")
     page.keyboard.type(question)
     page.locator("#chat-submit:not([disabled])").click(timeout=30_000)
-    done = f"(() => {{ const a = ({LAST_ANSWER})(); return a && a.done && a.text.includes({expected!r}); }})()"
+    done = (f"(() => {{ const a = ({LAST_ANSWER})(); "
+            f"return a && a.done && a.text.includes({expected!r}) && a.cards.length >= {cards}; }})()")  # fmt: skip
     page.wait_for_function(done, timeout=30_000)
+    page.wait_for_timeout(500)
     return page.evaluate(LAST_ANSWER)
 
 

@@ -228,13 +228,20 @@ async def test_an_import_made_to_be_slow_never_stalls_the_server(archive):
     crafted = "".join(f"@misc{{k{i}, url = {{{long_field}}}, journal = {{{long_field}}}, note = {{{long_field}}}}}\n"
                       for i in range(2))  # fmt: skip
     jo = client_for(_app(archive), "jo")
-    async with LoopWatch() as watch:
-        started = time.monotonic()
-        answer = await jo.post("/api/library/import", files={"file": ("crafted.bib", crafted.encode(), "text/plain")})
-        took = time.monotonic() - started
-    assert answer.status_code == 200
-    assert answer.json()["counts"] == {"joined": 0, "requested": 0, "not_found": 0, "rejected": 2}
-    assert watch.worst < took / 4, f"the loop stalled {watch.worst:.2f} s of the import's {took:.2f} s"
+    stalls = []
+    for _ in range(3):  # a busy machine can stall any loop once; work done in the loop stalls it every time
+        async with LoopWatch() as watch:
+            started = time.monotonic()
+            answer = await jo.post("/api/library/import",
+                                   files={"file": ("crafted.bib", crafted.encode(), "text/plain")})  # fmt: skip
+            took = time.monotonic() - started
+        assert answer.status_code == 200
+        assert answer.json()["counts"] == {"joined": 0, "requested": 0, "not_found": 0, "rejected": 2}
+        stalls.append((watch.worst, took))
+        if watch.worst < took / 4:
+            break
+    worst, took = stalls[-1]
+    assert worst < took / 4, f"the loop stalled {worst:.2f} s of the import's {took:.2f} s (each try: {stalls})"
 
 
 async def test_a_list_too_deep_or_too_slow_to_read_is_refused_with_its_reason(archive, monkeypatch):

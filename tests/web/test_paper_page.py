@@ -211,12 +211,21 @@ async def test_similar_papers_come_from_the_stored_vector(client, demo, embedder
 
 
 async def test_a_papers_references_read_as_titles_from_its_own_pdf(client):
-    """Issue 40: TripPy's reference list names each work it cites by its title (parsed from the PDF's list,
-    `ingest.references`), not by a bare "arXiv:1810.00278"."""
+    """Issue 40: TripPy's page lists every entry of its PDF's reference list (28), in the list's order, by title
+    with what the list says besides ("Budzianowski et al., 2018"), not as a bare "arXiv:1810.00278"; an entry with
+    no id is listed, unlinked."""
     page = await client.get("/papers/2005.02877", follow_redirects=True)
     items = BeautifulSoup(page.text, "html.parser").select("ol.refs li")
+    assert len(items) == 28
+    linked = [li for li in items if li.a is not None]
+    assert len(linked) == 22 and all(li.a["href"].startswith(("https://arxiv.org/abs/", "/papers/")) for li in linked)
     labels = [li.get_text(" ", strip=True) for li in items]
-    assert len(labels) == 22
-    titled = [label for label in labels if not label.startswith("arXiv:")]
-    assert len(titled) >= 20, labels
-    assert any(label.startswith("MultiWOZ - a large-scale multi-domain Wizard-of-Oz dataset") for label in labels)
+    assert not [label for label in labels if label.startswith("arXiv:")], labels  # the issue asks 20 of 22 at least
+    first, henderson = items[0], labels[5]
+    assert first.a.get_text().startswith("MultiWOZ - a large-scale multi-domain Wizard-of-Oz dataset for task-oriented")
+    assert first.select_one(".ref-detail").get_text() == "Budzianowski et al., 2018"
+    assert items[5].a is None and henderson.startswith("The second dialog state tracking challenge Henderson et al.")
+    assert "Henderson et al., 2014. In Proceedings of the 15th annual meeting" in henderson
+    markdown = (await client.get("/papers/2005.02877", headers={"Accept": "text/markdown"},
+                                 follow_redirects=True)).text  # fmt: skip
+    assert "- The second dialog state tracking challenge (Henderson et al., 2014. In Proceedings" in markdown
