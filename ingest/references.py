@@ -42,8 +42,9 @@ _ANY_YEAR = re.compile(r"\b((?:19|20)\d\d)[a-z]?\b")
 _SPACING_ACCENTS = {"\u02c7": "\u030c", "\u00b4": "\u0301", "\u00a8": "\u0308", "\u02dc": "\u0303",
                     "\u02c6": "\u0302", "\u02da": "\u030a", "\u00b8": "\u0327", "\u02d8": "\u0306",
                     "\u02dd": "\u030b", "\u02db": "\u0328"}  # fmt: skip
-_MARK_BELOW = re.compile(r"(\w) ?([\u0327\u0328])")  # cedilla, ogonek: after their letter
-_MARK_ABOVE = re.compile(r" ?([\u0300-\u0326\u0329-\u036f])(\w)")  # the others: before it
+# pypdf's torn form has a space before the mark ("Gaˇsi ́c"); a mark right after its letter is Unicode's own form
+_MARK_BELOW = re.compile(r"(\w) ([\u0327\u0328])")  # cedilla, ogonek: after their letter
+_MARK_ABOVE = re.compile(r" ([\u0300-\u0326\u0329-\u036f])(\w)")  # the others: before it
 _SPACING_BELOW = re.compile(r"(\w)([\u00b8\u02db])")
 _SPACING_ABOVE = re.compile(r"([\u02c7\u00b4\u00a8\u02dc\u02c6\u02da\u02d8\u02dd])(\w)")
 _TOKEN = re.compile(r"\S+")

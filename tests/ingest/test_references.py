@@ -81,3 +81,13 @@ def test_a_word_broken_at_a_line_is_joined_unless_the_list_hyphenates_it():
              f"SciB{SOFT}ERT. In ACL.")  # fmt: skip
     title = parse_reference(entry, hyphenated).title
     assert title == "An end-to-end trainable model for task-oriented dialog with bidirectional SciB-ERT"
+
+
+def test_accents_pypdf_tears_off_go_back_and_unicodes_own_forms_stay():
+    from ingest.references import mend
+
+    assert mend("Milica Gaˇsi ́c, J ̈urgen, Franc ̧ois, I ̃nigo, Radim ˇReh ̊uˇrek") == (
+        "Milica Gašić, Jürgen, François, Iñigo, Radim Řehůřek"
+    )
+    decomposed = "Le\u0301on Bottou, Franc\u0327ois"  # a mark after its letter, as Unicode writes it
+    assert mend(decomposed) == "Léon Bottou, François"
