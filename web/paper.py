@@ -9,6 +9,7 @@ from urllib.parse import quote
 from retrieval.archive import Archive
 from retrieval.scholarly.catalog import PaperView
 from retrieval.scholarly.models import Paper
+from retrieval.scholarly.records import arxiv_id_of
 from retrieval.vectors.store import IndexUnavailable
 from web.addresses import chat_path, external, paper_path, researcher_path
 from web.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
@@ -32,6 +33,7 @@ class Reference:
     href: str | None  # our page when the cited work is in the corpus, else its public address
     paper: Paper | None = None  # the cited paper, when it is in the corpus
     detail: str | None = None  # what the citing paper's list says besides the title: "Wen et al., 2016. In EACL"
+    leaves: bool = False  # the link leaves this site (a DOI's or OpenAlex's page), said beside it
 
 
 @dataclass(frozen=True)
@@ -172,15 +174,16 @@ def _reference(citation, in_corpus: dict) -> Reference:
     if citation.cited_id and citation.cited_id in in_corpus:
         target = in_corpus[citation.cited_id]
         return Reference(target.title, paper_path(target), target, detail)
-    if citation.cited_arxiv_id:
-        return Reference(citation.cited_title or f"arXiv:{citation.cited_arxiv_id}",
-                         external("https://arxiv.org/abs/", citation.cited_arxiv_id), detail=detail)  # fmt: skip
+    if citation.cited_arxiv_id and (arxiv_id := arxiv_id_of(citation.cited_arxiv_id)):
+        # not held: our page for the id, where a signed-in reader fetches it (`web.http.not_found`)
+        return Reference(citation.cited_title or f"arXiv:{arxiv_id}", f"/papers/{quote(arxiv_id)}", detail=detail)
     if citation.cited_doi:
         return Reference(citation.cited_title or f"doi:{citation.cited_doi}",
-                         external("https://doi.org/", citation.cited_doi), detail=detail)  # fmt: skip
+                         external("https://doi.org/", citation.cited_doi), detail=detail, leaves=True)  # fmt: skip
     if citation.cited_openalex_id:
         return Reference(citation.cited_title or f"OpenAlex {citation.cited_openalex_id}",
-                         external("https://openalex.org/", citation.cited_openalex_id), detail=detail)  # fmt: skip
+                         external("https://openalex.org/", citation.cited_openalex_id), detail=detail,
+                         leaves=True)  # fmt: skip
     if citation.cited_title:  # listed with no id: not linked
         return Reference(citation.cited_title, None, detail=detail)
     return Reference(citation.reference or citation.cited_key, None)  # an entry read with no title: as printed

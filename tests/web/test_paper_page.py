@@ -109,6 +109,8 @@ async def small_client(tmp_path):
         # a reference title read from a PDF's list (`ingest.references`): the PDF's words, untrusted
         session.add(Citation(citing_id="2401.00001", cited_key="arxiv:2401.99999", cited_arxiv_id="2401.99999",
                              cited_title=HOSTILE))  # fmt: skip
+        session.add(Citation(citing_id="2401.00001", cited_key="doi:10.1/y", cited_doi="10.1/y",
+                             cited_title="A work known by its DOI"))  # fmt: skip
         session.add(
             Paper(
                 id="astro-ph/9901001", arxiv_id="astro-ph/9901001", title="Dark Matter Halos", categories=["astro-ph"]
@@ -137,7 +139,10 @@ async def test_hostile_title_renders_as_text(small_client):
     assert soup.find("img") is None
     assert all(s.get("type") == "application/ld+json" for s in soup.find_all("script"))
     assert soup.h1.get_text() == HOSTILE
-    assert [li.get_text(strip=True) for li in soup.select("ol.refs li")] == [HOSTILE]  # its reference's title too
+    refs = soup.select("ol.refs li")  # its references' titles too; one not held here, one known by its DOI only
+    assert refs[0].get_text(strip=True) == HOSTILE and refs[0].a["href"] == "/papers/2401.99999"
+    assert refs[1].a["href"] == "https://doi.org/10.1/y" and refs[1].select_one(".leaves").get_text() == (
+        "(leaves ScholarLoom)")  # fmt: skip
     assert "<img" not in markdown.text and "&lt;img" in markdown.text
     # A hostile DOI stays inside its own link, in the markdown and in the HTML.
     assert not re.search(r"(?<!\\)\]\(https://evil", markdown.text)  # only escaped brackets before it
@@ -218,7 +223,9 @@ async def test_a_papers_references_read_as_titles_from_its_own_pdf(client):
     items = BeautifulSoup(page.text, "html.parser").select("ol.refs li")
     assert len(items) == 28
     linked = [li for li in items if li.a is not None]
-    assert len(linked) == 22 and all(li.a["href"].startswith(("https://arxiv.org/abs/", "/papers/")) for li in linked)
+    # an arXiv paper not held links to our own page for its id (where a signed-in reader fetches it), never away
+    assert len(linked) == 22 and all(li.a["href"].startswith("/papers/") for li in linked)
+    assert linked[0].a["href"] == "/papers/1810.00278" and not page.text.count('class="leaves"')
     labels = [li.get_text(" ", strip=True) for li in items]
     assert not [label for label in labels if label.startswith("arXiv:")], labels  # the issue asks 20 of 22 at least
     first, henderson = items[0], labels[5]
