@@ -167,7 +167,8 @@ def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defin
         figures = _figures(words, terms, bool(counted))
         at = list(itertools.accumulate((k not in _STOP_KEYS for k in keys), initial=0))  # content words before
         near = [at[i] for i, k in enumerate(keys) if k in (counted or terms)]
-        if not any(f and i >= figures_from and any(abs(at[i] - j) <= NEAR for j in near) for i, f in enumerate(figures)):
+        if not any(f and i >= figures_from and any(abs(at[i] - j) <= NEAR for j in near)
+                   for i, f in enumerate(figures)):  # fmt: skip
             return -1.0, weight
         score += WANTED_FIGURE
     return score, weight
