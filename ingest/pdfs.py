@@ -77,7 +77,7 @@ def store_fulltext(
             entry = ListedWork(ref.authors, ref.year, ref.venue, ref.raw)
             add_citation(session, paper.id, arxiv_id=ref.arxiv_id, doi=ref.doi,
                          edges=edges, title=ref.title, entry=entry)  # fmt: skip
-            listed.update({("arxiv", ref.arxiv_id), ("doi", ref.doi)})
+            listed.update((kind, value) for kind, value in (("arxiv", ref.arxiv_id), ("doi", ref.doi)) if value)
         for kind, value in cited:  # an id the list holds outside its first place in an entry
             if (kind, value) not in listed:
                 arxiv_id, doi = (value, None) if kind == "arxiv" else (None, value)

@@ -120,11 +120,12 @@ def search(
     weighed = [(s, papers[s.paper_id]) for s in scored if s.paper_id in papers]
     cosines = [s.dense.score if s.dense else None for s, _ in weighed]
     texts = [f"{paper.title} {paper.abstract}".lower() for _, paper in weighed]
-    clears = FLOOR.naming(FLOOR.papers(cosines), cosines, texts, named_terms(text))
+    names = named_terms(text)
+    clears = FLOOR.naming(FLOOR.papers(cosines), cosines, texts, names)
     cleared = {paper.id for (_, paper), c in zip(weighed, clears, strict=True) if c}
     found = [w for w in weighed if w[1].id in cleared] + [w for w in weighed if w[1].id not in cleared]
     if full_text and not any(clears):
-        found = _in_full_text(catalog, index, embedded, filters, limit, found, named_terms(text))
+        found = _in_full_text(catalog, index, embedded, filters, limit, found, names)
     found = found[:limit]
     quotes: list[list[str]] = [[] for _ in found]
     if sentences:
@@ -203,7 +204,8 @@ def search_passages(
     papers = visible_papers(catalog, list(dict.fromkeys(p.paper_id for p in points)), filters.viewer)
     shown = [p for p in points if p.paper_id in papers]
     texts = [f"{papers[p.paper_id].title} {p.text}".lower() for p in shown]
-    clears = FLOOR.naming(FLOOR.passages([p.dense for p in shown]), [p.dense for p in shown], texts, named_terms(text))
+    cosines = [p.dense for p in shown]
+    clears = FLOOR.naming(FLOOR.passages(cosines), cosines, texts, named_terms(text))
     hits = [
         PassageHit(papers[p.paper_id], p.score, rank, p.number, p.page, p.section, p.text, p.dense, cleared)
         for rank, (p, cleared) in enumerate(zip(shown, clears, strict=True), start=1)
