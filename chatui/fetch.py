@@ -10,12 +10,13 @@ import chainlit as cl
 
 from assistant.safe_markdown import safe_markdown
 from jobs.queue import JobQueue, JobState
-from jobs.requests import PaperRequest
+from jobs.requests import PaperRequest, ReferencesRequest
 from retrieval.archive import Archive
 from web.addresses import paper_path
 from web.base import md_escape
 
 FETCH_ACTION = "fetch_from_arxiv"
+FETCH_REFERENCES_ACTION = "fetch_references"
 FOLLOW_SECONDS = 600  # after this the chat stops watching; the job goes on and the paper page will have it
 
 
@@ -25,6 +26,47 @@ async def offer_fetch(arxiv_ids: list[str]) -> None:
            "(its record, references and full text; about a minute), then answer from it."  # fmt: skip
     actions = [cl.Action(name=FETCH_ACTION, payload={"arxiv_id": i}, label=f"Fetch {i} from arXiv") for i in arxiv_ids]
     await cl.Message(content=safe_markdown(text), actions=actions).send()
+
+
+async def offer_references(paper_id: str, title: str, missing: list[str]) -> None:
+    """Under a card's references: fetch, in one job, the ones with an arXiv id that are not here."""
+    many = len(missing) != 1
+    text = (f"{len(missing)} of the references of {md_escape(title)} {'have' if many else 'has'} an arXiv id and "
+            f"{'are' if many else 'is'} not in this archive yet. I can fetch {'them' if many else 'it'} from arXiv in "
+            "one job (within your daily share of papers).")  # fmt: skip
+    action = cl.Action(name=FETCH_REFERENCES_ACTION, payload={"paper_id": paper_id},
+                       label=f"Fetch the {len(missing)} reference{'s' if many else ''} not held")  # fmt: skip
+    await cl.Message(content=safe_markdown(text), actions=[action]).send()
+
+
+async def follow_references(asked: ReferencesRequest, queue: JobQueue, archive: Archive) -> None:
+    """Show the references job's progress in one message, then what it fetched, each linked to its page."""
+    if asked.refusal:
+        await cl.Message(content=safe_markdown(md_escape(asked.refusal))).send()
+        return
+    count = len(asked.fetching)
+    message = cl.Message(content=f"Fetching {count} references from arXiv…")
+    await message.send()
+    for _ in range(FOLLOW_SECONDS):
+        job = await asyncio.to_thread(queue.get, asked.job.id)
+        if not JobState(job.state).live:
+            break
+        message.content = safe_markdown(f"Fetching {count} references from arXiv: {md_escape(_progress(job))}")
+        await message.update()
+        await asyncio.sleep(1)
+    else:
+        message.content = safe_markdown(f"The {count} references are still being fetched; the paper's page will "
+                                        "link each one as it arrives.")  # fmt: skip
+        await message.update()
+        return
+    ids = await asyncio.to_thread(lambda: [archive.resolve_paper_id(i) for i in asked.fetching])
+    held = await asyncio.to_thread(archive.papers, [i for i in ids if i])
+    lines = [f"Fetched {len(held)} of {count} references:"]
+    lines += [f"- [{md_escape(paper.title)}]({paper_path(paper)})" for paper in held.values()]
+    if missed := [a for a, i in zip(asked.fetching, ids, strict=True) if i is None]:
+        lines.append(f"Not fetched: {', '.join(missed)} ({md_escape((job.error or 'arXiv has no such paper')[:200])})")
+    message.content = safe_markdown("\n".join(lines))
+    await message.update()
 
 
 def _progress(job) -> str:

@@ -31,6 +31,7 @@ from ingest.report import Failure, Summary
 from ingest.snapshot import SnapshotFilter, import_snapshot
 from ingest.writer import Writer, upload_text
 from jobs.context import JobContext, JobIncomplete, KindInfo
+from jobs.requests import REFERENCES_KIND
 from jobs.upkeep import run_backup, run_rebuild
 from retrieval.library.uploads import JOB_KIND, Upload, Uploads, UploadState
 
@@ -215,6 +216,33 @@ def run_paper(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     return f"paper {paper_id}"
 
 
+def run_references(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    """The papers a paper's reference list names that are not here (`jobs.requests.request_references`), each as the
+    `paper` job fetches one. A paper arXiv does not have is reported and the others fetched; a network failure ends
+    the job with what was fetched kept (asked again, the papers already here are skipped)."""
+    src, catalog = ctx.sources, ctx.writer.catalog
+    wanted = list(args["arxiv_ids"])
+    task = progress.add_task(f"references of {args['paper_id']}: papers fetched", total=len(wanted))
+    fetched = 0
+    with ctx.fetcher() as client:
+        openalex = OpenAlex(client, src.openalex_url, src.contact_email, src.openalex_key)
+        for arxiv_id in wanted:
+            if catalog.resolve_paper_id(arxiv_id) is not None:
+                summary.add("already here")
+            else:
+                try:
+                    fetch_paper(ctx.writer, client, arxiv_id, summary, None, api_url=src.arxiv_api_url,
+                                openalex=openalex, limits=ctx.limits.pdfs(), pdf_base=src.arxiv_pdf_url)  # fmt: skip
+                    fetched += 1
+                except (NotOnArxiv, NotStored) as exc:
+                    summary.fail(Failure(REFERENCES_KIND, arxiv_id, str(exc)))
+                except FetchError as exc:
+                    raise JobIncomplete(f"arXiv or the network failed at {arxiv_id}: {exc}\n{fetched} papers were "
+                                        "fetched before it and are kept.") from exc  # fmt: skip
+            progress.advance(task)
+    return f"references of {args['paper_id']}: {fetched} of {len(wanted)} papers fetched"
+
+
 # --- a user's upload: read in the bounded worker, its passages written for its owner alone ------------
 
 
@@ -289,6 +317,7 @@ KINDS: dict[str, KindInfo] = {
     "update": KindInfo(run_update, "update", "records"),
     "snapshot": KindInfo(run_snapshot, "arXiv snapshot", "records"),
     "paper": KindInfo(run_paper, "paper", "records"),
+    "references": KindInfo(run_references, "references", "papers"),
     "upload": KindInfo(run_upload, "upload", "files"),
     "backup": KindInfo(run_backup, "backup", "items", tally=False),
     "rebuild": KindInfo(run_rebuild, "index rebuild", "points", tally=False),

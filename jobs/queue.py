@@ -87,6 +87,16 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+# Kinds that spend one daily share: a paper fetched alone and the papers of a reference list fetched together
+DAILY_SHARES = {"paper": ("paper", "references"), "references": ("paper", "references")}
+
+
+def share_size(arguments: dict) -> int:
+    """What a job spends of a daily share: one, or one per paper it fetches (`arxiv_ids`)."""
+    papers = arguments.get("arxiv_ids")
+    return len(papers) if isinstance(papers, list) else 1
+
+
 class JobQueue:
     """Submitting, claiming, reporting and ending jobs: short transactions any process may run.
 
@@ -125,22 +135,33 @@ class JobQueue:
         if key is not None and (live := session.exec(select(Job).where(Job.live_key == key)).first()) is not None:
             return live, False  # someone already asked: share their job (it takes nothing of anyone's share)
         if for_user:
-            self._check_share(session, kind, asked_by, daily)
+            self._check_share(session, kind, asked_by, daily, share_size(arguments))
         job = Job(kind=kind, arguments=arguments, asked_by=asked_by, key=key, live_key=key)
         session.add(job)
         session.flush()
         return job, True
 
-    def _check_share(self, session: Session, kind: str, asked_by: str, daily: int | None) -> None:
+    def _check_share(self, session: Session, kind: str, asked_by: str, daily: int | None, size: int = 1) -> None:
         mine = select(func.count()).select_from(Job).where(Job.asked_by == asked_by)
         live = session.exec(mine.where(Job.state.in_([JobState.QUEUED, JobState.RUNNING]))).one()
         if live >= self.user_live:
             raise JobRefused(f"You have {live} files or papers waiting to be read or fetched, the most one person may "
                              "have at once; try again when some are done.")  # fmt: skip
-        if daily is not None:
-            since = _now() - timedelta(days=1)
-            if session.exec(mine.where(Job.kind == kind, Job.created_at >= since)).one() >= daily:
-                raise JobRefused(f"You have asked for {daily} papers in the last day; try again later.")
+        if daily is not None and self._daily_used(session, kind, asked_by) + size > daily:
+            raise JobRefused(f"You have asked for {daily} papers in the last day; try again later.")
+
+    def daily_used(self, kind: str, asked_by: str) -> int:
+        """How much of its daily share of `kind` the user spent in the last day (`DAILY_SHARES`, `share_size`)."""
+        with self._session() as session:
+            return self._daily_used(session, kind, asked_by)
+
+    @staticmethod
+    def _daily_used(session: Session, kind: str, asked_by: str) -> int:
+        kinds = DAILY_SHARES.get(kind, (kind,))
+        since = _now() - timedelta(days=1)
+        asked = session.exec(select(Job.arguments).where(Job.asked_by == asked_by, Job.kind.in_(kinds),
+                                                         Job.created_at >= since))  # fmt: skip
+        return sum(share_size(arguments) for arguments in asked)
 
     def live(self, key: str) -> Job | None:
         with self._session() as session:

@@ -13,9 +13,11 @@ from jobs.queue import Job, JobQueue, JobRefused
 from retrieval.archive import Archive
 from retrieval.library.reading_lists import Entry
 from retrieval.library.uploads import Uploads
+from retrieval.scholarly.citations import not_held
 from retrieval.scholarly.records import arxiv_id_of
 
 KIND = "paper"
+REFERENCES_KIND = "references"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,59 @@ def request_paper(
     except JobRefused as refused:
         return PaperRequest(arxiv_id, refusal=str(refused))
     return PaperRequest(arxiv_id, job=job)
+
+
+@dataclass(frozen=True)
+class ReferencesRequest:
+    """Fetching the papers a paper's reference list names that are not here, in one job."""
+
+    paper_id: str
+    missing: list[str]  # the arXiv ids not held, in the list's order
+    fetching: list[str] = field(default_factory=list)  # those the job fetches (the rest wait for the user's share)
+    job: Job | None = None
+    refusal: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{REFERENCES_KIND}:{self.paper_id}"
+
+
+def references_not_held(archive: Archive, raw_id: str) -> tuple[str | None, list[str]]:
+    """The paper an id names, and the arXiv ids its references name that are not here (what the chat offers)."""
+    paper_id = archive.resolve_paper_id(raw_id)
+    return paper_id, (not_held(archive.references(paper_id)) if paper_id else [])
+
+
+def request_references(archive: Archive, queue: JobQueue, user: str | None, paper_id: str, *, enabled: bool,
+                       daily: int) -> ReferencesRequest:  # fmt: skip
+    """One job fetching every reference of `paper_id` that has an arXiv id and is not here: each paper once, as
+    many as the user's daily share of papers still allows (the rest are said to wait); a job already fetching this
+    paper's references is joined (it costs nothing)."""
+    missing = not_held(archive.references(paper_id))
+    asked = ReferencesRequest(paper_id, missing)
+    coming = [i for i in missing if queue.live(PaperRequest(i).key) is not None]  # a `paper` job fetches it already
+    if not missing:
+        return ReferencesRequest(paper_id, missing, refusal="Every reference with an arXiv id is already here.")
+    if not enabled:
+        return ReferencesRequest(paper_id, missing,
+                                 refusal="Fetching papers on request is switched off on this server.")  # fmt: skip
+    if not user:
+        return ReferencesRequest(paper_id, missing, refusal="Sign in to fetch papers from arXiv.")
+    if (live := queue.live(asked.key)) is not None:
+        return ReferencesRequest(paper_id, missing, list(live.arguments["arxiv_ids"]), live)
+    left = daily - queue.daily_used(REFERENCES_KIND, user)
+    if left <= 0:
+        return ReferencesRequest(paper_id, missing, refusal=f"You have asked for {daily} papers in the last day; "
+                                                             "try again later.")  # fmt: skip
+    fetching = [i for i in missing if i not in coming][:left]
+    if not fetching:
+        return ReferencesRequest(paper_id, missing, refusal="Every reference not held here is being fetched already.")
+    try:
+        job, _ = queue.submit(REFERENCES_KIND, {"paper_id": paper_id, "arxiv_ids": fetching}, user, key=asked.key,
+                              for_user=True, daily=daily)  # fmt: skip
+    except JobRefused as refused:
+        return ReferencesRequest(paper_id, missing, refusal=str(refused))
+    return ReferencesRequest(paper_id, missing, list(job.arguments["arxiv_ids"]), job)
 
 
 def missing_papers(archive: Archive, named: list[str]) -> list[str]:

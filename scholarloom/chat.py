@@ -17,14 +17,21 @@ from auth.accounts import oauth_account, provider_subject, session_is_live
 from auth.nonces import spend
 from auth.sessions import SESSION_VERSION, client_address
 from chatui.attachments import take_attachments
-from chatui.fetch import FETCH_ACTION, follow_request, offer_fetch
+from chatui.fetch import (
+    FETCH_ACTION,
+    FETCH_REFERENCES_ACTION,
+    follow_references,
+    follow_request,
+    offer_fetch,
+    offer_references,
+)
 from chatui.files import LocalFiles
 from chatui.intent import chat_intent
 from chatui.layer import HistoryLayer
 from chatui.sessions import still_signed_in
 from chatui.turn_ui import ChainlitTurnUI
 from common.logs import REQUEST_ID, new_request_id
-from jobs.requests import missing_papers, request_paper
+from jobs.requests import missing_papers, references_not_held, request_paper, request_references
 from retrieval.scholarly.records import arxiv_ids_in
 from scholarloom.runtime import Runtime
 
@@ -199,6 +206,24 @@ async def _card_action(action: cl.Action) -> None:
     answer = await chat.act(action.name, target, str(payload.get("title", target)), ui)
     _keep(chat.conversation)
     await ui.deliver(chat.conversation.answer_metadata(answer.question))
+    if action.name == "show_references" and runtime().settings.on_demand == "signed-in":
+        paper_id, missing = await asyncio.to_thread(references_not_held, runtime().archive, target)
+        if missing:
+            await offer_references(paper_id, str(payload.get("title", target))[:300], missing)
+
+
+@cl.action_callback(FETCH_REFERENCES_ACTION)
+async def fetch_references(action: cl.Action) -> None:
+    """The user's click under a card's references: one job fetches those not held (`jobs.requests`)."""
+    if not await still_signed_in(_live):
+        return
+    user, rt = cl.user_session.get("user"), runtime()
+    asked = await asyncio.to_thread(
+        request_references, rt.archive, rt.jobs, user.identifier if user else None,
+        str((action.payload or {}).get("paper_id", ""))[:200], enabled=rt.settings.on_demand == "signed-in",
+        daily=rt.settings.on_demand_daily,
+    )  # fmt: skip
+    await follow_references(asked, rt.jobs, rt.archive)
 
 
 for _name in CARD_ACTIONS:

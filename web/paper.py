@@ -8,11 +8,13 @@ from urllib.parse import quote
 
 from retrieval.archive import Archive
 from retrieval.scholarly.catalog import PaperView
+from retrieval.scholarly.citations import not_held
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import arxiv_id_of
 from retrieval.vectors.store import IndexUnavailable
 from web.addresses import chat_path, external, paper_path, researcher_path
 from web.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
+from web.graphs import Graph, Work, paper_neighbourhood
 
 MAX_REFERENCES_SHOWN = 50
 MAX_CITING_SHOWN = 20
@@ -34,6 +36,8 @@ class Reference:
     paper: Paper | None = None  # the cited paper, when it is in the corpus
     detail: str | None = None  # what the citing paper's list says besides the title: "Wen et al., 2016. In EACL"
     leaves: bool = False  # the link leaves this site (a DOI's or OpenAlex's page), said beside it
+    source: str | None = None  # whose title this is, in words: "OpenAlex", "the PDF's reference list", ...
+    printed: str | None = None  # the citing paper's list's entry as printed, when it was read from its PDF
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,8 @@ class PaperPage:
     citing: list[Link]  # papers of this archive that cite it, newest first
     citing_count: int
     similar: list[Link] = field(default_factory=list)  # the index's nearest neighbours, closest first
+    not_held: list[str] = field(default_factory=list)  # arXiv ids it cites that are not here: one job fetches them
+    graph: Graph | None = None  # its citation neighbourhood drawn (`web.graphs`)
 
     @property
     def versions(self) -> list[Link]:
@@ -83,6 +89,10 @@ class PaperPage:
     @property
     def chat_path(self) -> str:
         return chat_path(paper=self.id)
+
+    @property
+    def fetch_references_path(self) -> str:
+        return f"/papers/{quote(self.id, safe='/:')}/references/fetch"
 
     dock_label = "this paper"
 
@@ -155,6 +165,9 @@ class PaperPage:
                 + (f" ({md_escape(r.detail)})" if r.detail else "")
                 for r in self.references
             ]
+            if self.not_held:
+                lines += ["", f"{len(self.not_held)} of these references have an arXiv id and are not in this archive; "
+                          f"a signed-in reader fetches them all at once: POST {self.fetch_references_path}."]
         if self.citing:
             lines += ["", f"## Cited by ({self.citing_count} in this archive)", ""]
             lines += [f"- [{md_escape(link.label)}]({link.href})" for link in self.citing]
@@ -169,23 +182,27 @@ def _author_markdown(author: Author) -> str:
     return name + (f" ({md_escape(author.institution)})" if author.institution else "")
 
 
+TITLE_SOURCES = {"openalex": "OpenAlex", "s2": "Semantic Scholar", "pdf": "the paper's own reference list"}
+
+
 def _reference(citation, in_corpus: dict) -> Reference:
-    detail = _listed_as(citation)
+    said = dict(detail=_listed_as(citation), printed=citation.reference,
+                source=TITLE_SOURCES.get(citation.cited_title_source or "") if citation.cited_title else None)
     if citation.cited_id and citation.cited_id in in_corpus:
         target = in_corpus[citation.cited_id]
-        return Reference(target.title, paper_path(target), target, detail)
+        return Reference(target.title, paper_path(target), target, **{**said, "source": None})  # (its own title)
     if citation.cited_arxiv_id and (arxiv_id := arxiv_id_of(citation.cited_arxiv_id)):
         # not held: our page for the id, where a signed-in reader fetches it (`web.http.not_found`)
-        return Reference(citation.cited_title or f"arXiv:{arxiv_id}", f"/papers/{quote(arxiv_id)}", detail=detail)
+        return Reference(citation.cited_title or f"arXiv:{arxiv_id}", f"/papers/{quote(arxiv_id)}", **said)
     if citation.cited_doi:
         return Reference(citation.cited_title or f"doi:{citation.cited_doi}",
-                         external("https://doi.org/", citation.cited_doi), detail=detail, leaves=True)  # fmt: skip
+                         external("https://doi.org/", citation.cited_doi), leaves=True, **said)  # fmt: skip
     if citation.cited_openalex_id:
         return Reference(citation.cited_title or f"OpenAlex {citation.cited_openalex_id}",
-                         external("https://openalex.org/", citation.cited_openalex_id), detail=detail,
-                         leaves=True)  # fmt: skip
+                         external("https://openalex.org/", citation.cited_openalex_id), leaves=True,
+                         **said)  # fmt: skip
     if citation.cited_title:  # listed with no id: not linked
-        return Reference(citation.cited_title, None, detail=detail)
+        return Reference(citation.cited_title, None, **said)
     return Reference(citation.reference or citation.cited_key, None)  # an entry read with no title: as printed
 
 
@@ -198,13 +215,20 @@ def _listed_as(citation) -> str | None:
     return ". ".join(part for part in (said, citation.cited_venue or "") if part) or None
 
 
-def reference_items(archive: Archive, paper_id: str, limit: int = MAX_REFERENCES_SHOWN) -> tuple[list[Reference], int]:
-    """The first `limit` works a paper cites, each linked to our page or its public address, and how many
-    references are known in all."""
+@dataclass(frozen=True)
+class References:
+    items: list[Reference]  # the first works the paper cites, in its list's order
+    total: int  # how many references are known in all
+    not_held: list[str]  # the arXiv ids among all of them that this archive does not hold (a reader may fetch them)
+
+
+def reference_items(archive: Archive, paper_id: str, limit: int = MAX_REFERENCES_SHOWN) -> References:
+    """The first `limit` works a paper cites, each linked to our page or its public address; how many references
+    are known in all, and which of them could be fetched from arXiv."""
     citations = archive.references(paper_id)
     shown = citations[:limit]
     in_corpus = archive.papers([c.cited_id for c in shown if c.cited_id])
-    return [_reference(c, in_corpus) for c in shown], len(citations)
+    return References([_reference(c, in_corpus) for c in shown], len(citations), not_held(citations))
 
 
 def build_paper_page(archive: Archive, view: PaperView) -> PaperPage:
@@ -225,7 +249,7 @@ def build_paper_page(archive: Archive, view: PaperView) -> PaperPage:
         links.append(Link("DOI", external("https://doi.org/", paper.doi)))
     if paper.openalex_id:
         links.append(Link("OpenAlex", external("https://openalex.org/", paper.openalex_id)))
-    references, reference_count = reference_items(archive, paper.id)
+    references = reference_items(archive, paper.id)
     citing = archive.cited_by(paper.id, MAX_CITING_SHOWN)
     authors = [
         Author(a.name, researcher_path(a.researcher_id, a.name) if a.researcher_id else None, a.institution)
@@ -254,13 +278,23 @@ def build_paper_page(archive: Archive, view: PaperView) -> PaperPage:
         paper_type=paper.paper_type,
         research_field=paper.research_field,
         novelty=paper.novelty,
-        references=references,
-        reference_count=reference_count,
+        references=references.items,
+        reference_count=references.total,
+        not_held=references.not_held,
         author_links=authors,
         citing=[Link(p.title, paper_path(p)) for p in citing.papers],
         citing_count=citing.total,
         similar=_similar(archive, paper.id),
+        graph=paper_neighbourhood(paper.title, [_work(r) for r in references.items],
+                                  [Work(p.title, paper_path(p), "held", p.cited_by_count) for p in citing.papers],
+                                  references.total, citing.total),  # fmt: skip
     )
+
+
+def _work(reference: Reference) -> Work:
+    if reference.paper is not None:
+        return Work(reference.label, reference.href, "held", reference.paper.cited_by_count)
+    return Work(reference.label, reference.href, "leaves" if reference.leaves else "not-held")
 
 
 def _similar(archive: Archive, paper_id: str) -> list[Link]:

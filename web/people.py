@@ -9,6 +9,7 @@ from retrieval.archive import Archive
 from retrieval.scholarly.paging import PER_PAGE
 from web.addresses import chat_path, external, institution_path, paper_path, researcher_path
 from web.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
+from web.graphs import MAX_COAUTHORS, Graph, Person, coauthor_network
 
 MATCHING_NOTE = (
     "Papers are linked to researchers by OpenAlex, ORCID and Semantic Scholar ids first, then by name with "
@@ -72,6 +73,7 @@ class ResearcherPage:
     page: int
     pages: int
     category: str | None
+    network: Graph | None = None  # the co-author network drawn (`web.graphs`)
 
     dock_label = "this researcher"
 
@@ -151,7 +153,11 @@ def researcher_page(archive: Archive, researcher_id: int, page: int = 1, categor
         positions=profile.positions,
         matched_papers=profile.matched_papers,
         fields=[Counted(c, n, f"{path}?category={quote(c)}") for c, n in profile.fields],
-        coauthors=[Counted(c.name, c.shared, researcher_path(c.researcher_id, c.name)) for c in profile.coauthors[:20]],
+        coauthors=[Counted(c.name, c.shared, researcher_path(c.researcher_id, c.name))
+                   for c in profile.coauthors[:MAX_COAUTHORS]],  # fmt: skip
+        network=coauthor_network(r.name, [Person(c.researcher_id, c.name, researcher_path(c.researcher_id, c.name),
+                                                 c.shared) for c in profile.coauthors[:MAX_COAUTHORS]],
+                                 profile.coauthor_links, len(profile.coauthors)),  # fmt: skip
         institutions=[
             Counted(a.name, a.papers, institution_path(a.institution_id, a.name)) for a in profile.institutions
         ],

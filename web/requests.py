@@ -10,13 +10,13 @@ wrong is said in words: a job's own error names internal addresses.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from jobs.queue import Job, JobState
-from jobs.requests import KIND, request_paper
+from jobs.requests import KIND, REFERENCES_KIND, request_paper, request_references
 from web.addresses import paper_path, request_path
 from web.base import PageMeta, md_escape
 from web.http import WebDeps, not_found, page_headers, respond, same_origin
@@ -25,12 +25,16 @@ from web.library import within_write_rate
 
 @dataclass(frozen=True)
 class RequestPage:
+    """A `paper` job (one arXiv id) or a `references` job (the papers a paper's list names that are not here)."""
+
     job_id: int
-    arxiv_id: str
+    arxiv_id: str  # the paper fetched; for a references job, the paper whose references are fetched
     state: str
     steps: list[str]
     error: str | None
     signature: str = ""
+    papers: int = 0  # a references job: how many papers it fetches
+    not_fetched: list[str] = field(default_factory=list)  # a references job: each paper that failed, in words
 
     @property
     def path(self) -> str:
@@ -38,12 +42,18 @@ class RequestPage:
 
     @property
     def title(self) -> str:
+        if self.papers:
+            return f"Fetching {self.papers} references of {self.arxiv_id} from arXiv"
         return f"Fetching {self.arxiv_id} from arXiv"
 
     @classmethod
     def of(cls, job: Job, signature: str = "") -> RequestPage:
         steps = [f"{t['description']}: {t['completed']:g} of {t['total']:g}" if t.get("total") else t["description"]
                  for t in job.progress]  # fmt: skip
+        if job.kind == REFERENCES_KIND:
+            failed = [f"{f.get('key', '?')}: {in_words(f.get('reason')) or ''}" for f in job.failures[:50]]
+            return cls(job.id, job.arguments["paper_id"], job.state, steps, in_words(job.error), signature,
+                       len(job.arguments["arxiv_ids"]), failed)  # fmt: skip
         return cls(job.id, job.arguments["arxiv_id"], job.state, steps, in_words(job.error), signature)
 
     def meta(self, base_url: str) -> PageMeta:
@@ -54,6 +64,8 @@ class RequestPage:
     def to_markdown(self) -> str:
         lines = [f"# {self.title}", "", f"State: {self.state}.", ""]
         lines += [f"- {md_escape(step)}" for step in self.steps]
+        if self.not_fetched:
+            lines += ["", "Not fetched:", ""] + [f"- {md_escape(line)}" for line in self.not_fetched]
         if self.error:
             lines += ["", md_escape(self.error)]
         return "\n".join(lines) + "\n"
@@ -96,12 +108,37 @@ def request_routes(router: APIRouter, deps: WebDeps) -> None:
         html = deps.renderer.html("not_found.html", meta, message=asked.refusal)
         return HTMLResponse(html, status_code=400 if asked.arxiv_id is None else 403, headers=page_headers())
 
+    @router.post("/papers/{paper_id:path}/references/fetch", include_in_schema=False)
+    def ask_references(request: Request, paper_id: str) -> Response:
+        """Every reference of the paper that has an arXiv id and is not here, fetched by one job."""
+        if not same_origin(request):
+            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        held = deps.archive.papers([paper_id]).get(paper_id) if len(paper_id) <= 200 else None
+        if deps.jobs is None or held is None:
+            return not_found(request, deps, "No such paper here, or this server fetches no papers.")
+        if viewer := deps.viewer(request):
+            within_write_rate(deps, viewer)
+        asked = request_references(deps.archive, deps.jobs, viewer, held.id, enabled=deps.on_demand,
+                                   daily=deps.on_demand_daily)  # fmt: skip
+        if asked.job is not None:
+            return RedirectResponse(RequestPage.of(asked.job, _signature(deps, asked.job.id, request)).path,
+                                    status_code=303)  # fmt: skip
+        meta = PageMeta(title="Not fetched", description=asked.refusal or "", path=request.url.path, noindex=True)
+        html = deps.renderer.html("not_found.html", meta, message=asked.refusal)
+        return HTMLResponse(html, status_code=403 if asked.missing else 400, headers=page_headers())
+
     @router.get("/papers/requests/{job_id}", include_in_schema=False)
     def follow(request: Request, job_id: int, signed: str = Query("", alias="for", max_length=64)) -> Response:
         job = deps.jobs.get(job_id) if deps.jobs is not None and 0 < job_id < 2**62 else None
-        if job is None or job.kind != KIND or not _may_follow(deps, job, request, signed):
+        if job is None or job.kind not in (KIND, REFERENCES_KIND) or not _may_follow(deps, job, request, signed):
             return not_found(request, deps, "No such request of yours.")  # the same for another's and for none
-        if job.state == JobState.DONE and (paper_id := deps.archive.resolve_paper_id(job.arguments["arxiv_id"])):
+        if job.kind == REFERENCES_KIND and job.state == JobState.DONE and not job.failures:
+            held = deps.archive.papers([job.arguments["paper_id"]])
+            if paper := held.get(job.arguments["paper_id"]):
+                return RedirectResponse(paper_path(paper) + "#references", status_code=303)
+        if job.kind == KIND and job.state == JobState.DONE and (
+            paper_id := deps.archive.resolve_paper_id(job.arguments["arxiv_id"])
+        ):
             return RedirectResponse(paper_path(deps.archive.papers([paper_id])[paper_id]), status_code=303)
         page = RequestPage.of(job, signed if signed else "")
         return _private(respond(request, deps, page, "paper_request.html"))

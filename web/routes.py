@@ -121,7 +121,7 @@ def _home_and_papers(router: APIRouter, deps: WebDeps) -> None:
             return not_found(request, deps, message, fetch_id=arxiv_id_of(parts[0]) if parts else None)
         if f"/papers/{address.removesuffix('.md')}" != page.path:
             return RedirectResponse(page.path + (".md" if markdown_suffix else ""), status_code=301)
-        return respond(request, deps, page, "paper.html")
+        return respond(request, deps, page, "paper.html", on_demand=bool(deps.on_demand and deps.jobs is not None))
 
 
 def _text_route(deps: WebDeps, page):

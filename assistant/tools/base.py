@@ -74,6 +74,7 @@ class CardKind(StrEnum):
     RESEARCHER = "researcher"
     INSTITUTION = "institution"
     COMPARE = "compare"  # a comparison table, opened as a page
+    GRAPH = "graph"  # a paper's citation neighbourhood or a researcher's co-author network, drawn on its page
 
 
 @dataclass(frozen=True)

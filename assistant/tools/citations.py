@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from assistant.tools.base import Card, CardKind, ToolDeps, ToolError, ToolResult
 from web.base import md_escape
-from web.paper import MAX_REFERENCES_SHOWN, reference_items
+from web.paper import MAX_REFERENCES_SHOWN, paper_page, reference_items
 
 
 def _resolve(deps: ToolDeps, paper_id: str) -> str:
@@ -12,6 +12,14 @@ def _resolve(deps: ToolDeps, paper_id: str) -> str:
     if resolved is None:
         raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
     return resolved
+
+
+def _neighbourhood(deps: ToolDeps, paper_id: str) -> Card | None:
+    """A card opening the paper page's drawing of what it cites and what cites it (`web.graphs`)."""
+    page = paper_page(deps.archive, paper_id)
+    if page is None or page.graph is None:
+        return None
+    return Card(CardKind.GRAPH, page.id, page.graph.label, f"{page.path}#neighbourhood", page.graph.summary)
 
 
 def _paper_line(deps: ToolDeps, paper) -> tuple[str, Card]:
@@ -30,11 +38,14 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
         paper_id: The paper's id as search results give it, e.g. 2007.14454 or openalex:W2741809807.
     """
     resolved = _resolve(deps, paper_id)
-    items, total = reference_items(deps.archive, resolved)
+    references = reference_items(deps.archive, resolved)
+    items, total = references.items, references.total
     if not items:
         return ToolResult(f"No references of {resolved} are known (none came with its metadata or full text).")
     lines = [f"References of {resolved} ({total} known; in this archive first):"]
     cards = []
+    if graph := _neighbourhood(deps, resolved):
+        cards.append(graph)
     for item in sorted(items, key=lambda i: i.paper is None):
         if item.paper is not None:
             line, card = _paper_line(deps, item.paper)
@@ -45,6 +56,9 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
             lines.append(f"- {md_escape(item.label)}{said}" + (f" ({item.href})" if item.href else ""))
     if total > len(items):
         lines.append(f"… and {total - len(items)} more (the first {MAX_REFERENCES_SHOWN} are shown).")
+    if references.not_held:
+        lines.append(f"{len(references.not_held)} of them have an arXiv id and are not in this archive; the reader can "
+                     "fetch them all with the button under this card's references, or on the paper's page.")
     return ToolResult("\n".join(lines), cards)
 
 
@@ -67,6 +81,8 @@ def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
         return ToolResult(f"No paper in this archive cites {named}.{overall}")
     lines = [f"{found.total} paper{'s' if found.total != 1 else ''} in this archive cite {named}.{overall}"]
     cards = []
+    if graph := _neighbourhood(deps, resolved):
+        cards.append(graph)
     for paper in found.papers:
         line, card = _paper_line(deps, paper)
         lines.append(line)

@@ -60,7 +60,11 @@ def get_researcher(deps: ToolDeps, researcher_id: int, category: str | None = No
     subtitle = f"{found.paper_count} paper{'s' if found.paper_count != 1 else ''}" + (
         f", {found.years}" if found.years else ""
     )
-    return ToolResult(found.to_markdown(), [_researcher_card(found.id, found.name, subtitle)], data=found)
+    cards = [_researcher_card(found.id, found.name, subtitle)]
+    if found.network is not None:  # the page's drawing of their co-authors, opened as the page
+        cards.append(Card(CardKind.GRAPH, str(found.id), found.network.label, f"{found.path}#network",
+                          found.network.summary))  # fmt: skip
+    return ToolResult(found.to_markdown(), cards, data=found)
 
 
 def summarize_researcher(deps: ToolDeps, researcher_id: int) -> ToolResult:

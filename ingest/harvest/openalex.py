@@ -13,12 +13,21 @@ from sqlmodel import select
 
 from ingest.http import PoliteClient
 from ingest.indexing import batches
-from ingest.parsers.openalex import arxiv_id_of, bare_doi, parse_authors, parse_institutions, parse_works, short_id
+from ingest.parsers.openalex import (
+    SOURCE,
+    arxiv_id_of,
+    bare_doi,
+    parse_authors,
+    parse_institutions,
+    parse_works,
+    short_id,
+)
 from ingest.pipeline import NullProgress, load_records
 from ingest.report import Failure, Summary
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Citation, Institution, Paper, Researcher
 from retrieval.scholarly.records import PaperRecord
+from retrieval.scholarly.upsert import describe_cited, link_citations
 
 STAGE = "enrich:openalex"
 ABSENT = "absent"
@@ -131,10 +140,11 @@ def name_references(catalog: Catalog, api: OpenAlex, summary: Summary, progress=
             rows = session.exec(select(Citation).where(Citation.cited_openalex_id.in_(list(details)))).all()
             for row in rows:
                 work = details[row.cited_openalex_id]
-                row.cited_title = row.cited_title or (work.get("display_name") or None)
-                row.cited_doi = row.cited_doi or bare_doi(work.get("doi"))
-                row.cited_arxiv_id = row.cited_arxiv_id or arxiv_id_of(work)
+                describe_cited(row, doi=bare_doi(work.get("doi")), arxiv_id=arxiv_id_of(work),
+                               title=work.get("display_name"), source=SOURCE)  # fmt: skip
                 session.add(row)
+            session.flush()
+            link_citations(session, {row.citing_id for row in rows})  # now named: matched by title, DOI, arXiv id
             session.commit()
         summary.add("named", len(details))
         progress.advance(task, len(batch))

@@ -15,12 +15,12 @@ from sqlmodel import select
 from ingest.http import FetchError, PoliteClient
 from ingest.indexing import batches
 from ingest.parsers.common import attempt
-from ingest.pipeline import NullProgress, load_records, owe_finish
+from ingest.pipeline import NullProgress, load_records
 from ingest.report import Failure, Summary
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import AuthorRecord, PaperRecord, ReferenceRecord, split_arxiv_version
-from retrieval.scholarly.upsert import add_citation
+from retrieval.scholarly.upsert import add_citation, link_citations
 
 STAGE = "enrich:s2"
 SOURCE = "s2"
@@ -168,11 +168,12 @@ def add_citing_papers(
     added = 0
     with catalog.session() as session:
         rows = session.exec(select(Paper.id).where((Paper.arxiv_id.in_(keys)) | (Paper.doi.in_(keys)))).all()
-        for citing_id in rows:
-            if citing_id != paper_id:
-                add_citation(session, citing_id, arxiv_id=arxiv_id, doi=None if arxiv_id else doi)
-                added += 1
-        if added:  # edges to link
-            owe_finish(session)
+        citing_ids = [citing_id for citing_id in rows if citing_id != paper_id]
+        for citing_id in citing_ids:
+            add_citation(session, citing_id, arxiv_id=arxiv_id, doi=None if arxiv_id else doi)
+            added += 1
+        if added:  # the new edges point at the paper here
+            session.flush()
+            link_citations(session, citing_ids)
         session.commit()
     return added

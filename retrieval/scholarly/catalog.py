@@ -24,6 +24,7 @@ from retrieval.scholarly.models import (
     LedgerEntry,
     Paper,
     Researcher,
+    title_key,
     utcnow,
 )
 from retrieval.scholarly.records import is_arxiv_id, split_arxiv_version
@@ -131,10 +132,13 @@ class Catalog:
             return session.exec(select(Paper.id).where(func.lower(Paper.doi) == doi.strip().lower())).first()
 
     def paper_by_title(self, title: str) -> str | None:
-        """The one paper with exactly this title (case aside); None when none or several have it."""
+        """The one paper with this title (case, accents and punctuation aside: `title_key`, read from its index); None
+        when none or several have it, or the title is too short to tell one work from another."""
+        key = title_key(title)
+        if key is None:
+            return None
         with self.session() as session:
-            found = session.exec(select(Paper.id).where(func.lower(Paper.title) == title.strip().lower()).limit(2))
-            ids = list(found)
+            ids = list(session.exec(select(Paper.id).where(Paper.title_key == key).limit(2)))
         return ids[0] if len(ids) == 1 else None
 
     def paper_view(self, paper_id: str) -> PaperView | None:

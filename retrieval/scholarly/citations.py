@@ -10,6 +10,7 @@ from sqlmodel import select
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Citation, Paper
 from retrieval.scholarly.paging import newest_first
+from retrieval.scholarly.records import arxiv_id_of
 
 
 @dataclass(frozen=True)
@@ -29,3 +30,13 @@ def cited_by(catalog: Catalog, paper_id: str, limit: int = 50) -> CitedBy:
         papers = session.exec(select(Paper).where(Paper.id.in_(citing)).order_by(*newest_first()).limit(limit)).all()
         paper = session.get(Paper, paper_id)
     return CitedBy(list(papers), total, paper.cited_by_count if paper else None)
+
+
+def not_held(references: list[Citation]) -> list[str]:
+    """The arXiv ids a paper's references name that this archive does not hold, in the list's order, each once
+    (an edge is linked to its paper when either arrives: `retrieval.scholarly.upsert.link_cited`)."""
+    found: dict[str, None] = {}
+    for citation in references:
+        if citation.cited_id is None and citation.cited_arxiv_id and (arxiv_id := arxiv_id_of(citation.cited_arxiv_id)):
+            found[arxiv_id] = None
+    return list(found)

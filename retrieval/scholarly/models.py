@@ -32,6 +32,20 @@ def normalise_name(name: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+MIN_TITLE_KEY_WORDS = 3
+MIN_TITLE_KEY_CHARS = 16
+MAX_TITLE_KEY_CHARS = 300
+
+
+def title_key(title: str | None) -> str | None:
+    """A title folded as `normalise_name` folds names, so the same work's title matches whoever printed it ("TripPy: A
+    Triple Copy Strategy..." and "Trippy - a triple copy strategy..."); None for a title too short to tell one work
+    from another (under three words or 16 characters), which matches nothing."""
+    key = normalise_name(title or "").replace("_", " ")
+    key = " ".join(key.split())[:MAX_TITLE_KEY_CHARS]
+    return key if len(key) >= MIN_TITLE_KEY_CHARS and key.count(" ") >= MIN_TITLE_KEY_WORDS - 1 else None
+
+
 def paper_block(paper_id: str) -> str:
     """A paper's block of ids: its id but the last four characters (an arXiv month's ids by the first of their five
     digits, an old-style id's archive and months, an OpenAlex work's id but four digits), so at most 10,000 papers
@@ -77,10 +91,13 @@ class Paper(SQLModel, table=True):
     sources: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
     id_block: str | None = Field(default=None, sa_column=Column(String(200), default=_id_block),
                                  description="`paper_block(id)`, set when the row is written")  # fmt: skip
+    title_key: str | None = Field(default=None, description="`title_key(title)`: a reference listed by title alone "
+                                  "finds the paper by it")  # fmt: skip
 
 
 Index("ix_papers_id_block", Paper.id_block, Paper.id)
 Index("ix_papers_id_category", Paper.id, Paper.primary_category)  # the fields of a profile's papers, index only
+Index("ix_papers_title_key", Paper.title_key)
 
 # Newest first (`retrieval.scholarly.paging.newest_first`) read from an index, for every paper and within one primary
 # category: a page deep in a million-paper listing walks index entries, not the table, and sorts nothing.
@@ -233,7 +250,14 @@ Index("ix_institution_papers_category", InstitutionPaper.institution_id, Institu
 
 class Citation(SQLModel, table=True):
     __tablename__ = "citations"
-    __table_args__ = (UniqueConstraint("citing_id", "cited_key"), Index("ix_citations_cited", "cited_id"))
+    # A paper that arrives finds the edges waiting for it by each of its ids and its title key, from an index each
+    __table_args__ = (
+        UniqueConstraint("citing_id", "cited_key"),
+        Index("ix_citations_cited", "cited_id"),
+        Index("ix_citations_cited_arxiv", "cited_arxiv_id", "cited_id"),
+        Index("ix_citations_cited_doi", "cited_doi", "cited_id"),
+        Index("ix_citations_cited_title_key", "cited_title_key", "cited_id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     citing_id: str = Field(foreign_key="papers.id", index=True)
@@ -242,9 +266,12 @@ class Citation(SQLModel, table=True):
         default=None, foreign_key="papers.id", description="set when the cited work is in the corpus"
     )
     cited_openalex_id: str | None = Field(default=None, index=True)
-    cited_doi: str | None = None
+    cited_doi: str | None = Field(default=None, description="lower case, as DOIs are compared")
     cited_arxiv_id: str | None = None
     cited_title: str | None = None
+    cited_title_key: str | None = Field(default=None, description="`title_key(cited_title)`")
+    cited_title_source: str | None = Field(default=None, description="whose title it is: openalex, s2, pdf (the "
+                                           "citing paper's own list), or another record's source")  # fmt: skip
     # As the citing paper's own reference list gives the work (`ingest.references`), when it was read from its PDF
     cited_authors: str | None = Field(default=None, description="the names, '; ' between them")
     cited_year: int | None = None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import combinations
 
 from sqlalchemy import func
 from sqlmodel import Session, select
@@ -47,6 +48,7 @@ class ResearcherProfile:
     coauthors: list[Coauthor]
     institutions: list[Affiliation]  # newest first
     years: tuple[int | None, int | None]
+    coauthor_links: list[tuple[int, int, int]] = field(default_factory=list)  # the first co-authors who wrote together
 
     def external_ids(self) -> dict[str, str]:
         r = self.researcher
@@ -60,8 +62,11 @@ def _position(index: int, count: int) -> str:
 
 
 def researcher_profile(
-    catalog: Catalog, researcher_id: int, page: int = 1, category: str | None = None, per_page: int | None = None
+    catalog: Catalog, researcher_id: int, page: int = 1, category: str | None = None, per_page: int | None = None,
+    linked: int = 20,
 ) -> ResearcherProfile | None:
+    """`linked`: how many of the first co-authors (most shared papers first) are looked at for who among them wrote
+    together (`ResearcherProfile.coauthor_links`: the page's network)."""
     per_page = per_page or PER_PAGE
     with catalog.session() as session:
         researcher = session.get(Researcher, researcher_id)
@@ -97,6 +102,7 @@ def researcher_profile(
             .group_by(Authorship.researcher_id, Researcher.name)
         ).all()
         coauthors = sorted((Coauthor(i, n, c) for i, n, c in shared), key=lambda c: (-c.shared, c.name))
+        links = _wrote_together(session, own, [c.researcher_id for c in coauthors[:linked]])
         places = session.exec(
             select(Institution.id, Institution.name, func.min(Paper.year), func.max(Paper.year), func.count())
             .join(Authorship, Authorship.institution_id == Institution.id)
@@ -110,8 +116,22 @@ def researcher_profile(
         years = session.exec(select(func.min(Paper.year), func.max(Paper.year)).where(Paper.id.in_(own))).one()
         return ResearcherProfile(
             researcher, paper_count, papers, dict(positions), matched, fields_of(session, own), coauthors, institutions,
-            tuple(years),
+            tuple(years), links,
         )  # fmt: skip
+
+
+def _wrote_together(session: Session, own, people: list[int]) -> list[tuple[int, int, int]]:
+    """(one, other, papers) for each pair of `people` who are authors together of the researcher's papers (`own`):
+    read as the authorships of these people on those papers (their shared papers' worth, not the archive's)."""
+    if len(people) < 2:
+        return []
+    rows = session.exec(select(Authorship.paper_id, Authorship.researcher_id)
+                        .where(Authorship.researcher_id.in_(people), Authorship.paper_id.in_(own))).all()  # fmt: skip
+    on_paper: dict[str, set[int]] = {}
+    for paper_id, person in rows:
+        on_paper.setdefault(paper_id, set()).add(person)
+    pairs = Counter(pair for together in on_paper.values() for pair in combinations(sorted(together), 2))
+    return [(one, other, count) for (one, other), count in sorted(pairs.items())]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from sqlmodel import Session, select
+from sqlalchemy import and_, or_
+from sqlmodel import Session, func, select
 
 from retrieval.scholarly.identity import (
     MATCHED,
@@ -18,7 +19,15 @@ from retrieval.scholarly.identity import (
     _resolve,
     same_person_name,
 )
-from retrieval.scholarly.models import Authorship, Citation, Institution, Paper, Researcher, normalise_name
+from retrieval.scholarly.models import (
+    Authorship,
+    Citation,
+    Institution,
+    Paper,
+    Researcher,
+    normalise_name,
+    title_key,
+)
 from retrieval.scholarly.records import AuthorRecord, InstitutionRecord, PaperRecord
 
 MAX_TITLE_CHARS = 500  # what an edge keeps of the cited work's title, and of a reference list's entry
@@ -63,6 +72,7 @@ def upsert_paper(session: Session, record: PaperRecord, known: KnownNames | None
         paper.categories = list(record.categories)
     if record.source not in paper.sources:
         paper.sources = [*paper.sources, record.source]
+    paper.title_key = title_key(paper.title)
     session.add(paper)
     session.flush()
     if record.authors:
@@ -70,7 +80,11 @@ def upsert_paper(session: Session, record: PaperRecord, known: KnownNames | None
     if record.references:  # the paper's edges read once (not a query per reference: lists run to hundreds)
         edges = edges_of(session, paper.id)
         for ref in record.references:
-            _upsert_citation(session, paper.id, ref.openalex_id, ref.doi, ref.arxiv_id, ref.title, edges)
+            _upsert_citation(session, paper.id, ref.openalex_id, ref.doi, ref.arxiv_id, ref.title, edges,
+                             source=record.source)  # fmt: skip
+        session.flush()
+        link_citations(session, [paper.id])
+    link_cited(session, paper)
     return paper
 
 
@@ -211,7 +225,7 @@ def add_citation(
     key = None if arxiv_id or doi else reference_key(title, entry)
     if key is None and not (arxiv_id or doi):
         return  # an entry with no id and nothing to tell it by
-    _upsert_citation(session, citing_id, None, doi, arxiv_id, title, edges, entry, key)
+    _upsert_citation(session, citing_id, None, doi, arxiv_id, title, edges, entry, key, source=PDF_LIST)
 
 
 @dataclass(frozen=True)
@@ -237,23 +251,31 @@ def edges_of(session: Session, citing_id: str) -> dict[str, Citation]:
     return {row.cited_key: row for row in session.exec(select(Citation).where(Citation.citing_id == citing_id))}
 
 
+# Whose title of a cited work is kept: a bibliographic source's over what a PDF's list was read to say (its
+# authors, year, venue and the entry as printed come from the list alone). A source not named here ranks as "record".
+PDF_LIST = "pdf"
+TITLE_RANK = {"openalex": 3, "s2": 2, "record": 2, PDF_LIST: 1}
+
+
+def _title_rank(source: str | None) -> int:
+    return TITLE_RANK.get(source or "", TITLE_RANK["record"] if source else 0)
+
+
 def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_id, title, edges=None, entry=None,
-                     key=None) -> None:  # fmt: skip
-    """One edge, merged into the stored one with the same key; `edges` (key -> row) holds the citing paper's edges
-    when the caller read them all at once."""
+                     key=None, source: str | None = None) -> None:  # fmt: skip
+    """One edge, merged into the stored one for the same work: the one with the same key, or else one that shares
+    an id or the title (`same_work`: OpenAlex's list and the PDF's name the same works under different keys);
+    `edges` (key -> row) holds the citing paper's edges when the caller read them all at once. Each field keeps the
+    value it has, but the title, which the better source replaces (`TITLE_RANK`; `cited_title_source` says whose)."""
     key = key or (f"openalex:{openalex_id}" if openalex_id else f"arxiv:{arxiv_id}" if arxiv_id else f"doi:{doi}")
     if edges is None:
-        row = session.exec(select(Citation).where(Citation.citing_id == citing_id, Citation.cited_key == key)).first()
-    else:
-        row = edges.get(key)
+        edges = edges_of(session, citing_id)
+    year = entry.year if entry else None
+    row = edges.get(key) or same_work(edges.values(), openalex_id, doi, arxiv_id, title_key(title), year)
     if row is None:
         row = Citation(citing_id=citing_id, cited_key=key)
-        if edges is not None:
-            edges[key] = row
-    row.cited_openalex_id = row.cited_openalex_id or openalex_id
-    row.cited_doi = row.cited_doi or doi
-    row.cited_arxiv_id = row.cited_arxiv_id or arxiv_id
-    row.cited_title = row.cited_title or (title or "")[:MAX_TITLE_CHARS] or None
+        edges[key] = row
+    describe_cited(row, openalex_id=openalex_id, doi=doi, arxiv_id=arxiv_id, title=title, source=source)
     if entry is not None:
         row.cited_authors = row.cited_authors or ("; ".join(entry.authors)[:MAX_AUTHORS_CHARS] or None)
         row.cited_year = row.cited_year or entry.year
@@ -262,9 +284,39 @@ def _upsert_citation(session: Session, citing_id: str, openalex_id, doi, arxiv_i
     session.add(row)
 
 
+def same_work(rows, openalex_id, doi, arxiv_id, key: str | None, year: int | None = None) -> Citation | None:
+    """The edge among `rows` (one citing paper's) to the work these ids or this title key name: by any id they
+    share; by the title when neither side's arXiv id, DOI or year says it is another work."""
+    doi = (doi or "").lower() or None
+    for row in rows:
+        if ((openalex_id and row.cited_openalex_id == openalex_id) or (arxiv_id and row.cited_arxiv_id == arxiv_id)
+                or (doi and row.cited_doi == doi)):  # fmt: skip
+            return row
+    if key is None:
+        return None
+    for row in rows:
+        if (row.cited_title_key == key and not (arxiv_id and row.cited_arxiv_id) and not (doi and row.cited_doi)
+                and not (year and row.cited_year and year != row.cited_year)):  # fmt: skip
+            return row
+    return None
+
+
+def describe_cited(row: Citation, *, openalex_id=None, doi=None, arxiv_id=None, title=None, source=None) -> None:
+    """What a source says of a cited work, merged into its edge (the caller adds the row): ids fill gaps, DOIs in
+    lower case; the title is replaced by a better source's (`TITLE_RANK`), its key with it."""
+    row.cited_openalex_id = row.cited_openalex_id or openalex_id
+    row.cited_doi = row.cited_doi or (doi or "").lower() or None
+    row.cited_arxiv_id = row.cited_arxiv_id or arxiv_id
+    title = (title or "").strip()[:MAX_TITLE_CHARS]
+    if title and (not row.cited_title or _title_rank(source) > _title_rank(row.cited_title_source)):
+        row.cited_title, row.cited_title_source = title, source
+        row.cited_title_key = title_key(title)
+
+
 def link_citations(session: Session, citing_ids: Collection[str] | None = None) -> int:
     """Point citation edges at papers now in the corpus (only the edges of `citing_ids` when given, e.g. the
-    reference lists a PDF job just read); returns how many edges changed."""
+    reference lists a PDF job just read); returns how many edges changed. By the cited work's ids first; an edge
+    with no arXiv id (one known by DOI or by its title alone) then by its title and year (`title_fits`)."""
     query = select(Citation).where(Citation.cited_id.is_(None))
     if citing_ids is not None:
         query = query.where(Citation.citing_id.in_(list(citing_ids)))
@@ -274,18 +326,85 @@ def link_citations(session: Session, citing_ids: Collection[str] | None = None) 
     by_openalex = _paper_ids(session, Paper.openalex_id, {r.cited_openalex_id for r in rows} - {None})
     by_arxiv = _paper_ids(session, Paper.arxiv_id, {r.cited_arxiv_id for r in rows} - {None})
     by_doi = _paper_ids(session, Paper.doi, {(r.cited_doi or "").lower() for r in rows} - {""})
+    by_title = _papers_by_title(session, {r.cited_title_key for r in rows if not r.cited_arxiv_id} - {None})
     changed = 0
     for row in rows:
         target = (
             by_openalex.get(row.cited_openalex_id)
             or by_arxiv.get(row.cited_arxiv_id)
             or by_doi.get((row.cited_doi or "").lower() or None)
+            or _by_title(row, by_title)
         )
         if target and target != row.citing_id:
             row.cited_id = target
             session.add(row)
             changed += 1
     return changed
+
+
+def _by_title(row: Citation, by_title: dict[str, list[tuple[str, int | None]]]) -> str | None:
+    """The one paper whose title key is the edge's and whose year fits; None for none, or for two with that title."""
+    if row.cited_arxiv_id or not row.cited_title_key:
+        return None  # an arXiv id names its paper: never another by title
+    found = by_title.get(row.cited_title_key, [])
+    return found[0][0] if len(found) == 1 and year_fits(row.cited_year, found[0][1]) else None
+
+
+def year_fits(listed: int | None, paper: int | None) -> bool:
+    """A reference's year against the held paper's: a preprint is cited as published a year or three later (TripPy,
+    arXiv 2020, is "SIGDIAL 2020"; others appear as the journal's year), and a citing list may print the year before
+    the arXiv version's. Either unknown: the title alone decides."""
+    return listed is None or paper is None or -1 <= listed - paper <= 3
+
+
+def _papers_by_title(session: Session, keys: set[str], chunk: int = 500) -> dict[str, list[tuple[str, int | None]]]:
+    """title key -> [(paper id, year)] of the papers with that key, two at most (two mean the title is ambiguous)."""
+    found: dict[str, list[tuple[str, int | None]]] = {}
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), chunk):
+        part = ordered[start : start + chunk]
+        for key, paper_id, year in session.exec(select(Paper.title_key, Paper.id, Paper.year)
+                                                .where(Paper.title_key.in_(part))):  # fmt: skip
+            found.setdefault(key, []).append((paper_id, year))
+    return found
+
+
+def link_cited(session: Session, paper: Paper) -> int:
+    """Point the edges waiting for this paper at it, whichever paper cited it first: by its arXiv id, OpenAlex id or
+    DOI, and an edge with no arXiv id by its title and year when no other paper here has that title. One query on
+    the edges' indexes, so a paper's arrival costs the same in a million-paper archive. Returns the edges linked."""
+    ids = []
+    if paper.arxiv_id:
+        ids.append(Citation.cited_arxiv_id == paper.arxiv_id)
+    if paper.openalex_id:
+        ids.append(Citation.cited_openalex_id == paper.openalex_id)
+    if paper.doi:
+        ids.append(Citation.cited_doi == paper.doi.lower())
+    if paper.title_key and _title_is_unique(session, paper):
+        ids.append(Citation.cited_title_key == paper.title_key)
+    if not ids:
+        return 0
+    # "unlinked" inside each term: SQLite then reads one index per term; outside, it walks every unlinked edge
+    unlinked = Citation.cited_id.is_(None)
+    waiting = session.exec(select(Citation).where(or_(*(and_(term, unlinked) for term in ids)),
+                                                  Citation.citing_id != paper.id)).all()  # fmt: skip
+    changed = 0
+    for row in waiting:
+        by_id = (
+            (paper.arxiv_id and row.cited_arxiv_id == paper.arxiv_id)
+            or (paper.openalex_id and row.cited_openalex_id == paper.openalex_id)
+            or (paper.doi and row.cited_doi == paper.doi.lower())
+        )
+        if by_id or (not row.cited_arxiv_id and year_fits(row.cited_year, paper.year)):
+            row.cited_id = paper.id
+            session.add(row)
+            changed += 1
+    return changed
+
+
+def _title_is_unique(session: Session, paper: Paper) -> bool:
+    others = select(func.count()).select_from(Paper).where(Paper.title_key == paper.title_key, Paper.id != paper.id)
+    return session.exec(others).one() == 0
 
 
 def _paper_ids(session: Session, column, values: set[str], chunk: int = 500) -> dict[str, str]:

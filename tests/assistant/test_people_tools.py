@@ -38,6 +38,9 @@ def test_bobby_yan_profile(demo):
          "Joseph M. Hellerstein", "Koushik Sen"]
     )  # fmt: skip
     assert "[Hindsight Logging for Model Training](/papers/2006.07357-hindsight-logging-for-model-training)" in text
+    (network,) = [c for c in page.cards if c.kind == "graph"]  # the page's drawing of the co-authors, as a card
+    assert network.path == f"{card.path}#network" and network.title == "Co-author network of Bobby Yan"
+    assert "has written with 7 researchers" in network.subtitle
     filtered = call_tool(get_researcher, deps, {"researcher_id": int(card.id), "category": "hep-ph"})
     assert "Hindsight" not in filtered.output.split("## Papers")[1]
 
@@ -89,6 +92,9 @@ def test_references_of_an_openalex_work_lead_to_their_pages(demo):
     assert not refs.failed and refs.output.startswith("References of 2007.14454 (37 known")
     in_archive = [c for c in refs.cards if c.kind == "paper"]
     assert len(in_archive) >= 30 and any(c.id == "openalex:W2741809807" for c in in_archive)
+    (graph,) = [c for c in refs.cards if c.kind == "graph"]  # the page's citation neighbourhood, as a card
+    assert graph.path.startswith("/papers/2007.14454-") and graph.path.endswith("#neighbourhood")
+    assert graph.title.startswith("Citation neighbourhood of ") and "cites 37 works" in graph.subtitle
     # Following one: the cited work opens as its page, with the same citation number.
     target = next(c for c in in_archive if c.id == "openalex:W2741809807")
     page = call_tool(get_paper, deps.after(refs), {"paper_id": target.id})
@@ -113,3 +119,11 @@ def test_similar_papers_are_neighbours_not_the_paper_itself(demo):
     result = call_tool(similar_papers, deps_for(demo), {"paper_id": "2006.07357", "limit": 3})
     assert not result.failed and len(result.cards) == 3
     assert "2006.07357" not in {c.id for c in result.cards}
+
+
+def test_references_not_held_are_counted_for_the_reader_to_fetch(demo):
+    """TripPy's own list names arXiv papers this archive does not hold: the tool says how many, and where to fetch
+    them (a button the reader presses; the model never starts a fetch)."""
+    refs = call_tool(get_references, deps_for(demo), {"paper_id": "2005.02877"})
+    counted = re.search(r"^(\d+) of them have an arXiv id and are not in this archive", refs.output, re.M)
+    assert counted and int(counted[1]) == 21, refs.output

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tests.browser.conftest import require_chromium, screenshot
+from tests.browser.conftest import require_chromium, screenshot, shot_on_failure
 from tests.chat_server import PASSWORD
 from tests.conftest import REPO
 
@@ -150,4 +150,53 @@ def test_the_keyboard_reaches_every_action_of_every_page(server, browser):
         missed[name] = [targets[i] for i in range(len(targets)) if i not in visited]
         assert len(targets) > 5, (name, targets)
     assert not {name: m for name, m in missed.items() if m}
+    context.close()
+
+
+TRIPPY = "/papers/2005.02877"
+
+
+def test_a_reference_leads_to_its_fetch_page_and_back_and_both_pictures_pass_axe(server, browser):
+    """Issue 40: from TripPy's page, a reference not held opens our own page for its id, which offers the fetch
+    (signed out: sign in first), and the browser's back returns to the references. The citation neighbourhood's
+    nodes are the reference list's links (one of them followed, by a click on the picture), and axe-core finds no
+    violation at all, of any impact, in either picture (TripPy's neighbourhood, a researcher's network)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    context = browser.new_context(viewport=WIDTHS["desktop"])
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
+    page, axe = context.new_page(), Axe()
+    with shot_on_failure(page, SHOTS / "failed-references.png"):
+        page.goto(server + TRIPPY)
+        listed = page.eval_on_selector_all("#references ol.refs a", "links => links.map(a => a.getAttribute('href'))")
+        drawn = page.eval_on_selector_all("#neighbourhood svg a", "links => links.map(a => a.getAttribute('href'))")
+        assert drawn and drawn == listed[: len(drawn)]
+        assert page.locator("#neighbourhood svg").get_attribute("aria-label").startswith("Citation neighbourhood of")
+        problems = axe.run(page, context="#neighbourhood")
+        assert problems.response["violations"] == [], problems.response["violations"]
+
+        page.click('#references ol.refs a[href="/papers/1810.00278"]')  # BERT-DST: not held here
+        page.wait_for_url("**/papers/1810.00278")
+        offer = page.locator("section.fetch-offer").inner_text()
+        assert "Sign in" in offer and "fetch it from arXiv" in offer
+        page.go_back()
+        page.wait_for_url(re.compile(r"/papers/2005\.02877-"))
+        assert page.locator("#references").is_visible()
+
+        held = page.locator("#neighbourhood svg a:has(circle.held)").first
+        target = held.get_attribute("href")
+        held.click()  # a node of the picture is a link like any other
+        page.wait_for_url(f"**{target}")
+        assert "Not found" not in page.inner_text("h1")
+        screenshot(page, SHOTS / "neighbourhood-followed.png")
+
+        page.goto(server + PAPER)
+        researcher = page.locator(".authors .author > a").first.get_attribute("href")
+        page.goto(server + researcher)
+        nodes = page.eval_on_selector_all("#network svg a", "links => links.map(a => a.getAttribute('href'))")
+        people = page.eval_on_selector_all("#network ul.people a", "links => links.map(a => a.getAttribute('href'))")
+        assert nodes and nodes == people
+        problems = axe.run(page, context="#network")
+        assert problems.response["violations"] == [], problems.response["violations"]
+        screenshot(page, SHOTS / "network-desktop.png", full_page=True)
     context.close()

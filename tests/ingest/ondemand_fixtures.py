@@ -30,11 +30,14 @@ def id_list_answer(arxiv_id: str | None) -> bytes:
     return ElementTree.tostring(root, xml_declaration=True, encoding="utf-8")
 
 
-def recorded_routes(replay, arxiv_id: str = ASKED):
-    """arXiv knows `arxiv_id` (and nothing else), OpenAlex knows nothing, arxiv.org serves the stand-in PDF."""
-    known = lambda request: request.url.params.get("id_list") == arxiv_id  # noqa: E731
-    replay.add("GET", "export.arxiv.org", "/api/query", id_list_answer(arxiv_id), when=known)
+def recorded_routes(replay, arxiv_id: str = ASKED, *more: str, pdf=STAND_IN_PDF):
+    """arXiv knows `arxiv_id` and `more` (each an entry of the recorded page, and nothing else), OpenAlex knows
+    nothing, arxiv.org serves the stand-in PDF (`pdf`) for each."""
+    for known_id in (arxiv_id, *more):
+        known = lambda request, known_id=known_id: request.url.params.get("id_list") == known_id  # noqa: E731
+        replay.add("GET", "export.arxiv.org", "/api/query", id_list_answer(known_id), when=known)
     replay.add("GET", "export.arxiv.org", "/api/query", id_list_answer(None))
     replay.add("GET", "api.openalex.org", "/works", OPENALEX_NOTHING)
-    replay.add("GET", "arxiv.org", f"/pdf/{arxiv_id}", STAND_IN_PDF)
+    for known_id in (arxiv_id, *more):
+        replay.add("GET", "arxiv.org", f"/pdf/{known_id}", pdf)
     return replay

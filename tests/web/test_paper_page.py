@@ -232,6 +232,9 @@ async def test_a_papers_references_read_as_titles_from_its_own_pdf(client):
     assert first.a.get_text().startswith("MultiWOZ - a large-scale multi-domain Wizard-of-Oz dataset for task-oriented")
     assert first.select_one(".ref-detail").get_text() == "Budzianowski et al., 2018"
     assert items[5].a is None and henderson.startswith("The second dialog state tracking challenge Henderson et al.")
+    source = first.select_one("details.ref-raw")  # where the title came from, and the entry as printed
+    assert source.summary.get_text() == "Source" and "Title from the paper's own reference list." in source.text
+    assert "As printed: Paweł Budzianowski, Tsung-Hsien Wen" in source.text
     assert "Henderson et al., 2014. In Proceedings of the 15th annual meeting" in henderson
     markdown = (await client.get("/papers/2005.02877", headers={"Accept": "text/markdown"},
                                  follow_redirects=True)).text  # fmt: skip

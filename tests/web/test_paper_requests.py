@@ -13,7 +13,7 @@ from auth.accounts import add_user
 from jobs.kinds import bound_kinds
 from jobs.queue import JobQueue, JobState
 from jobs.runner import JobRunner
-from tests.ingest.ondemand_fixtures import ASKED, recorded_routes
+from tests.ingest.ondemand_fixtures import ALSO_ASKED, ASKED, recorded_routes
 from tests.ingest.test_http import make_client
 from tests.replay import Replay
 from tests.web.test_follow import SECRET, client_for
@@ -123,3 +123,88 @@ async def test_quota_switch_and_forms_from_elsewhere(instance):
     assert refused.status_code == 403 and "switched off" in refused.text
     assert "fetch-offer" not in (await client_for(off, "kim").get("/papers/2512.00006")).text
     assert len(JobQueue(instance.catalog().engine).recent()) == 2
+
+
+CITING = "2301.01234"
+NOT_ON_ARXIV = "2512.99999"
+
+
+async def _page(client, paper_id: str) -> BeautifulSoup:
+    return BeautifulSoup((await client.get(f"/papers/{paper_id}", follow_redirects=True)).text, "html.parser")
+
+
+def _citing_paper(settings) -> None:
+    """A held paper whose list names three arXiv papers this archive does not hold (one that arXiv lacks too)."""
+    from ingest.pipeline import load_records
+    from ingest.report import Summary
+    from retrieval.scholarly.records import AuthorRecord, PaperRecord, ReferenceRecord
+
+    listed = [ReferenceRecord(arxiv_id=i) for i in (ASKED, ALSO_ASKED, NOT_ON_ARXIV)]
+    record = PaperRecord(id=CITING, arxiv_id=CITING, title="A survey that cites what is not here yet", year=2026,
+                         authors=[AuthorRecord(name="Ada Lovelace")], source="arxiv_api",
+                         references=listed)  # fmt: skip
+    load_records(settings.catalog(), "arxiv_api", [record], Summary())
+
+
+async def test_a_papers_missing_references_are_fetched_by_one_job_and_cite_back(instance, tmp_path):
+    from tests.conftest import first_pages
+    from tests.ingest.ondemand_fixtures import STAND_IN_PDF
+
+    _citing_paper(instance)
+    app = _app(instance)
+    anonymous = await client_for(app).get(f"/papers/{CITING}", follow_redirects=True)
+    offer = BeautifulSoup(anonymous.text, "html.parser").select_one("#references .fetch-refs")
+    assert "3 references with an arXiv id are not held here" in offer.text and offer.select_one("a[href='/chat/login']")
+    assert offer.select_one("form") is None
+    refused = await client_for(app).post(f"/papers/{CITING}/references/fetch", headers=ORIGIN)
+    assert refused.status_code == 403 and "Sign in" in refused.text
+
+    jo, kim = client_for(app, "jo"), client_for(app, "kim")
+    form = (await _page(jo, CITING)).select_one("#references form")
+    assert form["action"] == f"/papers/{CITING}/references/fetch"
+    assert form.button.text == "Fetch the 3 references not held"
+    asked = await jo.post(form["action"], headers=ORIGIN)
+    assert asked.status_code == 303 and asked.headers["location"].startswith("/papers/requests/")
+    joined = await kim.post(form["action"], headers=ORIGIN)
+    assert joined.headers["location"].split("?")[0] == asked.headers["location"].split("?")[0]  # one job, shared
+    following = await jo.get(asked.headers["location"])
+    assert following.status_code == 200 and f"Fetching 3 references of {CITING} from arXiv" in following.text
+    assert (await client_for(app, "eve").get(asked.headers["location"].split("?")[0])).status_code == 404
+
+    _run_jobs(instance, recorded_routes(Replay(), ASKED, ALSO_ASKED, pdf=first_pages(STAND_IN_PDF, 2, tmp_path)))
+    ended = await jo.get(asked.headers["location"])  # one failed: the page stays, saying which and why
+    assert ended.status_code == 200 and f"{NOT_ON_ARXIV}: arXiv has no paper {NOT_ON_ARXIV}." in ended.text
+    (job,) = JobQueue(instance.catalog().engine).recent()
+    assert (job.kind, job.state, job.asked_by) == ("references", JobState.DONE, "jo")
+    assert job.note == f"references of {CITING}: 2 of 3 papers fetched"
+
+    page = await _page(jo, CITING)
+    linked = [a["href"] for a in page.select("#references ol.refs a")]
+    assert [href.split("-")[0] for href in linked] == [f"/papers/{i}" for i in (ASKED, ALSO_ASKED, NOT_ON_ARXIV)]
+    assert linked[0] != f"/papers/{ASKED}"  # the fetched papers' own pages (with their titles), not the fetch offer
+    assert page.select_one("#references form button").text == "Fetch the 1 reference not held"
+    cited = await _page(jo, ASKED)  # and the fetched paper's page shows who cites it
+    assert any(a["href"].startswith(f"/papers/{CITING}-") for a in cited.select("a"))
+    assert "Cited by (1 in this archive)" in cited.text
+
+
+async def test_fetching_references_keeps_to_the_daily_share_and_each_paper_once(instance):
+    _citing_paper(instance)
+    app = _app(instance, on_demand_daily=2)
+    jo = client_for(app, "jo")
+    assert (await jo.post("/papers/request", data={"id": ASKED}, headers=ORIGIN)).status_code == 303
+    asked = await jo.post(f"/papers/{CITING}/references/fetch", headers=ORIGIN)
+    assert asked.status_code == 303
+    jobs = {j.kind: j for j in JobQueue(instance.catalog().engine).recent()}
+    # ASKED is being fetched already (not asked twice); the share had one paper left: the next of the list
+    assert jobs["references"].arguments["arxiv_ids"] == [ALSO_ASKED]
+    # the share is spent: neither a paper alone nor another paper's references may be asked for today
+    third = await jo.post("/papers/request", data={"id": ALSO_ASKED}, headers=ORIGIN)
+    assert third.status_code == 403 and "2 papers in the last day" in third.text
+    kim = client_for(app, "kim")
+    again = await kim.post(f"/papers/{CITING}/references/fetch", headers=ORIGIN)  # joins jo's job: costs nothing
+    assert again.status_code == 303 and len(JobQueue(instance.catalog().engine).recent()) == 2
+    foreign = await kim.post(f"/papers/{CITING}/references/fetch", headers={"Origin": "https://evil.example"})
+    assert foreign.status_code == 403
+    unknown = await kim.post("/papers/2301.99999/references/fetch", headers=ORIGIN)
+    assert unknown.status_code == 404

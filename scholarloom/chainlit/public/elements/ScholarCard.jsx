@@ -1,14 +1,14 @@
 import { Button } from "@/components/ui/button"
 import { Badge } from "@/components/ui/badge"
-import { BookOpen, Quote, MessagesSquare, ListTree, UserRound, Building2, FileText, Table } from "lucide-react"
+import { BookOpen, Quote, MessagesSquare, ListTree, UserRound, Building2, FileText, Table, Network } from "lucide-react"
 
-// A paper, researcher, institution or comparison-table card. Props come from the server's catalog; links are used only when
+// A paper, researcher, institution, comparison-table or graph (a picture on a page) card. Props come from the server's catalog; links are used only when
 // they are paths of this site (start with one "/"), so a card can never point elsewhere.
 function sitePath(value) {
   return typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.includes("\\") ? value : null
 }
 
-const ICONS = { paper: FileText, researcher: UserRound, institution: Building2, compare: Table }
+const ICONS = { paper: FileText, researcher: UserRound, institution: Building2, compare: Table, graph: Network }
 
 export default function ScholarCard() {
   const kind = props.kind || "paper"
@@ -34,7 +34,7 @@ export default function ScholarCard() {
         </div>
       </div>
       <div className="flex flex-wrap gap-2">
-        {page ? <Button size="sm" variant="outline" className="card-open" onClick={() => open(page)}><BookOpen className="h-4 w-4 mr-1" />{kind === "compare" ? "Open as a page" : "Open page"}</Button> : null}
+        {page ? <Button size="sm" variant="outline" className="card-open" onClick={() => open(page)}><BookOpen className="h-4 w-4 mr-1" />{kind === "compare" ? "Open as a page" : kind === "graph" ? "Open the picture" : "Open page"}</Button> : null}
         {kind === "paper" ? <Button size="sm" variant="outline" className="card-references" onClick={() => ask("show_references")}><ListTree className="h-4 w-4 mr-1" />References</Button> : null}
         {kind === "paper" ? <Button size="sm" variant="outline" className="card-cited-by" onClick={() => ask("show_cited_by")}><Quote className="h-4 w-4 mr-1" />Cited by</Button> : null}
         {kind === "paper" && bib ? <Button size="sm" variant="outline" className="card-cite" asChild><a href={bib} download><Quote className="h-4 w-4 mr-1" />Cite (BibTeX)</a></Button> : null}
