@@ -63,8 +63,11 @@ async def follow_references(asked: ReferencesRequest, queue: JobQueue, archive: 
     held = await asyncio.to_thread(archive.papers, [i for i in ids if i])
     lines = [f"Fetched {len(held)} of {count} references:"]
     lines += [f"- [{md_escape(paper.title)}]({paper_path(paper)})" for paper in held.values()]
-    if missed := [a for a, i in zip(asked.fetching, ids, strict=True) if i is None]:
-        lines.append(f"Not fetched: {', '.join(missed)} ({md_escape((job.error or 'arXiv has no such paper')[:200])})")
+    reasons = {f.get("key"): f.get("reason", "") for f in job.failures}
+    for missed in [a for a, i in zip(asked.fetching, ids, strict=True) if i is None]:
+        why = reasons.get(missed) or "arXiv or the network failed before it; ask again later"  # (never the job's
+        # own error: it names the addresses the server fetches from)
+        lines.append(f"- Not fetched: {missed} ({md_escape(why[:200])})")
     message.content = safe_markdown("\n".join(lines))
     await message.update()
 

@@ -17,7 +17,14 @@ from harness.serve import Server, served
 from ingest.demo import DEMO_DIR, load_demo
 from ingest.writer import Writer
 from tests.chat_server import PASSWORD
-from tests.ingest.ondemand_fixtures import ALSO_ASKED, ASKED, OPENALEX_NOTHING, STAND_IN_PDF, id_list_answer
+from tests.ingest.ondemand_fixtures import (
+    ALSO_ASKED,
+    ASKED,
+    OPENALEX_NOTHING,
+    STAND_IN_PDF,
+    THIRD_ASKED,
+    id_list_answer,
+)
 
 
 def small_archive(tmp_path: Path, make_instance, users: dict[str, str]) -> Path:
@@ -48,11 +55,11 @@ def new_user_on(data_dir: Path, user: str, password: str = PASSWORD) -> None:
 
 @contextmanager
 def recorded_sources() -> Iterator[dict[str, str]]:
-    """A local server answering as arXiv (it knows ASKED and ALSO_ASKED only), OpenAlex (knows nothing) and
-    arxiv.org/pdf (a stand-in PDF); yields the environment that points `scholarloom serve` at it."""
+    """A local server answering as arXiv (it knows ASKED, ALSO_ASKED and THIRD_ASKED only), OpenAlex (knows nothing)
+    and arxiv.org/pdf (a stand-in PDF); yields the environment that points `scholarloom serve` at it."""
     from tests.replay import LocalServer
 
-    known = (ASKED, ALSO_ASKED)
+    known = (ASKED, ALSO_ASKED, THIRD_ASKED)
     server = LocalServer({
         "/api/query": lambda p: (200, id_list_answer(p.get("id_list") if p.get("id_list") in known else None)),
         "/works": lambda _p: (200, OPENALEX_NOTHING.read_bytes()),

@@ -13,6 +13,7 @@ ATOM = "{http://www.w3.org/2005/Atom}"
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
 ASKED = "2512.13690"  # the page's first entry: real metadata, not in a fresh archive
 ALSO_ASKED = "2512.13689"  # its second, for a second test on the same server
+THIRD_ASKED = "2512.13687"  # its third, for a third (a reference list's paper fetched from the chat)
 STAND_IN_PDF = DEMO_DIR / "pdfs" / "2006.12719.pdf"
 OPENALEX_NOTHING = DEMO_DIR / "openalex" / "api_cassettes" / "works_cursor_last_page_empty.json"
 

@@ -11,6 +11,7 @@ import httpx
 from harness.serve import child_environment
 from ingest.demo import DEMO_DIR
 from jobs.queue import JobQueue, JobState
+from retrieval.scholarly.upsert import ListedWork, add_citation
 from tests.chat_server import PASSWORD, ChatClient
 from tests.small_archive import small_archive
 
@@ -124,3 +125,58 @@ def test_the_chat_offers_a_paper_that_is_not_here_and_answers_from_it_once_fetch
     jobs = _queue(make_instance, tmp_path, data).recent()
     (job,) = [j for j in jobs if j.kind == "paper" and j.arguments == {"arxiv_id": ASKED}]
     assert job.asked_by == "alice" and job.state == JobState.DONE and job.counts["passages"] > 10
+
+
+def test_a_cards_references_offer_to_fetch_those_not_held_and_the_chat_follows_the_job(small_server, make_instance,
+                                                                                      tmp_path):  # fmt: skip
+    """Issue 40: under a card's References, the chat offers the references with an arXiv id that are not here (a
+    button our code puts there, never the model); pressed, one job fetches them and the message links each."""
+    from tests.ingest.ondemand_fixtures import THIRD_ASKED
+
+    base, data = small_server.base, small_server.data
+    trippy = "2005.02877"  # held (its record), its PDF not read here: the list is written as the PDF step would
+    writer = make_instance(tmp_path / "writer", database_url=f"sqlite:///{data / 'scholarloom.db'}")
+    with writer.catalog().session() as session:
+        add_citation(session, trippy, arxiv_id=THIRD_ASKED, title="A paper arXiv has", entry=ListedWork(
+            ["A. Author"], 2025, None, "A. Author. A paper arXiv has. arXiv:2512.13687, 2025."))  # fmt: skip
+        add_citation(session, trippy, arxiv_id="1810.04805", title="BERT")  # not here, and the recorded arXiv lacks it
+        session.commit()
+
+    async def scenario():
+        chat = ChatClient(base, "dave")
+        await chat.connect()
+        async with chat.http() as http:
+            shown = await http.post("/chat/project/action", timeout=120, json={
+                "sessionId": chat.session_id,
+                "action": {"name": "show_references", "payload": {"id": trippy, "title": "TripPy"}},
+            })  # fmt: skip
+        assert shown.status_code == 200
+        offer = None
+        for _ in range(200):
+            offers = [m for m in chat.messages("assistant_message") if "not in this archive yet" in m["output"]]
+            if offers:
+                offer = offers[-1]
+                break
+            await asyncio.sleep(0.05)
+        assert offer and offer["output"].startswith("2 of the references of TripPy have an arXiv id"), \
+            chat.messages("assistant_message")  # fmt: skip
+        async with chat.http() as http:
+            pressed = await http.post("/chat/project/action", timeout=120, json={
+                "sessionId": chat.session_id,
+                "action": {"name": "fetch_references", "payload": {"paper_id": trippy}},
+            })  # fmt: skip
+        assert pressed.status_code == 200
+        for _ in range(1200):
+            outputs = [m["output"] for m in chat.messages("assistant_message")]
+            done = [o for o in outputs if o.startswith("Fetched ")]
+            if done:
+                break
+            await asyncio.sleep(0.05)
+        await chat.sio.disconnect()
+        return done
+
+    done = asyncio.run(scenario())
+    assert done and done[-1].startswith("Fetched 1 of 2 references:") and f"(/papers/{THIRD_ASKED}-" in done[-1]
+    assert "- Not fetched: 1810.04805 (arXiv has no paper 1810.04805)" in done[-1]
+    (job,) = [j for j in _queue(make_instance, tmp_path, data).recent() if j.kind == "references"]
+    assert (job.asked_by, job.state, job.arguments["arxiv_ids"]) == ("dave", JobState.DONE, [THIRD_ASKED, "1810.04805"])
