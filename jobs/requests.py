@@ -80,7 +80,6 @@ def request_references(archive: Archive, queue: JobQueue, user: str | None, pape
     paper's references is joined (it costs nothing)."""
     missing = not_held(archive.references(paper_id))
     asked = ReferencesRequest(paper_id, missing)
-    coming = [i for i in missing if queue.live(PaperRequest(i).key) is not None]  # a `paper` job fetches it already
     if not missing:
         return ReferencesRequest(paper_id, missing, refusal="Every reference with an arXiv id is already here.")
     if not enabled:
@@ -94,6 +93,7 @@ def request_references(archive: Archive, queue: JobQueue, user: str | None, pape
     if left <= 0:
         return ReferencesRequest(paper_id, missing, refusal=f"You have asked for {daily} papers in the last day; "
                                                              "try again later.")  # fmt: skip
+    coming = {i for i in missing if queue.live(PaperRequest(i).key) is not None}  # a `paper` job fetches it already
     fetching = [i for i in missing if i not in coming][:left]
     if not fetching:
         return ReferencesRequest(paper_id, missing, refusal="Every reference not held here is being fetched already.")

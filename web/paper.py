@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from retrieval.archive import Archive
 from retrieval.scholarly.catalog import PaperView
-from retrieval.scholarly.citations import not_held
+from retrieval.scholarly.citations import CitedBy, not_held
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import arxiv_id_of
 from retrieval.vectors.store import IndexUnavailable
@@ -285,10 +285,28 @@ def build_paper_page(archive: Archive, view: PaperView) -> PaperPage:
         citing=[Link(p.title, paper_path(p)) for p in citing.papers],
         citing_count=citing.total,
         similar=_similar(archive, paper.id),
-        graph=paper_neighbourhood(paper.title, [_work(r) for r in references.items],
-                                  [Work(p.title, paper_path(p), "held", p.cited_by_count) for p in citing.papers],
-                                  references.total, citing.total),  # fmt: skip
+        graph=neighbourhood(paper.title, references, citing),
     )
+
+
+def neighbourhood(title: str, references: References, citing: CitedBy) -> Graph | None:
+    """The paper's citation neighbourhood drawn (`web.graphs`) from what its page lists."""
+    return paper_neighbourhood(title, [_work(r) for r in references.items],
+                               [Work(p.title, paper_path(p), "held", p.cited_by_count) for p in citing.papers],
+                               references.total, citing.total)  # fmt: skip
+
+
+def neighbourhood_card(archive: Archive, paper_id: str, references: References | None = None,
+                       citing: CitedBy | None = None) -> tuple[Graph, str] | None:  # fmt: skip
+    """The drawing and the address that opens it on the paper's page (for the chat's card), reading only what the
+    caller has not already read (never the page's similar papers: no search)."""
+    paper = archive.papers([paper_id]).get(paper_id)
+    if paper is None:
+        return None
+    references = references or reference_items(archive, paper_id)
+    citing = citing or archive.cited_by(paper_id, MAX_CITING_SHOWN)
+    graph = neighbourhood(paper.title, references, citing)
+    return (graph, f"{paper_path(paper)}#neighbourhood") if graph else None
 
 
 def _work(reference: Reference) -> Work:

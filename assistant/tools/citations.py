@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from assistant.tools.base import Card, CardKind, ToolDeps, ToolError, ToolResult
 from web.base import md_escape
-from web.paper import MAX_REFERENCES_SHOWN, paper_page, reference_items
+from web.paper import MAX_REFERENCES_SHOWN, neighbourhood_card, reference_items
 
 
 def _resolve(deps: ToolDeps, paper_id: str) -> str:
@@ -14,12 +14,13 @@ def _resolve(deps: ToolDeps, paper_id: str) -> str:
     return resolved
 
 
-def _neighbourhood(deps: ToolDeps, paper_id: str) -> Card | None:
+def _neighbourhood(deps: ToolDeps, paper_id: str, references=None, citing=None) -> Card | None:
     """A card opening the paper page's drawing of what it cites and what cites it (`web.graphs`)."""
-    page = paper_page(deps.archive, paper_id)
-    if page is None or page.graph is None:
+    drawn = neighbourhood_card(deps.archive, paper_id, references, citing)
+    if drawn is None:
         return None
-    return Card(CardKind.GRAPH, page.id, page.graph.label, f"{page.path}#neighbourhood", page.graph.summary)
+    graph, path = drawn
+    return Card(CardKind.GRAPH, paper_id, graph.label, path, graph.summary)
 
 
 def _paper_line(deps: ToolDeps, paper) -> tuple[str, Card]:
@@ -44,7 +45,7 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
         return ToolResult(f"No references of {resolved} are known (none came with its metadata or full text).")
     lines = [f"References of {resolved} ({total} known; in this archive first):"]
     cards = []
-    if graph := _neighbourhood(deps, resolved):
+    if graph := _neighbourhood(deps, resolved, references=references):
         cards.append(graph)
     for item in sorted(items, key=lambda i: i.paper is None):
         if item.paper is not None:
@@ -58,7 +59,8 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
         lines.append(f"… and {total - len(items)} more (the first {MAX_REFERENCES_SHOWN} are shown).")
     if references.not_held:
         lines.append(f"{len(references.not_held)} of them have an arXiv id and are not in this archive; the reader can "
-                     "fetch them all with the button under this card's references, or on the paper's page.")
+                     "fetch them all on the paper's page (\"Fetch the references not held\"), or with the button the "
+                     "chat shows under a card's references.")
     return ToolResult("\n".join(lines), cards)
 
 
@@ -81,7 +83,7 @@ def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
         return ToolResult(f"No paper in this archive cites {named}.{overall}")
     lines = [f"{found.total} paper{'s' if found.total != 1 else ''} in this archive cite {named}.{overall}"]
     cards = []
-    if graph := _neighbourhood(deps, resolved):
+    if graph := _neighbourhood(deps, resolved, citing=found):
         cards.append(graph)
     for paper in found.papers:
         line, card = _paper_line(deps, paper)

@@ -316,7 +316,7 @@ def describe_cited(row: Citation, *, openalex_id=None, doi=None, arxiv_id=None, 
 def link_citations(session: Session, citing_ids: Collection[str] | None = None) -> int:
     """Point citation edges at papers now in the corpus (only the edges of `citing_ids` when given, e.g. the
     reference lists a PDF job just read); returns how many edges changed. By the cited work's ids first; an edge
-    with no arXiv id (one known by DOI or by its title alone) then by its title and year (`title_fits`)."""
+    with no arXiv id (one known by DOI or by its title alone) then by its title and year (`year_fits`)."""
     query = select(Citation).where(Citation.cited_id.is_(None))
     if citing_ids is not None:
         query = query.where(Citation.citing_id.in_(list(citing_ids)))
@@ -358,7 +358,7 @@ def year_fits(listed: int | None, paper: int | None) -> bool:
 
 
 def _papers_by_title(session: Session, keys: set[str], chunk: int = 500) -> dict[str, list[tuple[str, int | None]]]:
-    """title key -> [(paper id, year)] of the papers with that key, two at most (two mean the title is ambiguous)."""
+    """title key -> [(paper id, year)] of every paper with that key (more than one: the title is ambiguous)."""
     found: dict[str, list[tuple[str, int | None]]] = {}
     ordered = sorted(keys)
     for start in range(0, len(ordered), chunk):
@@ -380,7 +380,7 @@ def link_cited(session: Session, paper: Paper) -> int:
         ids.append(Citation.cited_openalex_id == paper.openalex_id)
     if paper.doi:
         ids.append(Citation.cited_doi == paper.doi.lower())
-    if paper.title_key and _title_is_unique(session, paper):
+    if paper.title_key:
         ids.append(Citation.cited_title_key == paper.title_key)
     if not ids:
         return 0
@@ -388,14 +388,19 @@ def link_cited(session: Session, paper: Paper) -> int:
     unlinked = Citation.cited_id.is_(None)
     waiting = session.exec(select(Citation).where(or_(*(and_(term, unlinked) for term in ids)),
                                                   Citation.citing_id != paper.id)).all()  # fmt: skip
-    changed = 0
+    changed, unique = 0, None  # (whether no other paper has its title: asked only when a title would decide)
     for row in waiting:
         by_id = (
             (paper.arxiv_id and row.cited_arxiv_id == paper.arxiv_id)
             or (paper.openalex_id and row.cited_openalex_id == paper.openalex_id)
             or (paper.doi and row.cited_doi == paper.doi.lower())
         )
-        if by_id or (not row.cited_arxiv_id and year_fits(row.cited_year, paper.year)):
+        if not by_id and not row.cited_arxiv_id and year_fits(row.cited_year, paper.year):
+            unique = _title_is_unique(session, paper) if unique is None else unique
+            by_title = unique and row.cited_title_key == paper.title_key
+        else:
+            by_title = False
+        if by_id or by_title:
             row.cited_id = paper.id
             session.add(row)
             changed += 1
