@@ -45,16 +45,8 @@ async def follow_references(asked: ReferencesRequest, queue: JobQueue, archive: 
         await cl.Message(content=safe_markdown(md_escape(asked.refusal))).send()
         return
     count = len(asked.fetching)
-    message = cl.Message(content=f"Fetching {count} references from arXiv…")
-    await message.send()
-    for _ in range(FOLLOW_SECONDS):
-        job = await asyncio.to_thread(queue.get, asked.job.id)
-        if not JobState(job.state).live:
-            break
-        message.content = safe_markdown(f"Fetching {count} references from arXiv: {md_escape(_progress(job))}")
-        await message.update()
-        await asyncio.sleep(1)
-    else:
+    message, job = await _watch(queue, asked.job.id, f"Fetching {count} references from arXiv")
+    if job is None:
         message.content = safe_markdown(f"The {count} references are still being fetched; the paper's page will "
                                         "link each one as it arrives.")  # fmt: skip
         await message.update()
@@ -72,6 +64,21 @@ async def follow_references(asked: ReferencesRequest, queue: JobQueue, archive: 
     await message.update()
 
 
+async def _watch(queue: JobQueue, job_id: int, doing: str) -> tuple[cl.Message, object | None]:
+    """One message saying `doing` and the job's progress, once a second, until the job ends: (the message, the
+    ended job), or None for the job after `FOLLOW_SECONDS` (it goes on; the chat stops watching)."""
+    message = cl.Message(content=f"{doing}…")
+    await message.send()
+    for _ in range(FOLLOW_SECONDS):
+        job = await asyncio.to_thread(queue.get, job_id)
+        if not JobState(job.state).live:
+            return message, job
+        message.content = safe_markdown(f"{doing}: {md_escape(_progress(job))}")
+        await message.update()
+        await asyncio.sleep(1)
+    return message, None
+
+
 def _progress(job) -> str:
     steps = [f"{t['description']}: {t['completed']:g} of {t['total']:g}" if t.get("total") else t["description"]
              for t in job.progress]  # fmt: skip
@@ -85,17 +92,8 @@ async def follow_request(asked: PaperRequest, queue: JobQueue, archive: Archive)
         return None
     if asked.paper_id:
         return asked.paper_id
-    message = cl.Message(content=f"Fetching {asked.arxiv_id} from arXiv…")
-    await message.send()
-    for _ in range(FOLLOW_SECONDS):
-        job = await asyncio.to_thread(queue.get, asked.job.id)
-        if not JobState(job.state).live:
-            break
-        message.content = f"Fetching {asked.arxiv_id} from arXiv: {md_escape(_progress(job))}"
-        message.content = safe_markdown(message.content)
-        await message.update()
-        await asyncio.sleep(1)
-    else:
+    message, job = await _watch(queue, asked.job.id, f"Fetching {asked.arxiv_id} from arXiv")
+    if job is None:
         message.content = f"{asked.arxiv_id} is still being fetched; its page will be at /papers/{asked.arxiv_id}."
         message.content = safe_markdown(message.content)
         await message.update()
