@@ -152,10 +152,14 @@ def set_admin(engine: Engine, username: str, admin: bool) -> Account:
         return account
 
 
-def set_active(engine: Engine, username: str, active: bool) -> Account:
-    """Disable a user (they cannot sign in, and every session they have ends at its next request) or enable them
-    again (old sessions stay ended)."""
+def set_active(engine: Engine, username: str, active: bool, by: str = "an admin") -> Account:
+    """Disable a user (they cannot sign in, every session they have ends at its next request, and every API token
+    they hold is revoked) or enable them again (old sessions and tokens stay ended)."""
+    from auth.tokens import revoke_all
+
     _bump(engine, username, active=active)
+    if not active:
+        revoke_all(engine, username, by=by)
     return _account(engine, username)
 
 

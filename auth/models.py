@@ -76,3 +76,22 @@ class LLMUsage(SQLModel, table=True):
     completion_tokens: int = 0
     estimated: bool = False  # the provider reported no usage: about four characters a token
     cost_usd: float | None = None
+
+
+class ApiToken(SQLModel, table=True):
+    """A personal API token (`auth.tokens`): what it is called, whose it is, what it may do, and its SHA-256 digest;
+    never the token itself. `prefix` ("sl_" and 8 characters) finds it and names it on the account page."""
+
+    __tablename__ = "api_tokens"
+
+    id: int | None = Field(default=None, primary_key=True)
+    username: str = Field(index=True, max_length=150)
+    name: str = Field(max_length=80)
+    prefix: str = Field(unique=True, index=True, max_length=16)
+    digest: str = Field(max_length=64)  # hex SHA-256 of the whole token
+    scope: str = Field(default="read", max_length=20)  # read, or library (read, and write to one's own library)
+    created_at: datetime = Field(default_factory=_now)
+    expires_at: datetime | None = None
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+    revoked_by: str | None = Field(default=None, max_length=150)

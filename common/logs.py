@@ -16,6 +16,7 @@ REQUEST_ID: ContextVar[str] = ContextVar("scholarloom_request_id", default="-")
 HIDDEN = "[hidden]"
 _SHAPES = (
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), "sk-" + HIDDEN),
+    (re.compile(r"\bsl_[A-Za-z0-9_\-]{20,}"), "sl_" + HIDDEN),  # an API token; its prefix stays
     (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}"), "Bearer " + HIDDEN),
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}"), HIDDEN),  # a JWT
     (re.compile(r"(?i)\b(password|passwd|secret|api[_-]?key|access_token|token|key)(\"?\s*[:=]\s*\"?)([^\s\"'&,;)]+)"),

@@ -11,10 +11,11 @@ from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from auth.accounts import end_sessions, is_admin, session_is_live
+from auth.accounts import address_key, end_sessions, is_admin, session_is_live
 from auth.follows import Follows
-from auth.middleware import ClientAddress, HideFeedKeys, RequestUser
+from auth.middleware import BearerTokens, ClientAddress, HideFeedKeys, RequestUser
 from auth.sessions import signed_in_session
+from auth.tokens import Tokens
 from auth.usage import usage_by_user_and_day
 from chatui.export import thread_markdown, thread_papers
 from chatui.files import LocalFiles
@@ -37,19 +38,27 @@ CHAT_HANDLERS = Path(__file__).resolve().parent / "chat.py"
 
 
 def _viewer(settings: Settings, runtime: Runtime):
-    """Who is signed in, for plain pages: the chat's session cookie, verified with our secret, naming an active
-    account whose sessions have not been ended since; and the signer of links for one user. Without a usable secret
-    nobody is signed in, and nothing is signed."""
+    """Who is signed in, for plain pages: the user of a valid personal API token (on `/api/*`, checked by
+    `BearerTokens`), else the chat's session cookie, verified with our secret, naming an active account whose
+    sessions have not been ended since; and the signer of links for one user. Without a usable secret nobody is
+    signed in by cookie, and nothing is signed."""
     try:
         secret = settings.require_secret()
     except RuntimeError:
-        return lambda _request: None, None
+        return token_user, None
 
     def viewer(request: Request) -> str | None:
+        if by_token := token_user(request):
+            return by_token
         found = signed_in_session(request.cookies, secret)
         return found[0] if found and session_is_live(runtime.engine, *found) else None
 
     return viewer, signer(secret)
+
+
+def token_user(request: Request) -> str | None:
+    """The user whose valid API token the request carries (`auth.middleware.BearerTokens` put it there)."""
+    return request.scope.get("state", {}).get("token_user")
 
 
 def server_config(settings: Settings, application, **overrides):
@@ -96,6 +105,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         uploads=runtime.uploads,
         upload_limits=runtime.upload_limits,
         sign=sign,
+        tokens=Tokens(runtime.engine),
     )
     app = FastAPI(
         title="ScholarLoom",
@@ -110,6 +120,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.add_middleware(ExpensivePages, limits=PublicLimits(per_minute=settings.public_rate),
                        generation=lambda: runtime.archive.index.writes)  # fmt: skip
     app.add_middleware(PrivatePages)  # (outside the memory of anonymous answers: each replay is marked too)
+    app.add_middleware(BearerTokens, check=deps.tokens.check,
+                       throttle=runtime.throttle, address_key=address_key)  # fmt: skip
     app.add_middleware(CountRequests, metrics=runtime.metrics)
     app.add_middleware(RequestIds)  # the outermost: every log line of a request carries its id
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -135,11 +135,12 @@ def _account_change(name: str, change, done: str) -> None:
 
 @users_app.command("disable")
 def users_disable(name: str = typer.Argument(..., help="The user to disable.")) -> None:
-    """Disable a user: they cannot sign in, and every open session of theirs (chat, socket, pages, private feed)
-    ends at its next request. Their threads stay."""
+    """Disable a user: they cannot sign in, every open session of theirs (chat, socket, pages, private feed)
+    ends at its next request, and their API tokens are revoked. Their threads stay."""
     from auth.accounts import set_active
 
-    _account_change(name, lambda engine, n: set_active(engine, n, False), "is disabled; their sessions have ended")
+    _account_change(name, lambda engine, n: set_active(engine, n, False, by="scholarloom users disable"),
+                    "is disabled; their sessions have ended and their API tokens are revoked")
 
 
 @users_app.command("enable")

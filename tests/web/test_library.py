@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from auth.tokens import create_token
 from jobs.queue import JobQueue
 from retrieval.library.uploads import JOB_KIND as KIND
 from retrieval.library.uploads import UploadState
@@ -17,6 +18,7 @@ from tests.replay import Replay
 from tests.retrieval.test_reading_lists import with_two_papers
 from tests.web.test_follow import client_for
 from tests.web.test_paper_requests import _app, _run_jobs
+from tests.web.test_tokens import bearer
 
 LONGEVAL = (PDFS / "2023.eacl-main.121.pdf").read_bytes()
 TITLE = "LongEval: Guidelines for Human Evaluation of Faithfulness in Long-form Summarization"
@@ -101,6 +103,16 @@ async def test_uploads_are_checked_indexed_private_and_deleted(instance):
         assert not LEAKS.search(leaked), LEAKS.search(leaked)
     assert (await kim.get(f"/api/library/{item['id']}")).json() == missing.json()
     assert (await kim.delete(f"/api/library/{item['id']}")).status_code == 404
+
+    # With personal API tokens (no cookie): jo's reaches jo's upload, kim's does not, anywhere.
+    engine = instance.catalog().engine
+    jo_script, kim_script = (bearer(app, create_token(engine, who, "script")[1], "192.0.2.9") for who in ("jo", "kim"))
+    assert (await jo_script.get(f"/api/library/{item['id']}")).json()["title"] == fixed["title"]
+    assert (await jo_script.get("/api/search", params={"q": "zebrafish"})).json()["hits"][0]["url"] == item["url"]
+    assert (await kim_script.get(f"/api/library/{item['id']}")).json() == missing.json()
+    assert (await kim_script.get("/api/library")).json() == []
+    leaked = await _everything_public(kim_script, item["id"])
+    assert not LEAKS.search(leaked), LEAKS.search(leaked)
 
     form = await jo.post("/api/library", files=_file(name="again.pdf"), headers={"Accept": "text/html", **SAME_SITE})
     assert form.status_code == 303 and form.headers["location"].startswith("/me/library/")

@@ -1,0 +1,172 @@
+"""`/me/tokens`: a signed-in user's personal API tokens (`auth.tokens`, reached through `WebDeps.tokens`): make
+one (shown once), see each one's name, scope, last use and expiry, revoke it. `/admin/tokens`: an admin sees every
+user's and may revoke any. A token never opens these pages: they read the session cookie only (`BearerTokens` acts
+on /api/ and /mcp)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from fastapi import APIRouter, Request
+from fastapi.responses import PlainTextResponse, RedirectResponse, Response
+
+from web.base import PageMeta, md_escape
+from web.http import WebDeps, not_found, page_headers, respond, same_origin
+
+DAYS = (("", "never (until revoked)"), ("30", "30 days"), ("90", "90 days"), ("365", "a year"))
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    id: int
+    username: str
+    name: str
+    prefix: str
+    scope: str
+    created: str
+    expires: str
+    last_used: str
+    state: str  # live, expired, revoked (by whom)
+    live: bool
+
+
+def _day(moment: datetime | None, none: str) -> str:
+    if moment is None:
+        return none
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def token_rows(tokens, live) -> list[TokenRow]:
+    """The rows of a token listing; `live(token)` says whether one still works."""
+    rows = []
+    for t in tokens:
+        state = "live" if live(t) else f"revoked by {t.revoked_by or 'its owner'}" if t.revoked_at else "expired"
+        rows.append(TokenRow(t.id, t.username, t.name, t.prefix, t.scope, _day(t.created_at, ""),
+                             _day(t.expires_at, "never"), _day(t.last_used_at, "never"), state, state == "live"))
+    return rows
+
+
+@dataclass(frozen=True)
+class TokensPage:
+    """A user's tokens (or every user's, for an admin), and a token just made: its only showing."""
+
+    rows: list[TokenRow]
+    base_url: str
+    scopes: dict[str, str]  # what a token may do: name -> what it means
+    fresh: str | None = None  # the token just made, shown this once
+    fresh_name: str = ""
+    error: str = ""
+    admin: bool = False
+    path: str = "/me/tokens"
+
+    @property
+    def days(self) -> tuple:
+        return DAYS
+
+    def meta(self, base_url: str) -> PageMeta:
+        title = "Every API token" if self.admin else "API tokens"
+        return PageMeta(title=title, description="Personal API tokens for scripts and MCP clients.", path=self.path,
+                        noindex=True)  # fmt: skip
+
+    def to_markdown(self) -> str:
+        lines = [f"# {'Every API token' if self.admin else 'API tokens'}", ""]
+        if self.error:
+            lines += [f"**Not made:** {md_escape(self.error)}", ""]
+        if self.fresh:
+            lines += [f"New token **{md_escape(self.fresh_name)}** (copy it now: it is not shown again):", "",
+                      f"    {self.fresh}", ""]  # fmt: skip
+        if not self.admin:
+            lines += [f"Send a token as `Authorization: Bearer <token>` to {self.base_url}/api/... or to the MCP "
+                      f"server at {self.base_url}/mcp.", ""]  # fmt: skip
+        if not self.rows:
+            lines.append("No token yet.")
+            return "\n".join(lines) + "\n"
+        owner = "user | " if self.admin else ""
+        lines += [f"| {owner}name | token | scope | made | expires | last used | state |",
+                  f"| {'--- | ' if self.admin else ''}--- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        for r in self.rows:
+            who = f"{md_escape(r.username)} | " if self.admin else ""
+            lines.append(f"| {who}{md_escape(r.name)} | {r.prefix}... | {r.scope} | {r.created} | {r.expires} | "
+                         f"{r.last_used} | {md_escape(r.state)} |")  # fmt: skip
+        return "\n".join(lines) + "\n"
+
+
+def token_routes(router: APIRouter, deps: WebDeps) -> None:
+    """The account page's tokens, and the admins' list of every token."""
+
+    def own(request: Request) -> str | None:
+        return deps.viewer(request) if deps.tokens is not None else None
+
+    def page(request: Request, user: str, status: int = 200, **fields) -> Response:
+        rows = token_rows(deps.tokens.of(user), deps.tokens.live)
+        listing = TokensPage(rows, deps.renderer.base_url, deps.tokens.scopes, **fields)
+        response = respond(request, deps, listing, "tokens.html", status)
+        response.headers["Cache-Control"] = "private, no-store"
+        return response
+
+    @router.get("/me/tokens", include_in_schema=False)
+    @router.get("/me/tokens.md", include_in_schema=False)
+    def tokens(request: Request) -> Response:
+        user = own(request)
+        if user is None:
+            return RedirectResponse("/chat/login", status_code=303)
+        return page(request, user)
+
+    @router.post("/me/tokens", include_in_schema=False)
+    async def make(request: Request) -> Response:
+        user, refused = _form_user(request, own(request))
+        if refused:
+            return refused
+        form = await request.form()
+        days = str(form.get("days", "") or "")
+        try:
+            row, token = deps.tokens.create(user, str(form.get("name", "") or ""),
+                                            int(days) if days.isdigit() else None, str(form.get("scope", "read")))
+        except ValueError as error:  # (auth.tokens.TokenError: what to change)
+            return page(request, user, 400, error=str(error))
+        return page(request, user, 201, fresh=token, fresh_name=row.name)
+
+    @router.post("/me/tokens/{token_id}/revoke", include_in_schema=False)
+    def revoke_own(request: Request, token_id: int) -> Response:
+        user, refused = _form_user(request, own(request))
+        if refused:
+            return refused
+        if not 0 < token_id < 2**62 or deps.tokens.revoke(token_id, by=user) is None:
+            return not_found(request, deps, "No such token of yours.")
+        return RedirectResponse("/me/tokens", status_code=303)
+
+    def admin(request: Request) -> str | None:
+        user = own(request)
+        return user if user and deps.is_admin(user) else None
+
+    @router.get("/admin/tokens", include_in_schema=False)
+    @router.get("/admin/tokens.md", include_in_schema=False)
+    def every(request: Request) -> Response:
+        if admin(request) is None:
+            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
+        listing = TokensPage(token_rows(deps.tokens.of(None), deps.tokens.live), deps.renderer.base_url,
+                             deps.tokens.scopes, admin=True, path="/admin/tokens")  # fmt: skip
+        response = respond(request, deps, listing, "tokens.html")
+        response.headers["Cache-Control"] = "private, no-store"
+        return response
+
+    @router.post("/admin/tokens/{token_id}/revoke", include_in_schema=False)
+    def revoke_any(request: Request, token_id: int) -> Response:
+        user = admin(request)
+        if user is None or not 0 < token_id < 2**62:
+            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
+        if not same_origin(request):
+            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        if deps.tokens.revoke(token_id, by=user, admin=True) is None:
+            return not_found(request, deps, "No such token.")
+        return RedirectResponse("/admin/tokens", status_code=303)
+
+
+def _form_user(request: Request, user: str | None) -> tuple[str | None, Response | None]:
+    if user is None:
+        return None, PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
+    if not same_origin(request):
+        return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+    return user, None
