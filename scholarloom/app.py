@@ -127,6 +127,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     _health_and_files(app, settings, runtime, viewer, with_chat)
+    _mcp(app, settings, runtime)
     app.include_router(make_router(deps))
     app.include_router(make_api(deps))
 
@@ -141,6 +142,28 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     if with_chat:
         _mount_chat(app, settings, runtime)
     return app
+
+
+def _mcp(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
+    """The MCP server at /mcp (`assistant.mcp_server`), for requests with a personal API token; its session manager
+    runs for the app's lifetime."""
+    from contextlib import asynccontextmanager
+
+    from starlette.routing import Route
+
+    from assistant.mcp_server import McpEndpoint, build_server, token_user
+
+    library = runtime.uploads.library_ids if runtime.uploads is not None else None
+    endpoint = McpEndpoint(build_server(runtime.archive, settings.base_url, token_user, library))
+    app.router.routes.append(Route("/mcp", endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    before = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(application):
+        async with endpoint.running(), before(application) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
 
 
 def chat_origins(settings: Settings) -> list[str]:

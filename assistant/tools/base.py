@@ -60,6 +60,8 @@ class ToolDeps:
     focus_weak: bool = False  # those cards were only the closest matches to a question nothing here answered well
     # The researcher or institution the chat was opened about (from its page's chat dock), if any.
     about: "Card | None" = None
+    # The ids in a user's own library (papers kept, uploads as `upload:<n>`), for `get_my_library`; None: no library.
+    library_ids: Callable[[str], list[str]] | None = None
 
     def after(self, result: ToolResult) -> ToolDeps:
         """The deps the turn's next step runs with: the sources as `result` left them."""

@@ -1,0 +1,213 @@
+"""The Model Context Protocol server: the chat agent's read-only tools for any MCP client (Claude Desktop, IDE
+assistants, other agents), with the same names, descriptions and input schemas (`tool_schema`), and the user's own
+library besides (`get_my_library`).
+
+Each call runs as one user: the owner of the personal API token the request carries (over streamable HTTP at
+`/mcp`, checked by `auth.middleware.BearerTokens` before anything here runs), or the token given to `scholarloom mcp`
+(over stdio). A tool sees that user's uploads and library and nobody else's: the same `ToolDeps.user` rule as the
+chat. A result is the tool's text (markdown, what the chat's model reads) and structured content: its cards, each
+with the absolute address of its page. Papers are also resources (`scholarloom://papers/{id}`: the paper's page as
+markdown), and the user's library is listed as resources.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+from urllib.parse import quote, unquote
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+
+from assistant.tools import TOOLS, Card, ToolDeps, ToolError, call_tool, tool_schema
+from assistant.tools.library import get_my_library
+from assistant.tools.papers import OwnUpload
+from retrieval.archive import Archive
+from retrieval.library.uploads import upload_number
+from web.paper import paper_page
+
+log = logging.getLogger(__name__)
+
+MCP_TOOLS = (*TOOLS, get_my_library)
+BY_NAME = {fn.__name__: fn for fn in MCP_TOOLS}
+PAPER_URI = "scholarloom://papers/"
+AT_ONCE = 2  # tool calls computed at the same time (search embeds the query: CPU); the rest wait their turn
+LISTED = 100  # library items listed as resources
+
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "The result as markdown (what the chat's model reads)."},
+        "cards": {
+            "type": "array",
+            "description": "The papers, researchers, institutions or pictures the result names, best first.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "enum": ["paper", "upload", "researcher", "institution", "compare",
+                                                       "graph"]},  # fmt: skip
+                    "id": {"type": "string"},
+                    "title": {"type": "string"},
+                    "url": {"type": "string", "description": "Its page on this server."},
+                    "subtitle": {"type": "string"},
+                    "number": {"type": ["integer", "null"], "description": "Its citation number [n], if any."},
+                    "quotes": {"type": "array", "items": {"type": "object", "properties": {
+                        "text": {"type": "string"}, "page": {"type": ["integer", "null"]}}}},
+                },
+                "required": ["kind", "id", "title", "url"],
+            },
+        },
+    },
+    "required": ["text", "cards"],
+}  # fmt: skip
+INSTRUCTIONS = (
+    "ScholarLoom: a self-hosted archive of research papers (arXiv abstracts and full text), researchers, "
+    "institutions and citations. Search with search_papers (abstracts) or search_fulltext (passages of the PDFs); "
+    "read a paper with get_paper; follow citations with get_references and get_cited_by; compare papers with "
+    "compare_papers; look people up with find_researcher and find_institution; get_my_library searches your own "
+    "library. Cite papers by the [n] numbers results give, with their page addresses. When a result says nothing "
+    "clears the relevance floor, the archive does not answer the question well: say so."
+)
+
+
+def mcp_tools() -> list[types.Tool]:
+    """The tools as MCP lists them: each one's schema is the agent's (`tool_schema`)."""
+    tools = []
+    for fn in MCP_TOOLS:
+        schema = tool_schema(fn)["function"]
+        tools.append(types.Tool(
+            name=schema["name"], description=schema["description"], inputSchema=schema["parameters"],
+            outputSchema=OUTPUT_SCHEMA,
+            annotations=types.ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False),
+        ))  # fmt: skip
+    return tools
+
+
+def card_json(card: Card, base_url: str) -> dict:
+    return {"kind": str(card.kind), "id": card.id, "title": card.title, "url": base_url + card.path,
+            "subtitle": card.subtitle, "number": card.number,
+            "quotes": [{"text": q.text, "page": q.page} for q in card.quotes]}  # fmt: skip
+
+
+def paper_uri(paper_id: str) -> str:
+    return PAPER_URI + quote(paper_id, safe=":")
+
+
+def build_server(archive: Archive, base_url: str, user_of: Callable[[Server], str | None],
+                 library_ids: Callable[[str], list[str]] | None = None) -> Server:  # fmt: skip
+    """The MCP server over `archive`. `user_of(server)` names the user a request acts for (None: refused)."""
+    server: Server = Server("scholarloom", version="0.1.0", instructions=INSTRUCTIONS, website_url=base_url)
+    tools = mcp_tools()
+    limiter = anyio.CapacityLimiter(AT_ONCE)
+
+    def deps() -> ToolDeps:
+        user = user_of(server)
+        if user is None:  # (the HTTP endpoint refuses a request without a token before this)
+            raise PermissionError("no user: send a personal API token")
+        return ToolDeps(archive, user=user, library_ids=library_ids)
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return tools
+
+    @server.call_tool(validate_input=False)  # the tool's own validation, with the messages the agent reads
+    async def call(name: str, arguments: dict) -> types.CallToolResult:
+        fn = BY_NAME.get(name)
+        if fn is None:
+            return _error(f"Error: no tool named {name[:100]!r}; the tools are {', '.join(BY_NAME)}.")
+        try:
+            own = deps()
+        except PermissionError as refused:
+            return _error(f"Error: {refused}")
+        result = await anyio.to_thread.run_sync(call_tool, fn, own, arguments, limiter=limiter)
+        log.info("mcp tool %s for %s%s", name, own.user, " (failed)" if result.failed else "")
+        if result.failed:
+            return _error(result.output)
+        structured = {"text": result.output, "cards": [card_json(c, base_url) for c in result.cards]}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=result.output)],
+                                    structuredContent=structured)  # fmt: skip
+
+    @server.list_resource_templates()
+    async def templates() -> list[types.ResourceTemplate]:
+        return [types.ResourceTemplate(
+            uriTemplate=PAPER_URI + "{paper_id}", name="paper", title="A paper's page",
+            description="A paper's page as markdown: title, authors, abstract, links, references. The id as search "
+                        "results give it (an arXiv id, openalex:W..., or upload:<n> for one of your own PDFs).",
+            mimeType="text/markdown")]  # fmt: skip
+
+    @server.list_resources()
+    async def resources() -> list[types.Resource]:
+        own = deps()
+        if own.library_ids is None:
+            return []
+        ids = own.library_ids(own.user)[:LISTED]
+        found = await anyio.to_thread.run_sync(archive.papers, ids, own.user)
+        return [types.Resource(uri=paper_uri(i), name=found[i].title[:200], mimeType="text/markdown",
+                               description="In your library") for i in ids if i in found]  # fmt: skip
+
+    @server.read_resource()
+    async def read(uri) -> list[ReadResourceContents]:
+        text = str(uri)
+        if not text.startswith(PAPER_URI):
+            raise ValueError(f"unknown resource {text[:200]!r}: papers are {PAPER_URI}<id>")
+        own = deps()
+        page = await anyio.to_thread.run_sync(_page_markdown, archive, unquote(text[len(PAPER_URI):]), own.user,
+                                              limiter=limiter)  # fmt: skip
+        if page is None:
+            raise ValueError(f"no paper {text[len(PAPER_URI):][:100]!r} in this archive")
+        return [ReadResourceContents(content=page, mime_type="text/markdown")]
+
+    return server
+
+
+def _page_markdown(archive: Archive, paper_id: str, user: str | None) -> str | None:
+    """A paper's page as markdown; an upload for its owner only (anyone else: as if it did not exist)."""
+    if upload_number(paper_id) is not None:
+        paper = archive.papers([paper_id], user).get(paper_id) if user else None
+        return OwnUpload(paper).to_markdown() if paper else None
+    page = paper_page(archive, paper_id)
+    return page.to_markdown() if page else None
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
+
+
+def token_user(server: Server) -> str | None:
+    """Over HTTP: the user whose token the request carried (`BearerTokens` put it in the request's state)."""
+    request = server.request_context.request
+    return request.scope.get("state", {}).get("token_user") if request is not None else None
+
+
+class McpEndpoint:
+    """`/mcp` as an ASGI app: streamable HTTP (stateless, JSON answers), for requests that carry a valid token;
+    anything else gets 401 and where to make a token."""
+
+    def __init__(self, server: Server) -> None:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        self.manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if not scope.get("state", {}).get("token_user"):
+            import json
+
+            body = json.dumps({"detail": "The MCP server needs a personal API token: make one on /me/tokens and "
+                                         "send it as 'Authorization: Bearer sl_...'."}).encode()  # fmt: skip
+            await send({"type": "http.response.start", "status": 401, "headers": [
+                (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="scholarloom"'),
+                (b"cache-control", b"no-store")]})  # fmt: skip
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.manager.handle_request(scope, receive, send)
+
+    @asynccontextmanager
+    async def running(self):
+        async with self.manager.run():
+            yield
+
+
+__all__ = ["MCP_TOOLS", "McpEndpoint", "ToolError", "build_server", "mcp_tools", "token_user"]

@@ -1,0 +1,91 @@
+"""The MCP server's tools (`assistant.mcp_server`) through the official MCP client, over the SDK's in-memory
+transport on the demo: the same names, descriptions and input schemas as the chat agent's tools; each tool called
+once, answering as text and as structured content its output schema accepts; a failure is an error result whose
+text says what failed; papers read as resources. (Over streamable HTTP, with tokens, against a served instance:
+`tests/scholarloom/test_mcp_serve.py`.)"""
+
+from __future__ import annotations
+
+import anyio
+import jsonschema
+from mcp.shared.memory import create_connected_server_and_client_session
+
+from assistant.mcp_server import MCP_TOOLS, OUTPUT_SCHEMA, build_server, paper_uri
+from assistant.tools import TOOLS, tool_schema
+
+BASE = "https://papers.example.org"
+TRIPPY = "2005.02877"
+
+
+def _session(demo, user: str | None = "ola", library=lambda _user: []):
+    server = build_server(demo.archive(), BASE, lambda _server: user, library)
+    return create_connected_server_and_client_session(server)
+
+
+def test_the_tools_are_the_agents_and_each_answers_as_text_and_structured_content(demo):
+    async def scenario():
+        async with _session(demo, library=lambda user: [TRIPPY] if user == "ola" else []) as session:
+            listed = {t.name: t for t in (await session.list_tools()).tools}
+            calls = {
+                "search_papers": {"query": "dialog state tracking"},
+                "search_fulltext": {"query": "joint goal accuracy on MultiWOZ 2.1"},
+                "get_paper": {"paper_id": TRIPPY},
+                "get_references": {"paper_id": TRIPPY},
+                "get_cited_by": {"paper_id": TRIPPY},
+                "similar_papers": {"paper_id": TRIPPY, "limit": 3},
+                "compare_papers": {"paper_ids": [TRIPPY, "2005.07362"], "aspects": ["method"]},
+                "find_researcher": {"name": "Bobby Yan"},
+                "find_institution": {"institution": "Stanford University"},
+                "get_institution": {"institution": "Stanford University"},
+                "summarize_institution": {"institution": "Stanford University"},
+                "get_my_library": {},
+            }
+            results = {name: await session.call_tool(name, arguments) for name, arguments in calls.items()}
+            researcher = next(c for c in results["find_researcher"].structuredContent["cards"]
+                              if c["kind"] == "researcher")  # fmt: skip
+            number = int(researcher["url"].split("/researchers/")[1].split("-")[0])
+            for name in ("get_researcher", "summarize_researcher"):
+                results[name] = await session.call_tool(name, {"researcher_id": number})
+            failed = await session.call_tool("get_paper", {"paper_id": "9999.99999"})
+            invalid = await session.call_tool("search_papers", {"limit": "many"})
+            unknown = await session.call_tool("delete_everything", {})
+            page = await session.read_resource(paper_uri(TRIPPY))
+            templates = await session.list_resource_templates()
+            resources = await session.list_resources()
+            return listed, results, failed, invalid, unknown, page, templates, resources
+
+    listed, results, failed, invalid, unknown, page, templates, resources = anyio.run(scenario)
+    assert list(listed) == [fn.__name__ for fn in MCP_TOOLS] and len(MCP_TOOLS) == len(TOOLS) + 1
+    for fn in MCP_TOOLS:
+        schema = tool_schema(fn)["function"]
+        tool = listed[fn.__name__]
+        assert (tool.description, tool.inputSchema) == (schema["description"], schema["parameters"])
+        assert tool.annotations.readOnlyHint and tool.outputSchema == OUTPUT_SCHEMA
+    assert set(results) == set(listed)  # each tool called
+    for name, result in results.items():
+        assert not result.isError, (name, result.content[0].text)
+        jsonschema.validate(result.structuredContent, OUTPUT_SCHEMA)
+        assert result.content[0].text == result.structuredContent["text"], name
+    cards = results["search_papers"].structuredContent["cards"]
+    assert cards[0]["id"] == TRIPPY and cards[0]["number"] == 1
+    assert cards[0]["url"].startswith(f"{BASE}/papers/{TRIPPY}-trippy")
+    assert "[1] TripPy" in results["search_papers"].content[0].text
+    assert any(q["page"] for c in results["search_fulltext"].structuredContent["cards"] for q in c["quotes"])
+    assert "Stanford University" in results["get_institution"].content[0].text
+    assert "TripPy" in results["get_my_library"].content[0].text  # the library the server was given, for ola
+    assert failed.isError and "no paper with id '9999.99999'" in failed.content[0].text
+    assert invalid.isError and "invalid arguments for search_papers" in invalid.content[0].text
+    assert unknown.isError and "no tool named 'delete_everything'" in unknown.content[0].text
+    text = page.contents[0].text
+    assert page.contents[0].mimeType == "text/markdown" and text.startswith("# TripPy: A Triple Copy Strategy")
+    assert templates.resourceTemplates[0].uriTemplate == "scholarloom://papers/{paper_id}"
+    assert [str(r.uri) for r in resources.resources] == [paper_uri(TRIPPY)]
+
+
+def test_without_a_user_nothing_is_answered(demo):
+    async def scenario():
+        async with _session(demo, user=None) as session:
+            return await session.call_tool("search_papers", {"query": "dialog"})
+
+    refused = anyio.run(scenario)
+    assert refused.isError and refused.content[0].text == "Error: no user: send a personal API token"

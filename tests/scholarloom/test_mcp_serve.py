@@ -1,0 +1,125 @@
+"""The MCP server at /mcp of a running `scholarloom serve`, through the official MCP client over streamable HTTP
+with personal API tokens: the tools are the agent's; a missing, unknown, revoked or expired token is refused; a
+user's token reaches their own upload (added with a library token, no cookie) and another user's never does."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta, timezone
+
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import McpError
+from sqlalchemy import text
+
+from assistant.mcp_server import MCP_TOOLS, paper_uri
+from assistant.tools import tool_schema
+from auth.tokens import create_token, revoke
+from tests.conftest import PDFS, first_pages
+
+LONGEVAL = PDFS / "2023.eacl-main.121.pdf"
+QUESTION = "guidelines for human evaluation of faithfulness in long-form summarization"
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}
+
+
+@pytest.fixture
+def engine(small_server):
+    from scholarloom.settings import Settings
+
+    engine = Settings(data_dir=small_server.data).catalog().engine
+    yield engine
+    engine.dispose()
+
+
+@asynccontextmanager
+async def mcp(base: str, token: str):
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx.Timeout(30, read=300))
+    async with http, streamable_http_client(f"{base}/mcp", http_client=http) as (read, write, _):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+async def _raw(base: str, token: str | None) -> httpx.Response:
+    headers = {"Accept": "application/json, text/event-stream"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        return await http.post("/mcp", json=INITIALIZE, headers=headers)
+
+
+async def _upload(base: str, token: str, folder) -> dict:
+    """The LongEval paper's first four pages, added to carol's library with her library token, indexed."""
+    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+        pdf = {"file": ("longeval.pdf", first_pages(LONGEVAL, 4, folder).read_bytes(), "application/pdf")}
+        added = await http.post("/api/library", files=pdf)
+        assert added.status_code == 201, added.text
+        deadline = time.monotonic() + 120
+        while (item := (await http.get(f"/api/library/{added.json()['id']}")).json())["state"] == "queued":
+            assert time.monotonic() < deadline, item
+            await asyncio.sleep(0.5)
+    assert item["state"] == "indexed", item
+    return item
+
+
+def test_mcp_over_streamable_http_with_tokens(small_server, engine, tmp_path):
+    base = small_server.base
+    _, alice = create_token(engine, "alice", "claude desktop")
+    _, carol = create_token(engine, "carol", "uploads", scope="library")
+    gone, revoked = create_token(engine, "alice", "old laptop")
+    revoke(engine, gone.id, by="alice")
+    late, expired = create_token(engine, "alice", "a month", days=30)
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE api_tokens SET expires_at = :past WHERE id = :id"),
+                           {"past": datetime.now(timezone.utc) - timedelta(minutes=1), "id": late.id})  # fmt: skip
+
+    async def scenario():
+        refusals = {name: await _raw(base, token) for name, token in
+                    (("missing", None), ("unknown", "sl_" + "a" * 43), ("revoked", revoked), ("expired", expired))}
+        item = await _upload(base, carol, tmp_path)
+        upload = f"upload:{item['id']}"
+        async with mcp(base, alice) as session:
+            tools = (await session.list_tools()).tools
+            found = await session.call_tool("search_papers", {"query": "dialog state tracking"})
+            hers = await session.call_tool("search_fulltext", {"query": QUESTION})
+            direct = await session.call_tool("get_paper", {"paper_id": upload})
+            library = await session.call_tool("get_my_library", {})
+            with pytest.raises(McpError, match="no paper"):
+                await session.read_resource(paper_uri(upload))
+            page = await session.read_resource(paper_uri("2005.02877"))
+        async with mcp(base, carol) as session:
+            own = await session.call_tool("get_my_library", {})
+            searched = await session.call_tool("search_fulltext", {"query": QUESTION})
+            read = await session.read_resource(paper_uri(upload))
+        return refusals, item, tools, found, hers, direct, library, page, own, searched, read
+
+    refusals, item, tools, found, hers, direct, library, page, own, searched, read = asyncio.run(scenario())
+    for name, answer in refusals.items():
+        assert answer.status_code == 401 and answer.headers["www-authenticate"].startswith("Bearer"), name
+    assert "make one on /me/tokens" in refusals["missing"].json()["detail"]
+    assert refusals["revoked"].json()["detail"] == "This token is unknown, revoked or expired."
+
+    assert [(t.name, t.inputSchema) for t in tools] == [
+        (fn.__name__, tool_schema(fn)["function"]["parameters"]) for fn in MCP_TOOLS]
+    assert not found.isError and found.structuredContent["cards"][0]["id"] == "2005.02877"
+    assert found.structuredContent["cards"][0]["url"].startswith(f"{base}/papers/2005.02877")
+    assert "TripPy" in page.contents[0].text
+
+    upload = f"upload:{item['id']}"
+    seen_by_alice = " ".join(r.content[0].text for r in (hers, library))
+    assert upload not in seen_by_alice and "Kalpesh" not in seen_by_alice and "/me/library/" not in seen_by_alice
+    # (the answer for a paper that does not exist, naming only the id she asked for)
+    assert direct.isError and direct.content[0].text == (f"Error: no paper with id {upload!r} in this archive; "
+                                                         "search for it by title instead")  # fmt: skip
+    assert "library is empty" in library.content[0].text
+
+    assert [c["id"] for c in own.structuredContent["cards"]] == [upload]
+    assert own.structuredContent["cards"][0]["kind"] == "upload"
+    cards = searched.structuredContent["cards"]
+    assert cards[0]["id"] == upload and cards[0]["quotes"][0]["page"], cards
+    assert read.contents[0].text.startswith("# LongEval")
