@@ -210,4 +210,53 @@ class McpEndpoint:
             yield
 
 
-__all__ = ["MCP_TOOLS", "McpEndpoint", "ToolError", "build_server", "mcp_tools", "token_user"]
+async def serve_stdio(server: Server) -> None:
+    """Serve `server` over this process's standard input and output (a local client starts the process)."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+async def bridge_stdio(url: str, token: str) -> None:
+    """Serve over standard input and output what the MCP server at `url` (a running `scholarloom serve`'s /mcp)
+    answers with `token`: for a local client while the server holds the archive. Every request is passed on as it
+    is; the server's answer (or its error) comes back unchanged."""
+    import httpx
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx.Timeout(30, read=300))
+    async with http, streamable_http_client(url, http_client=http) as (read, write, _):
+        async with ClientSession(read, write) as remote:
+            hello = await remote.initialize()
+            server: Server = Server(hello.serverInfo.name, version=hello.serverInfo.version,
+                                    instructions=hello.instructions)  # fmt: skip
+
+            @server.list_tools()
+            async def list_tools() -> list[types.Tool]:
+                return (await remote.list_tools()).tools
+
+            @server.call_tool(validate_input=False)
+            async def call(name: str, arguments: dict) -> types.CallToolResult:
+                return await remote.call_tool(name, arguments)
+
+            @server.list_resource_templates()
+            async def templates() -> list[types.ResourceTemplate]:
+                return (await remote.list_resource_templates()).resourceTemplates
+
+            @server.list_resources()
+            async def resources() -> list[types.Resource]:
+                return (await remote.list_resources()).resources
+
+            @server.read_resource()
+            async def read_resource(uri) -> list[ReadResourceContents]:
+                answer = await remote.read_resource(uri)
+                return [ReadResourceContents(content=c.text, mime_type=c.mimeType) for c in answer.contents
+                        if isinstance(c, types.TextResourceContents)]  # fmt: skip
+
+            await serve_stdio(server)
+
+
+__all__ = ["MCP_TOOLS", "McpEndpoint", "ToolError", "bridge_stdio", "build_server", "mcp_tools", "serve_stdio",
+           "token_user"]

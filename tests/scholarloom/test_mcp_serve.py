@@ -5,9 +5,13 @@ user's token reaches their own upload (added with a library token, no cookie) an
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import httpx
 import pytest
@@ -19,8 +23,10 @@ from sqlalchemy import text
 from assistant.mcp_server import MCP_TOOLS, paper_uri
 from assistant.tools import tool_schema
 from auth.tokens import create_token, revoke
+from harness.serve import child_environment
 from tests.conftest import PDFS, first_pages
 
+SCHOLARLOOM = Path(sys.executable).with_name("scholarloom")
 LONGEVAL = PDFS / "2023.eacl-main.121.pdf"
 QUESTION = "guidelines for human evaluation of faithfulness in long-form summarization"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -123,3 +129,62 @@ def test_mcp_over_streamable_http_with_tokens(small_server, engine, tmp_path):
     cards = searched.structuredContent["cards"]
     assert cards[0]["id"] == upload and cards[0]["quotes"][0]["page"], cards
     assert read.contents[0].text.startswith("# LongEval")
+
+
+@asynccontextmanager
+async def stdio(data_dir, token: str | None, **env: str):
+    """`scholarloom mcp` started by the official client over stdio, as Claude Desktop starts it."""
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    environment = child_environment(data_dir, **env, **({"SCHOLARLOOM_TOKEN": token} if token else {}))
+    command = StdioServerParameters(command=str(SCHOLARLOOM), args=["mcp"], env=environment)
+    async with stdio_client(command, errlog=open(os.devnull, "w")) as (read, write):  # noqa: SIM115
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def test_scholarloom_mcp_over_stdio_passes_on_to_the_server_that_holds_the_archive(small_server, engine):
+    """The server holds the archive (the index's one process): the command asks the server's /mcp, as the user."""
+    _, alice = create_token(engine, "alice", "stdio")
+
+    async def scenario():
+        async with stdio(small_server.data, alice, SCHOLARLOOM_PUBLIC_URL=small_server.base) as session:
+            tools = (await session.list_tools()).tools
+            found = await session.call_tool("search_papers", {"query": "dialog state tracking"})
+            library = await session.call_tool("get_my_library", {})
+            return tools, found, library
+
+    tools, found, library = asyncio.run(scenario())
+    assert [t.name for t in tools] == [fn.__name__ for fn in MCP_TOOLS]
+    assert found.structuredContent["cards"][0]["id"] == "2005.02877"
+    assert "library is empty" in library.content[0].text  # alice's own (carol's upload is not hers)
+
+
+def test_scholarloom_mcp_over_stdio_on_its_own_archive_and_a_bad_token(make_instance, tmp_path):
+    from auth.tokens import revoke_all
+    from tests.chat_server import PASSWORD
+    from tests.small_archive import small_archive
+
+    data = small_archive(tmp_path, make_instance, {"erin": PASSWORD})
+    settings = make_instance(data)
+    _, erin = create_token(settings.catalog().engine, "erin", "laptop")
+
+    async def scenario():
+        async with stdio(data, erin) as session:
+            found = await session.call_tool("search_papers", {"query": "dialog state tracking"})
+            page = await session.read_resource(paper_uri("2005.02877"))
+            revoke_all(settings.catalog().engine, "erin", by="erin")
+            after = await session.call_tool("search_papers", {"query": "dialog state tracking"})
+        return found, page, after
+
+    try:
+        found, page, after = asyncio.run(scenario())
+        refused = subprocess.run([str(SCHOLARLOOM), "mcp"], env=child_environment(data, SCHOLARLOOM_TOKEN=erin),
+                                 capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+    finally:
+        settings.close()
+    assert found.structuredContent["cards"][0]["id"] == "2005.02877" and "TripPy" in page.contents[0].text
+    assert after.isError and "send a personal API token" in after.content[0].text  # revoked mid-session: at once
+    assert refused.returncode == 1 and "unknown, revoked or expired" in refused.stderr and refused.stdout == ""
