@@ -33,6 +33,16 @@ class SourceSettings(BaseModel):
     s2_interval: float = Field(
         1.0, ge=0, description="Seconds between two Semantic Scholar requests (1 request/s with a key)."
     )
+    zotero_url: str = Field("https://api.zotero.org", description="Zotero's web API (users connect libraries).")
+    zotero_local_url: str | None = Field(
+        None, description="The local API of a Zotero 7 desktop on this server's machine (http://localhost:23119/api; "
+        "also list its host:port in private_hosts). Unset: users connect web libraries only.")  # fmt: skip
+    zotero_file_hosts: list[str] = Field(
+        default_factory=lambda: ["zoterofilestorage.s3.amazonaws.com"],
+        description="Hosts Zotero's file downloads redirect to (its file storage); a download redirected anywhere "
+        "else is refused.",
+    )
+    zotero_interval: float = Field(0.5, ge=0, description="Seconds between two Zotero requests.")
     pdf_max_bytes: int = Field(50_000_000, ge=1, description="Largest PDF downloaded, in bytes.")
     private_hosts: list[str] = Field(
         default_factory=list,
@@ -49,7 +59,8 @@ class SourceSettings(BaseModel):
         return self.s2_api_key.get_secret_value() if self.s2_api_key else None
 
     def hosts(self) -> list[str]:
-        configured = [self.arxiv_api_url, self.arxiv_oai_url, self.arxiv_pdf_url, self.openalex_url, self.s2_url]
+        configured = [self.arxiv_api_url, self.arxiv_oai_url, self.arxiv_pdf_url, self.openalex_url, self.s2_url,
+                      self.zotero_url, self.zotero_local_url or "", *(f"https://{h}" for h in self.zotero_file_hosts)]
         return sorted({"arxiv.org", "export.arxiv.org", *(urlsplit(u).hostname or "" for u in configured)} - {""})
 
     def fetcher(self, transport=None):
@@ -64,8 +75,11 @@ class SourceSettings(BaseModel):
         arxiv = Politeness(interval=src.arxiv_interval, max_bytes=src.pdf_max_bytes, timeout=60.0)
         rules = {"arxiv.org": arxiv}
         lighter = [Politeness(interval=i) for i in (src.arxiv_interval, src.openalex_interval, src.s2_interval)]
+        zotero = Politeness(interval=src.zotero_interval, max_bytes=src.pdf_max_bytes, timeout=60.0)
         endpoints = ((src.arxiv_pdf_url, arxiv), (src.arxiv_api_url, lighter[0]), (src.arxiv_oai_url, lighter[0]),
-                     (src.openalex_url, lighter[1]), (src.s2_url, lighter[2]))  # fmt: skip
+                     (src.openalex_url, lighter[1]), (src.s2_url, lighter[2]), (src.zotero_url, zotero),
+                     (src.zotero_local_url or "", zotero),
+                     *((f"https://{h}", zotero) for h in src.zotero_file_hosts))  # fmt: skip
         for url, rule in endpoints:  # a PDF mirror keeps arXiv's size cap; the first rule named for a host holds
             host = urlsplit(url).hostname or ""
             if host and not host.endswith("arxiv.org"):

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ingest.http import PoliteClient
 from ingest.pdf_worker import PdfLimits
@@ -66,6 +67,7 @@ class JobContext:
     # Makes the HTTP client a job fetches with. `serve` hands every job one long-lived polite client, so arXiv's
     # 3 s between requests holds across jobs too; tests replay recorded answers through it.
     clients: Callable[[], AbstractContextManager[PoliteClient]] | None = None
+    sealer: Any = None  # retrieval.library.zotero.Sealer: opens the Zotero keys users connected (the server's secret)
     close: Callable[[], None] = lambda: None  # what ends the context's own encoder and client (`serve`'s worker)
 
     def fetcher(self) -> AbstractContextManager[PoliteClient]:

@@ -25,6 +25,7 @@ from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from common.logs import RequestIds
 from common.metrics import CountRequests
+from retrieval.library.zotero import Libraries
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
 from web.api import make_api
@@ -33,6 +34,7 @@ from web.guards import ExpensivePages, PrivatePages, PublicLimits
 from web.http import WebDeps, not_found, signer
 from web.render import STATIC, Renderer
 from web.routes import make_router
+from web.zotero import ZoteroSetup
 
 CHAT_HANDLERS = Path(__file__).resolve().parent / "chat.py"
 
@@ -106,6 +108,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         upload_limits=runtime.upload_limits,
         sign=sign,
         tokens=Tokens(runtime.engine),
+        zotero=ZoteroSetup(Libraries(runtime.engine), settings.sealer(), local=bool(settings.sources.zotero_local_url)),
     )
     app = FastAPI(
         title="ScholarLoom",

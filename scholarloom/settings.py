@@ -347,8 +347,18 @@ class Settings(BaseSettings):
         return JobContext(
             writer, self.uploads(), self.sources,
             self.index_place(), limits, Backups(self.backup_folders(), self.without_secrets()), self.analyst(),
-            clients=clients, close=close or (lambda: None),
+            clients=clients, close=close or (lambda: None), sealer=self.sealer(),
         )  # fmt: skip
+
+    def sealer(self):
+        """What seals and opens the Zotero keys users connect (`retrieval.library.zotero.Sealer`): None without a
+        usable secret."""
+        from retrieval.library.zotero import Sealer
+
+        try:
+            return Sealer(self.require_secret())
+        except RuntimeError:
+            return None
 
     def fetcher(self, transport=None):
         """The polite HTTP client of the harvesters: only arxiv.org and the configured API hosts."""

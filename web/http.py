@@ -38,6 +38,7 @@ class WebDeps:
     metrics_token: str | None = None  # a scraper's bearer token for `/metrics` (SCHOLARLOOM_METRICS_TOKEN)
     uploads: Any = None  # retrieval.library.uploads.Uploads, when users may add their own PDFs
     upload_limits: UploadLimits = UploadLimits()
+    zotero: Any = None  # web.zotero.ZoteroSetup: users' Zotero libraries, when the app has users
     tokens: Any = None  # auth.tokens.Tokens: personal API tokens, when the app has users
     sign: Callable[[str], str] | None = None  # a value's HMAC with the server's secret (`signer`): links for one user
     # Each user's writes to their library (uploads, imports, corrections, removals, papers asked for) a minute.

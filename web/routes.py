@@ -30,6 +30,7 @@ from web.people import MATCHING_NOTE, institution_page, researcher_page
 from web.requests import request_routes
 from web.search_page import build_search_page
 from web.tokens import token_routes
+from web.zotero import zotero_routes
 
 MAX_SEARCH_PAGES = 20
 
@@ -79,7 +80,7 @@ def make_router(deps: WebDeps) -> APIRouter:
     """Every page route, in the order they are matched."""
     router = APIRouter()
     for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, compare_routes,
-                admin_routes, operations_routes, import_routes, library_routes, token_routes):
+                admin_routes, operations_routes, import_routes, zotero_routes, library_routes, token_routes):
         add(router, deps)
     return router
 

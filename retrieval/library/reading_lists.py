@@ -49,6 +49,18 @@ def _entry(label: str, title: str | None, doi_text: str | None, *arxiv_texts: st
     return Entry(label, arxiv_id, None if arxiv_id else doi, title)
 
 
+def read_zotero_item(data: dict) -> Entry:
+    """A Zotero item's `data` (the web and local API's JSON): its arXiv id from its DOI (10.48550/arXiv...), its
+    archive id ("arXiv:2005.02877", on preprints), its URL or its Extra field; its DOI (its own field, or a "DOI:"
+    line of Extra, where Zotero keeps it for item types without one); its title."""
+    extra = str(data.get("extra") or "")
+    doi = data.get("DOI") or next((line.split(":", 1)[1] for line in extra.splitlines()
+                                   if line.lower().startswith("doi:")), None)  # fmt: skip
+    title = str(data.get("title") or "") or None
+    return _entry(title or str(data.get("key") or "an item"), title, str(doi) if doi else None,
+                  str(data.get("archiveID") or ""), str(data.get("url") or ""), extra)
+
+
 def read_bibtex(text: str) -> list[Entry]:
     import bibtexparser
 

@@ -1,0 +1,192 @@
+"""A user's Zotero libraries and their named reading lists: what a sync (`jobs.zotero`) keeps between runs.
+
+A connected library (`zotero_libraries`) is a Zotero user or group library, read with its API key (stored sealed
+with a key derived from the server's secret: `Sealer`), and the library version its last sync reached; a sync asks
+Zotero only for what changed since. Each Zotero item a sync took (`zotero_items`) remembers what it became: the
+paper it joined to the owner's library, or the upload its PDF became, and the collections it sits in. A collection
+is a named reading list (`library_lists`, `library_list_papers`), which the owner can export as a file Zotero
+imports into a collection of that name.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+from datetime import datetime, timezone
+
+from sqlalchemy import Column, UniqueConstraint, delete
+from sqlalchemy.engine import Engine
+from sqlmodel import JSON, Field, Session, SQLModel, select
+
+from retrieval.scholarly.models import empty_list
+
+KINDS = ("user", "group")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class ZoteroLibrary(SQLModel, table=True):
+    __tablename__ = "zotero_libraries"
+    __table_args__ = (UniqueConstraint("owner", "kind", "library_id", "source"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    owner: str = Field(index=True, max_length=200)
+    kind: str = Field(max_length=10)  # user or group
+    library_id: str = Field(max_length=20)  # Zotero's number for the user or group
+    source: str = Field(default="web", max_length=10)  # web (api.zotero.org) or local (Zotero 7 desktop's local API)
+    sealed_key: str = Field(default="", max_length=400)  # the API key, sealed (`Sealer`); empty for the local API
+    name: str = Field(default="", max_length=200)  # what Zotero calls the library (the key's user name, the group)
+    version: int = 0  # the library version the last sync reached: the next asks for changes since
+    state: str = Field(default="new", max_length=20)  # new, synced, refused (the key), failed
+    last_error: str | None = Field(default=None, max_length=1000)
+    last_synced_at: datetime | None = None
+    created_at: datetime = Field(default_factory=_now)
+
+    @property
+    def prefix(self) -> str:
+        return f"/{self.kind}s/{self.library_id}"
+
+
+class ZoteroItem(SQLModel, table=True):
+    __tablename__ = "zotero_items"
+    __table_args__ = (UniqueConstraint("library", "key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    library: int = Field(index=True)  # zotero_libraries.id
+    key: str = Field(max_length=20)  # Zotero's item key
+    version: int = 0
+    paper_id: str | None = Field(default=None, max_length=200)  # the paper it joined to the library
+    upload_id: int | None = None  # the upload its PDF became (an attachment)
+    md5: str | None = Field(default=None, max_length=32)  # the attachment's file digest, as Zotero gives it
+    parent: str | None = Field(default=None, max_length=20)  # an attachment's parent item
+    collections: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
+    label: str = Field(default="", max_length=300)
+
+
+class LibraryList(SQLModel, table=True):
+    """A named reading list of a user: a Zotero collection (`zotero_library`, `collection_key`) or their own."""
+
+    __tablename__ = "library_lists"
+    __table_args__ = (UniqueConstraint("owner", "zotero_library", "collection_key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    owner: str = Field(index=True, max_length=200)
+    name: str = Field(max_length=300)
+    zotero_library: int | None = None
+    collection_key: str | None = Field(default=None, max_length=20)
+    created_at: datetime = Field(default_factory=_now)
+
+
+class LibraryListPaper(SQLModel, table=True):
+    __tablename__ = "library_list_papers"
+    __table_args__ = (UniqueConstraint("list_id", "paper_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    list_id: int = Field(index=True)
+    paper_id: str = Field(max_length=200)  # a catalog paper's id, or `upload:<n>`
+
+
+class Sealer:
+    """Seals a secret (a Zotero API key) with AES-GCM under a key derived from the server's secret; a different
+    server secret cannot open it (the user is asked to connect again)."""
+
+    def __init__(self, secret: str) -> None:
+        self.key = hmac.new(secret.encode(), b"scholarloom zotero keys", hashlib.sha256).digest()
+
+    def seal(self, value: str) -> str:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        nonce = os.urandom(12)
+        return base64.urlsafe_b64encode(nonce + AESGCM(self.key).encrypt(nonce, value.encode(), b"zotero")).decode()
+
+    def open(self, sealed: str) -> str | None:
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        try:
+            raw = base64.urlsafe_b64decode(sealed.encode())
+            return AESGCM(self.key).decrypt(raw[:12], raw[12:], b"zotero").decode()
+        except (InvalidTag, ValueError):
+            return None
+
+
+class Libraries:
+    """The connected libraries and named lists, per owner: another user's row is the same None as a missing one."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def connect(self, owner: str, kind: str, library_id: str, source: str, sealed_key: str) -> ZoteroLibrary:
+        """The library's row (a new one, or the same library connected again with a new key)."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            row = session.exec(select(ZoteroLibrary).where(
+                ZoteroLibrary.owner == owner, ZoteroLibrary.kind == kind, ZoteroLibrary.library_id == library_id,
+                ZoteroLibrary.source == source)).first()  # fmt: skip
+            row = row or ZoteroLibrary(owner=owner, kind=kind, library_id=library_id, source=source)
+            row.sealed_key, row.last_error = sealed_key, None
+            row.state = "new" if row.state == "refused" else row.state
+            session.add(row)
+            session.commit()
+            return row
+
+    def of(self, owner: str) -> list[ZoteroLibrary]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            return list(session.exec(select(ZoteroLibrary).where(ZoteroLibrary.owner == owner)
+                                     .order_by(ZoteroLibrary.id)))  # fmt: skip
+
+    def get(self, owner: str | None, library: int) -> ZoteroLibrary | None:
+        if not owner or not 0 < library < 2**62:
+            return None
+        with Session(self.engine, expire_on_commit=False) as session:
+            row = session.get(ZoteroLibrary, library)
+            return row if row is not None and row.owner == owner else None
+
+    def items(self, library: int) -> dict[str, ZoteroItem]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            return {i.key: i for i in session.exec(select(ZoteroItem).where(ZoteroItem.library == library))}
+
+    def lists(self, owner: str) -> list[tuple[LibraryList, list[str]]]:
+        """The owner's named lists, by name, each with its papers' ids."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            rows = list(session.exec(select(LibraryList).where(LibraryList.owner == owner).order_by(LibraryList.name)))
+            ids = {r.id for r in rows}
+            members: dict[int, list[str]] = {i: [] for i in ids}
+            if ids:
+                for m in session.exec(select(LibraryListPaper).where(LibraryListPaper.list_id.in_(ids))
+                                      .order_by(LibraryListPaper.id)):  # fmt: skip
+                    members[m.list_id].append(m.paper_id)
+            return [(r, members[r.id]) for r in rows]
+
+    def list_of(self, owner: str | None, list_id: int) -> tuple[LibraryList, list[str]] | None:
+        if not owner or not 0 < list_id < 2**62:
+            return None
+        return next(((r, ids) for r, ids in self.lists(owner) if r.id == list_id), None)
+
+    def disconnect(self, owner: str, library: int) -> bool:
+        """Forget a connected library, its items' record and its lists; the papers and PDFs it brought stay in the
+        owner's library."""
+        row = self.get(owner, library)
+        if row is None:
+            return False
+        with Session(self.engine) as session:
+            lists = list(session.exec(select(LibraryList.id).where(LibraryList.zotero_library == library)))
+            if lists:
+                session.execute(delete(LibraryListPaper).where(LibraryListPaper.list_id.in_(lists)))
+            session.execute(delete(LibraryList).where(LibraryList.zotero_library == library))
+            session.execute(delete(ZoteroItem).where(ZoteroItem.library == library))
+            session.execute(delete(ZoteroLibrary).where(ZoteroLibrary.id == library))
+            session.commit()
+        return True
+
+    def update(self, library: int, **fields) -> None:
+        with Session(self.engine) as session:
+            row = session.get(ZoteroLibrary, library)
+            if row is not None:
+                for name, value in fields.items():
+                    setattr(row, name, value)
+                session.add(row)
+                session.commit()

@@ -1,0 +1,183 @@
+"""Zotero libraries synced into a user's library (`web.zotero`, `jobs.zotero`, `ingest.harvest.zotero`), against
+answers in the shapes Zotero documents (`tests/fixtures/zotero/README.md`): a first sync (papers joined by arXiv id
+and DOI, a stored PDF made an upload, a "PDF" that is not one left out with why, a collection made a list), a second
+that takes only what changed (a new item, a deleted item and its PDF, a renamed and a new collection), a third that
+finds nothing changed; a key Zotero refuses, and a library too large for the user's room, each with its reason and
+nothing written; the lists and the library exported for Zotero."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest.demo import DEMO_DIR
+from ingest.http import PoliteClient
+from jobs.kinds import bound_kinds
+from jobs.queue import JobQueue, JobState
+from jobs.runner import JobRunner
+from retrieval.library.zotero import Libraries
+from tests.conftest import first_pages
+from tests.replay import Replay, public_resolver
+from tests.retrieval.test_reading_lists import GRAPH, SPECTER, with_two_papers
+from tests.web.test_follow import client_for
+from tests.web.test_paper_requests import _app
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "zotero"
+API, FILES = "api.zotero.org", "zoterofilestorage.s3.amazonaws.com"
+PREFIX = "/users/4567890"
+KEY = "P9NiFoyLeZu2bZNvvuQPDWsd"
+SAME_SITE = {"Origin": "http://test"}
+
+
+def _client(replay: Replay) -> PoliteClient:
+    return PoliteClient(user_agent="ScholarLoom-test/0", allowed_hosts=[API, FILES], transport=replay.transport(),
+                        resolve=public_resolver, sleep=lambda _s: None)  # fmt: skip
+
+
+def _run(settings, replay: Replay) -> list:
+    """The server's job worker, through the recorded answers, until no job is left; the jobs, newest first."""
+    queue = JobQueue(settings.catalog().engine)
+    runner = JobRunner(queue, bound_kinds(settings.job_context(clients=lambda: _client(replay))), poll=0.05)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 90
+        while any(JobState(j.state).live for j in queue.recent()):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        runner.close()
+    return queue.recent()
+
+
+def _answer(replay: Replay, path: str, name: str | None, version: int, since: str | None = None, body=None,
+            **headers) -> None:  # fmt: skip
+    content = body if body is not None else (FIXTURES / name).read_text()
+    count = len(json.loads(content)) if isinstance(json.loads(content), list) else 1
+    when = (lambda r: r.url.params.get("since") == since) if since is not None else None
+    replay.add("GET", API, PREFIX + path, content, when=when, times=1,
+               headers={"Last-Modified-Version": str(version), "Total-Results": str(count), **headers})
+
+
+@pytest.fixture
+def instance(empty_instance):
+    return with_two_papers(empty_instance)
+
+
+async def test_a_library_syncs_what_changed_and_its_lists_export_for_zotero(instance, tmp_path):
+    app = _app(instance, on_demand="off")
+    ada = client_for(app, "jo")
+    pdf = first_pages(DEMO_DIR / "pdfs" / "2004.07180.pdf", 2, tmp_path).read_bytes()
+    replay = Replay()
+    replay.add("GET", API, "/keys/current", FIXTURES / "keys_current.json", times=1)
+    _answer(replay, "/collections", "collections_since_0.json", 10, "0")
+    items = (FIXTURES / "items_since_0.json").read_text().replace('"__PDF_LENGTH__"', str(len(pdf)))
+    _answer(replay, "/items", None, 10, "0", body=items)
+    replay.add("GET", API, f"{PREFIX}/items/PDF23456/file", status=302, times=1,
+               headers={"Location": f"https://{FILES}/4567890/PDF23456?signature=x"})
+    replay.add("GET", FILES, "/4567890/PDF23456", pdf, times=1)
+    replay.add("GET", API, f"{PREFIX}/items/HTML2345/file", b"<html>Sign in to read this article</html>", times=1)
+
+    page = await ada.get("/me/zotero")
+    assert page.status_code == 200 and "Connect and sync" in page.text
+    bad = await ada.post("/me/zotero", data={"kind": "user", "library_id": "4567890", "key": "short"},
+                         headers=SAME_SITE)  # fmt: skip
+    assert bad.status_code == 400 and "24 letters and digits" in bad.text
+    connected = await ada.post("/me/zotero", data={"kind": "user", "library_id": "4567890", "key": KEY},
+                               headers=SAME_SITE)  # fmt: skip
+    assert connected.status_code == 303
+    (row,) = Libraries(instance.catalog().engine).of("jo")
+    queued = JobQueue(instance.catalog().engine).recent()[0]
+    assert KEY not in row.sealed_key and KEY not in json.dumps(queued.arguments)  # sealed; the job names the row
+    jobs = _run(instance, replay)
+    sync = next(j for j in jobs if j.kind == "zotero")
+    assert sync.state == JobState.DONE, sync.error
+    sent = [r for r in replay.requests if r.url.host == API]
+    assert all(r.headers["Zotero-API-Key"] == KEY and r.headers["Zotero-API-Version"] == "3" for r in sent)
+    assert not any("Zotero-API-Key" in r.headers for r in replay.requests if r.url.host == FILES)  # not to S3
+
+    library = instance.uploads()
+    assert library.joined("jo") == [SPECTER]
+    (upload,) = library.mine("jo")
+    assert upload.filename == "Cohan et al. - SPECTER.pdf" and upload.state == "indexed"
+    listing = (await ada.get("/me/zotero.md")).text
+    assert "ada (zotero.org user 4567890): synced, version 10" in listing
+    assert "- Scholarly documents: 2 papers" in listing  # SPECTER and its PDF
+    note = sync.note or ""
+    assert "1 joined" in note and "1 PDFs added" in note and "2 left out" in note, note
+    report = json.dumps(sync.failures)
+    assert "does not start with %PDF-" in report and "A Handbook of Things Not Held Here" in report, report
+
+    # The second sync asks for what changed since version 10 only.
+    replay.add("GET", API, f"{PREFIX}/items", b"[]", times=1, when=lambda r: r.url.params.get("format") == "versions",
+               headers={"Last-Modified-Version": "14"})  # fmt: skip
+    _answer(replay, "/collections", "collections_since_10.json", 14, "10")
+    _answer(replay, "/items", "items_since_10.json", 14, "10")
+    _answer(replay, "/deleted", "deleted_since_10.json", 14, "10")
+    assert (await ada.post(f"/me/zotero/{row.id}/sync", headers=SAME_SITE)).status_code == 303
+    jobs = _run(instance, replay)
+    assert jobs[0].kind == "zotero" and jobs[0].state == JobState.DONE, jobs[0].error
+    assert library.joined("jo") == [GRAPH]  # new (by its DOI); SPECTER deleted in Zotero; DialoGPT is not here
+    assert library.mine("jo") == [] and not list(library.folder.glob("*.pdf"))  # its PDF went with it
+    listing = (await ada.get("/me/zotero.md")).text
+    assert "synced, version 14" in listing and "- Evaluation: 1 paper " in listing
+    assert "Representations of papers: 0 papers" in listing and "Scholarly documents" not in listing
+    assert "Fetching papers on request is switched off" in json.dumps(jobs[0].failures)
+
+    # Nothing changed since: one request, and nothing written.
+    replay.add("GET", API, f"{PREFIX}/items", b"", status=304, times=1, headers={"Last-Modified-Version": "14"})
+    before = len(replay.requests)
+    await ada.post(f"/me/zotero/{row.id}/sync", headers=SAME_SITE)
+    jobs = _run(instance, replay)
+    assert jobs[0].state == JobState.DONE and "nothing changed since version 14" in jobs[0].note
+    assert len(replay.requests) == before + 1
+
+    (listed,) = [x for x in Libraries(instance.catalog().engine).lists("jo") if x[0].name == "Evaluation"]
+    ris = await ada.get(f"/me/library/lists/{listed[0].id}.ris")
+    assert ris.status_code == 200 and 'filename="Evaluation.ris"' in ris.headers["content-disposition"]
+    assert "TI  - Construction of the Literature Graph in Semantic Scholar" in ris.text
+    assert "10.18653/v1/N18-3011" in ris.text
+    whole = await ada.get("/me/library/export.json")
+    assert [i["title"] for i in whole.json()] == ["Construction of the Literature Graph in Semantic Scholar"]
+    assert (await client_for(app, "kim").get(f"/me/library/lists/{listed[0].id}.ris")).status_code == 404
+    assert (await client_for(app).get("/me/library/export.ris")).status_code == 404
+
+
+async def test_a_refused_key_and_a_library_too_large_write_nothing(instance, tmp_path):
+    app = _app(instance, on_demand="off", upload_quota_mb=1)
+    ada = client_for(app, "kim")
+    replay = Replay()
+    replay.add("GET", API, "/keys/current", b"Invalid key", status=403, times=1)
+    await ada.post("/me/zotero", data={"kind": "user", "library_id": "4567890", "key": KEY}, headers=SAME_SITE)
+    jobs = _run(instance, replay)
+    assert jobs[0].state == JobState.FAILED and "Zotero refused this key" in jobs[0].error
+    listing = (await ada.get("/me/zotero.md")).text
+    assert ": refused, version 0" in listing and "zotero.org/settings/keys" in listing
+    assert instance.uploads().joined("kim") == [] and Libraries(instance.catalog().engine).lists("kim") == []
+
+    # The same library with a working key, whose PDFs are larger than what is left of a 1 MB library.
+    replay.add("GET", API, "/keys/current", FIXTURES / "keys_current.json", times=1)
+    _answer(replay, "/collections", "collections_since_0.json", 10, "0")
+    items = (FIXTURES / "items_since_0.json").read_text().replace('"__PDF_LENGTH__"', str(3 * 1024 * 1024))
+    _answer(replay, "/items", None, 10, "0", body=items)
+    await ada.post("/me/zotero", data={"kind": "user", "library_id": "4567890", "key": KEY}, headers=SAME_SITE)
+    jobs = _run(instance, replay)
+    assert jobs[0].state == JobState.FAILED and "This library's PDFs take 3.0 MB" in jobs[0].error, jobs[0].error
+    assert "left of 1 MB" in jobs[0].error and "Nothing was synced" in jobs[0].error
+    assert not any("/file" in r.url.path for r in replay.requests)  # refused before any download
+    assert instance.uploads().joined("kim") == [] and instance.uploads().mine("kim") == []
+    assert Libraries(instance.catalog().engine).lists("kim") == []
+    assert not list(instance.uploads().folder.glob(".incoming-*"))
+    listing = (await ada.get("/me/zotero.md")).text
+    assert ": failed, version 0" in listing
+
+
+def test_a_stored_key_opens_only_with_the_servers_secret():
+    from retrieval.library.zotero import Sealer
+
+    sealed = Sealer("a" * 48).seal(KEY)
+    assert KEY not in sealed and sealed != Sealer("a" * 48).seal(KEY)  # a fresh nonce each time
+    assert Sealer("a" * 48).open(sealed) == KEY
+    assert Sealer("b" * 48).open(sealed) is None and Sealer("a" * 48).open("not sealed at all") is None

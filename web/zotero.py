@@ -1,0 +1,203 @@
+"""`/me/zotero`: a signed-in user connects a Zotero user or group library (its id and an API key, or Zotero 7
+desktop's local API when the server allows it), syncs it (a `zotero` job, `jobs.zotero`), sees each library's state
+and last error, and disconnects it; and exports their library, or one named list (a Zotero collection), as a file
+Zotero imports (RIS or CSL-JSON; Zotero puts an imported file's items in a new collection named after the file)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timezone
+
+from fastapi import APIRouter, Request
+from fastapi.responses import PlainTextResponse, RedirectResponse, Response
+
+from jobs.zotero import ZOTERO_KIND
+from retrieval.library.zotero import KINDS, Libraries
+from web.base import PageMeta, md_escape
+from web.cite import CSL_JSON, RIS, csl_json, ris
+from web.http import WebDeps, page_headers, respond, same_origin
+
+MAX_LIBRARIES = 10  # connected per user
+_KEY = re.compile(r"^[A-Za-z0-9]{24}$")  # Zotero API keys: 24 letters and digits
+_NUMBER = re.compile(r"^[0-9]{1,12}$")
+
+
+@dataclass(frozen=True)
+class ZoteroSetup:
+    """What the pages need: the libraries' store, what seals keys (None: no secret), whether a desktop is reachable."""
+
+    libraries: Libraries
+    sealer: object | None
+    local: bool = False
+
+
+@dataclass(frozen=True)
+class LibraryRow:
+    id: int
+    title: str
+    where: str
+    state: str
+    version: int
+    synced: str
+    error: str
+
+
+@dataclass(frozen=True)
+class ListRow:
+    id: int
+    name: str
+    count: int
+
+
+@dataclass(frozen=True)
+class ZoteroPage:
+    libraries: list[LibraryRow]
+    lists: list[ListRow]
+    local: bool
+    error: str = ""
+    path: str = "/me/zotero"
+
+    def meta(self, base_url: str) -> PageMeta:
+        return PageMeta(title="Zotero", description="Your Zotero libraries, synced into your library.",
+                        path=self.path, noindex=True)  # fmt: skip
+
+    def to_markdown(self) -> str:
+        lines = ["# Zotero", ""]
+        if self.error:
+            lines += [f"**Not connected:** {md_escape(self.error)}", ""]
+        if not self.libraries:
+            lines.append("No Zotero library connected yet.")
+        for r in self.libraries:
+            lines.append(f"- {md_escape(r.title)} ({r.where}): {r.state}, version {r.version}, synced {r.synced}"
+                         + (f"; {md_escape(r.error)}" if r.error else ""))  # fmt: skip
+        if self.lists:
+            lines += ["", "## Lists", ""]
+            lines += [f"- {md_escape(x.name)}: {x.count} paper{'s' if x.count != 1 else ''} "
+                      f"(/me/library/lists/{x.id}.ris, .json)" for x in self.lists]  # fmt: skip
+        lines += ["", "Your whole library as one file: /me/library/export.ris, /me/library/export.json"]
+        return "\n".join(lines) + "\n"
+
+
+def _rows(libraries) -> list[LibraryRow]:
+    rows = []
+    for r in libraries:
+        synced = r.last_synced_at
+        when = (synced if synced.tzinfo else synced.replace(tzinfo=timezone.utc)).strftime("%Y-%m-%d %H:%M UTC") \
+            if synced else "never"  # fmt: skip
+        where = ("Zotero desktop" if r.source == "local" else "zotero.org") + f" {r.kind} {r.library_id}"
+        rows.append(LibraryRow(r.id, r.name or f"{r.kind} {r.library_id}", where, r.state, r.version, when,
+                               r.last_error or ""))  # fmt: skip
+    return rows
+
+
+def zotero_routes(router: APIRouter, deps: WebDeps) -> None:
+    def setup() -> ZoteroSetup | None:
+        return deps.zotero if deps.zotero is not None and deps.jobs is not None else None
+
+    def page(request: Request, user: str, status: int = 200, error: str = "") -> Response:
+        z = setup()
+        lists = [ListRow(r.id, r.name, len(ids)) for r, ids in z.libraries.lists(user)]
+        shown = ZoteroPage(_rows(z.libraries.of(user)), lists, z.local, error)
+        response = respond(request, deps, shown, "zotero.html", status)
+        response.headers["Cache-Control"] = "private, no-store"
+        return response
+
+    def form_user(request: Request) -> tuple[str | None, Response | None]:
+        user = deps.viewer(request) if setup() else None
+        if user is None:
+            return None, PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
+        if not same_origin(request):
+            return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        return user, None
+
+    @router.get("/me/zotero", include_in_schema=False)
+    @router.get("/me/zotero.md", include_in_schema=False)
+    def overview(request: Request) -> Response:
+        user = deps.viewer(request) if setup() else None
+        if user is None:
+            return RedirectResponse("/chat/login", status_code=303)
+        return page(request, user)
+
+    @router.post("/me/zotero", include_in_schema=False)
+    async def connect(request: Request) -> Response:
+        user, refused = form_user(request)
+        if refused:
+            return refused
+        form = await request.form()
+        kind, number = str(form.get("kind", "user")), str(form.get("library_id", "")).strip()
+        source, key = str(form.get("source", "web")), str(form.get("key", "")).strip()
+        z = setup()
+        problem = _problem(z, user, kind, number, source, key)
+        if problem:
+            return page(request, user, 400, problem)
+        sealed = z.sealer.seal(key) if source == "web" else ""
+        row = z.libraries.connect(user, kind, "0" if source == "local" and kind == "user" else number, source, sealed)
+        _sync(deps, user, row.id)
+        return RedirectResponse("/me/zotero", status_code=303)
+
+    @router.post("/me/zotero/{library}/{action}", include_in_schema=False)
+    def act(request: Request, library: int, action: str) -> Response:
+        user, refused = form_user(request)
+        if refused:
+            return refused
+        row = setup().libraries.get(user, library)
+        if row is None or action not in ("sync", "disconnect"):
+            return PlainTextResponse("No such library of yours.", status_code=404, headers=page_headers())
+        if action == "sync":
+            _sync(deps, user, row.id)
+        else:
+            setup().libraries.disconnect(user, row.id)
+        return RedirectResponse("/me/zotero", status_code=303)
+
+    @router.get("/me/library/export.{kind}", include_in_schema=False)
+    def export_all(request: Request, kind: str) -> Response:
+        user = deps.viewer(request) if deps.uploads is not None else None
+        if user is None or kind not in ("ris", "json"):
+            return PlainTextResponse("Not found", status_code=404, headers=page_headers())
+        return _file(deps, user, deps.uploads.library_ids(user), kind, "scholarloom-library")
+
+    @router.get("/me/library/lists/{list_id}.{kind}", include_in_schema=False)
+    def export_list(request: Request, list_id: int, kind: str) -> Response:
+        user = deps.viewer(request) if setup() else None
+        found = setup().libraries.list_of(user, list_id) if user else None
+        if found is None or kind not in ("ris", "json"):
+            return PlainTextResponse("Not found", status_code=404, headers=page_headers())
+        listed, ids = found
+        return _file(deps, user, ids, kind, re.sub(r"[^A-Za-z0-9 ._-]", "_", listed.name).strip()[:80] or "list")
+
+
+def _problem(z: ZoteroSetup, user: str, kind: str, number: str, source: str, key: str) -> str:
+    """Why a connection cannot be made as asked ("" when it can)."""
+    if kind not in KINDS:
+        return "Choose a user or a group library."
+    if source not in ("web", "local"):
+        return "Choose zotero.org or the Zotero desktop."
+    if source == "local" and not z.local:
+        return "This server does not reach a Zotero desktop."
+    if not _NUMBER.match(number) and not (source == "local" and kind == "user"):
+        return ("The library id is a number: your user id is shown beside your keys at zotero.org/settings/keys, "
+                "a group's is in its address.")  # fmt: skip
+    if source == "web" and not _KEY.match(key):
+        return "A Zotero API key is 24 letters and digits (make one at zotero.org/settings/keys)."
+    if z.sealer is None:
+        return "This server has no secret to keep keys with (SCHOLARLOOM_AUTH_SECRET)."
+    if len(z.libraries.of(user)) >= MAX_LIBRARIES:
+        return f"You have {MAX_LIBRARIES} libraries connected, the most: disconnect one first."
+    return ""
+
+
+def _sync(deps: WebDeps, user: str, library: int) -> None:
+    deps.jobs.submit(ZOTERO_KIND, {"library": library, "owner": user, "on_demand": deps.on_demand,
+                                   "daily": deps.on_demand_daily}, user, key=f"zotero:{library}")  # fmt: skip
+
+
+def _file(deps: WebDeps, user: str, ids: list[str], kind: str, name: str) -> Response:
+    """Papers (and the user's own uploads) as RIS or CSL-JSON, named for Zotero's new collection."""
+    papers = deps.archive.papers(ids, user)
+    authors = deps.archive.author_names([i for i in ids if not i.startswith("upload:")])
+    cited = [(papers[i], authors.get(i, [])) for i in ids if i in papers]
+    text, media = (ris(cited), RIS) if kind == "ris" else (csl_json(cited), CSL_JSON)
+    headers = {**page_headers(), "Cache-Control": "private, no-store",
+               "Content-Disposition": f'attachment; filename="{name}.{kind}"'}  # fmt: skip
+    return Response(text, media_type=media, headers=headers)
