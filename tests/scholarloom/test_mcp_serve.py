@@ -29,6 +29,20 @@ from tests.conftest import PDFS, first_pages
 SCHOLARLOOM = Path(sys.executable).with_name("scholarloom")
 LONGEVAL = PDFS / "2023.eacl-main.121.pdf"
 QUESTION = "guidelines for human evaluation of faithfulness in long-form summarization"
+EACH = {  # the other tools' arguments on the small archive (the researcher's tools follow find_researcher)
+    "search_papers": {"query": "dialog state tracking"},
+    "search_fulltext": {"query": "joint goal accuracy"},
+    "get_paper": {"paper_id": "2005.02877"},
+    "get_references": {"paper_id": "2005.02877"},
+    "get_cited_by": {"paper_id": "2005.02877"},
+    "similar_papers": {"paper_id": "2005.02877", "limit": 3},
+    "compare_papers": {"paper_ids": ["2005.02877", "2005.07362"], "aspects": ["method"]},
+    "find_researcher": {"name": "Michael Heck"},
+    "find_institution": {"institution": "Heinrich Heine University"},
+    "get_institution": {"institution": "Heinrich Heine University"},
+    "summarize_institution": {"institution": "Heinrich Heine University"},
+    "get_my_library": {},
+}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}
 
@@ -95,6 +109,11 @@ def test_mcp_over_streamable_http_with_tokens(small_server, engine, tmp_path):
             hers = await session.call_tool("search_fulltext", {"query": QUESTION})
             direct = await session.call_tool("get_paper", {"paper_id": upload})
             library = await session.call_tool("get_my_library", {})
+            each = {name: await session.call_tool(name, arguments) for name, arguments in EACH.items()}
+            heck = next(c for c in each["find_researcher"].structuredContent["cards"] if c["kind"] == "researcher")
+            number = int(heck["url"].split("/researchers/")[1].split("-")[0])
+            for name in ("get_researcher", "summarize_researcher"):
+                each[name] = await session.call_tool(name, {"researcher_id": number})
             with pytest.raises(McpError, match="no paper"):
                 await session.read_resource(paper_uri(upload))
             page = await session.read_resource(paper_uri("2005.02877"))
@@ -102,9 +121,17 @@ def test_mcp_over_streamable_http_with_tokens(small_server, engine, tmp_path):
             own = await session.call_tool("get_my_library", {})
             searched = await session.call_tool("search_fulltext", {"query": QUESTION})
             read = await session.read_resource(paper_uri(upload))
-        return refusals, item, tools, found, hers, direct, library, page, own, searched, read
+        return refusals, item, tools, found, hers, direct, library, page, own, searched, read, each
 
-    refusals, item, tools, found, hers, direct, library, page, own, searched, read = asyncio.run(scenario())
+    refusals, item, tools, found, hers, direct, library, page, own, searched, read, each = asyncio.run(scenario())
+    assert set(each) == {fn.__name__ for fn in MCP_TOOLS}  # every tool called over HTTP
+    for name, result in each.items():  # (the small archive holds no institution: the demo's are called in
+        said = result.content[0].text  # tests/assistant/test_mcp_tools.py)
+        if name in ("get_institution", "summarize_institution"):
+            assert result.isError and said == "Error: no institution matches 'Heinrich Heine University'", name
+        else:
+            assert not result.isError and result.structuredContent["text"] == said, (name, said)
+    assert "Michael Heck has 1 paper in this archive" in each["summarize_researcher"].content[0].text
     for name, answer in refusals.items():
         assert answer.status_code == 401 and answer.headers["www-authenticate"].startswith("Bearer"), name
     assert "make one on /me/tokens" in refusals["missing"].json()["detail"]
