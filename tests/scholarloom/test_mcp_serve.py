@@ -74,7 +74,7 @@ async def _raw(base: str, token: str | None) -> httpx.Response:
 
 
 async def _upload(base: str, token: str, folder) -> dict:
-    """The LongEval paper's first four pages, added to carol's library with her library token, indexed."""
+    """The LongEval paper's first four pages, added to ivy's library with her library token, indexed."""
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
         pdf = {"file": ("longeval.pdf", first_pages(LONGEVAL, 4, folder).read_bytes(), "application/pdf")}
         added = await http.post("/api/library", files=pdf)
@@ -88,12 +88,16 @@ async def _upload(base: str, token: str, folder) -> dict:
 
 
 def test_mcp_over_streamable_http_with_tokens(small_server, engine, tmp_path):
+    from tests.small_archive import new_user_on
+
     base = small_server.base
-    _, alice = create_token(engine, "alice", "claude desktop")
-    _, carol = create_token(engine, "carol", "uploads", scope="library")
-    gone, revoked = create_token(engine, "alice", "old laptop")
-    revoke(engine, gone.id, by="alice")
-    late, expired = create_token(engine, "alice", "a month", days=30)
+    for name in ("hal", "ivy"):  # users of their own (the shared server's others have uploads and lists of theirs)
+        new_user_on(small_server.data, name)
+    _, reader = create_token(engine, "hal", "claude desktop")
+    _, owner = create_token(engine, "ivy", "uploads", scope="library")
+    gone, revoked = create_token(engine, "hal", "old laptop")
+    revoke(engine, gone.id, by="hal")
+    late, expired = create_token(engine, "hal", "a month", days=30)
     with engine.begin() as connection:
         connection.execute(text("UPDATE api_tokens SET expires_at = :past WHERE id = :id"),
                            {"past": datetime.now(timezone.utc) - timedelta(minutes=1), "id": late.id})  # fmt: skip
@@ -101,9 +105,9 @@ def test_mcp_over_streamable_http_with_tokens(small_server, engine, tmp_path):
     async def scenario():
         refusals = {name: await _raw(base, token) for name, token in
                     (("missing", None), ("unknown", "sl_" + "a" * 43), ("revoked", revoked), ("expired", expired))}
-        item = await _upload(base, carol, tmp_path)
+        item = await _upload(base, owner, tmp_path)
         upload = f"upload:{item['id']}"
-        async with mcp(base, alice) as session:
+        async with mcp(base, reader) as session:
             tools = (await session.list_tools()).tools
             found = await session.call_tool("search_papers", {"query": "dialog state tracking"})
             hers = await session.call_tool("search_fulltext", {"query": QUESTION})
@@ -117,7 +121,7 @@ def test_mcp_over_streamable_http_with_tokens(small_server, engine, tmp_path):
             with pytest.raises(McpError, match="no paper"):
                 await session.read_resource(paper_uri(upload))
             page = await session.read_resource(paper_uri("2005.02877"))
-        async with mcp(base, carol) as session:
+        async with mcp(base, owner) as session:
             own = await session.call_tool("get_my_library", {})
             searched = await session.call_tool("search_fulltext", {"query": QUESTION})
             read = await session.read_resource(paper_uri(upload))
@@ -144,8 +148,8 @@ def test_mcp_over_streamable_http_with_tokens(small_server, engine, tmp_path):
     assert "TripPy" in page.contents[0].text
 
     upload = f"upload:{item['id']}"
-    seen_by_alice = " ".join(r.content[0].text for r in (hers, library))
-    assert upload not in seen_by_alice and "Kalpesh" not in seen_by_alice and "/me/library/" not in seen_by_alice
+    seen_by_reader = " ".join(r.content[0].text for r in (hers, library))
+    assert upload not in seen_by_reader and "Kalpesh" not in seen_by_reader and "/me/library/" not in seen_by_reader
     # (the answer for a paper that does not exist, naming only the id she asked for)
     assert direct.isError and direct.content[0].text == (f"Error: no paper with id {upload!r} in this archive; "
                                                          "search for it by title instead")  # fmt: skip
@@ -174,7 +178,10 @@ async def stdio(data_dir, token: str | None, **env: str):
 
 def test_scholarloom_mcp_over_stdio_passes_on_to_the_server_that_holds_the_archive(small_server, engine):
     """The server holds the archive (the index's one process): the command asks the server's /mcp, as the user."""
-    _, alice = create_token(engine, "alice", "stdio")
+    from tests.small_archive import new_user_on
+
+    new_user_on(small_server.data, "jay")
+    _, alice = create_token(engine, "jay", "stdio")
 
     async def scenario():
         async with stdio(small_server.data, alice, SCHOLARLOOM_PUBLIC_URL=small_server.base) as session:
@@ -186,7 +193,7 @@ def test_scholarloom_mcp_over_stdio_passes_on_to_the_server_that_holds_the_archi
     tools, found, library = asyncio.run(scenario())
     assert [t.name for t in tools] == [fn.__name__ for fn in MCP_TOOLS]
     assert found.structuredContent["cards"][0]["id"] == "2005.02877"
-    assert "library is empty" in library.content[0].text  # alice's own (carol's upload is not hers)
+    assert "library is empty" in library.content[0].text  # jay's own
 
 
 def test_scholarloom_mcp_over_stdio_on_its_own_archive_and_a_bad_token(make_instance, tmp_path):
