@@ -33,6 +33,7 @@ from ingest.writer import Writer, upload_text
 from jobs.context import JobContext, JobIncomplete, KindInfo
 from jobs.requests import REFERENCES_KIND
 from jobs.upkeep import run_backup, run_rebuild
+from jobs.watches import WATCHES_KIND, run_watches
 from jobs.zotero import ZOTERO_KIND, sync_zotero
 from retrieval.library.uploads import JOB_KIND, Upload, Uploads, UploadState
 
@@ -321,6 +322,7 @@ KINDS: dict[str, KindInfo] = {
     "references": KindInfo(run_references, "references", "papers"),
     "upload": KindInfo(run_upload, "upload", "files"),
     ZOTERO_KIND: KindInfo(sync_zotero, "Zotero", "items"),
+    WATCHES_KIND: KindInfo(run_watches, "saved questions", "questions"),
     "backup": KindInfo(run_backup, "backup", "items", tally=False),
     "rebuild": KindInfo(run_rebuild, "index rebuild", "points", tally=False),
 }

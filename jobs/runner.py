@@ -112,10 +112,14 @@ class JobRunner:
         nice: int = 10,
         schedule: Schedule | None = None,
         on_close: Callable[[], None] | None = None,
+        follow_ups: dict[str, tuple[str, bool]] | None = None,
     ) -> None:
         self.name = name or worker_name()
         self.queue, self.kinds, self.poll, self.nice = queue, kinds, poll, nice
         self.schedule, self.on_close = schedule, on_close
+        # kind -> (the kind queued when a job of that kind is done, whether for its asker alone); one at a time: a
+        # follow-up already queued is shared
+        self.follow_ups = follow_ups or {}
         self.stop = threading.Event()
         self.wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -199,3 +203,8 @@ class JobRunner:
         progress.flush()
         failures = [f.__dict__ for f in summary.failures]
         self.queue.finish(job.id, state, dict(summary.counts), failures, error, note)
+        if state == JobState.DONE and job.kind in self.follow_ups:  # (saved questions, run again after papers came)
+            then, own = self.follow_ups[job.kind]
+            if then in self.kinds:
+                arguments, key = ({"owner": job.asked_by}, f"{then}:owner:{job.asked_by}") if own else ({}, then)
+                self.queue.submit(then, arguments, job.asked_by, key=key)

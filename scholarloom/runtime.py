@@ -102,11 +102,13 @@ class Runtime:
         from jobs.kinds import bound_kinds
         from jobs.queue import JobQueue
         from jobs.runner import JobRunner, Schedule
+        from jobs.watches import FOLLOW_UPS
 
         every = self.settings.update_interval()
         schedule = Schedule("update", {}, every) if every else None
         context = self.job_context()
-        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule, on_close=context.close)
+        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule, on_close=context.close,
+                         follow_ups=FOLLOW_UPS)  # fmt: skip
 
     def job_context(self):
         """What this server's jobs run with: the index it answers from; an encoder of their own, in a process of its

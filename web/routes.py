@@ -30,6 +30,7 @@ from web.people import MATCHING_NOTE, institution_page, researcher_page
 from web.requests import request_routes
 from web.search_page import build_search_page
 from web.tokens import token_routes
+from web.watching import changed_paper_ids, watching_routes
 from web.zotero import zotero_routes
 
 MAX_SEARCH_PAGES = 20
@@ -80,7 +81,8 @@ def make_router(deps: WebDeps) -> APIRouter:
     """Every page route, in the order they are matched."""
     router = APIRouter()
     for add in (request_routes, _home_and_papers, _lists_and_feeds, _people, _following, _search, compare_routes,
-                admin_routes, operations_routes, import_routes, zotero_routes, library_routes, token_routes):
+                admin_routes, operations_routes, import_routes, zotero_routes, library_routes, token_routes,
+                watching_routes):
         add(router, deps)
     return router
 
@@ -257,9 +259,12 @@ def _following(router: APIRouter, deps: WebDeps) -> None:
         if user is None:
             return PlainTextResponse("Unknown feed address.", status_code=404)
         papers = deps.archive.newest_papers_of(deps.follows.followed(user))
+        if deps.uploads is not None:  # and what the user's saved questions found lately, first
+            found = deps.archive.papers(changed_paper_ids(deps, user))
+            papers = [*found.values(), *(p for p in papers if p.id not in found)]
         base = deps.renderer.base_url
-        body = rss_of(deps.archive, base, papers, "ScholarLoom: new papers by researchers you follow",
-                      base + "/me/following", f"{base}/me/feed.xml")  # fmt: skip
+        body = rss_of(deps.archive, base, papers, "ScholarLoom: new for your saved questions and the researchers you "
+                      "follow", base + "/me/following", f"{base}/me/feed.xml")  # fmt: skip
         return Response(body, media_type="application/rss+xml; charset=utf-8", headers={"Cache-Control": "private"})
 
 

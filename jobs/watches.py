@@ -1,0 +1,71 @@
+"""Saved questions re-run (`retrieval.library.watches`): the `watches` job, queued after every job that brings papers
+(`FOLLOW_UPS`, read by `jobs.runner.JobRunner`) and on a user's demand.
+
+A run is the archive's own search for the question within its scope, keeping the papers that clear the relevance
+floor (`retrieval.search.relevance`); those not seen before make a change, with the sentences that matched. Its cost
+is one search per question (the index answers a query in about the same time whatever the archive's size), so
+re-running N questions costs N searches, not a scan of what the update brought.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ingest.report import Summary
+from jobs.context import JobContext
+from retrieval.archive import Archive
+from retrieval.library.watches import QuestionChange, SavedQuestion, Watches
+from retrieval.vectors.index import Filters
+
+WATCHES_KIND = "watches"
+SHOWN = 10  # answers weighed per run
+# The kinds of job that bring papers or passages: each, done, queues one `watches` run (shared while it waits): of
+# every saved question for public papers, of the asker's own for what only they can see (their PDFs, their Zotero).
+BRINGS_PAPERS = ("demo", "pdfs", "arxiv", "update", "snapshot", "paper", "references")
+BRINGS_OWN = ("upload", "zotero")
+FOLLOW_UPS = {**{kind: (WATCHES_KIND, False) for kind in BRINGS_PAPERS},
+              **{kind: (WATCHES_KIND, True) for kind in BRINGS_OWN}}  # fmt: skip
+
+
+def scope_filters(question: SavedQuestion, library_ids) -> Filters:
+    """What the question searches: the archive (with its owner's uploads), one category, or the owner's papers."""
+    filters = Filters(viewer=question.owner)
+    if question.scope.startswith("category:"):
+        return replace(filters, categories=(question.scope.split(":", 1)[1],))
+    if question.scope == "mine":
+        return replace(filters, paper_ids=tuple(library_ids(question.owner)) or ("none",))
+    return filters
+
+
+def answers(archive: Archive, question: SavedQuestion, library_ids) -> list[dict]:
+    """The papers that answer the question now (clearing the floor), best first, with the sentences that matched."""
+    result = archive.search(question.query, scope_filters(question, library_ids), limit=SHOWN, sentences=2)
+    return [{"id": h.paper.id, "title": h.paper.title, "quotes": list(h.sentences), "page": h.page}
+            for h in result.hits if h.clears]  # fmt: skip
+
+
+def rerun(archive: Archive, watches: Watches, question: SavedQuestion, library_ids) -> QuestionChange | None:
+    """One run of a question: a change when papers that were not answers before are now."""
+    seen = set(question.seen)
+    return watches.record(question, [p for p in answers(archive, question, library_ids) if p["id"] not in seen])
+
+
+def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+    """Every saved question, or one user's (`args`: owner), or one (owner and question), re-run."""
+    archive = Archive(ctx.writer.catalog, ctx.writer.index, ctx.writer.embedder)
+    watches = Watches(ctx.writer.catalog.engine)
+    if "question" in args:
+        questions = [q for q in [watches.get(args.get("owner"), int(args["question"]))] if q is not None]
+    elif "owner" in args:
+        questions = watches.of(str(args["owner"]))
+    else:
+        questions = watches.every()
+    task = progress.add_task("saved questions", total=len(questions))
+    changed = 0
+    for question in questions:
+        if rerun(archive, watches, question, ctx.uploads.library_ids) is not None:
+            changed += 1
+        progress.advance(task)
+    summary.add("questions run", len(questions))
+    summary.add("with news", changed)
+    return f"{len(questions)} saved question{'s' if len(questions) != 1 else ''} run, {changed} with news"

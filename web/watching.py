@@ -1,0 +1,163 @@
+"""`/me/watching`: a signed-in user's saved questions (`retrieval.library.watches`) and what their runs found.
+
+"Watch this" on the search page keeps the question with its scope (the archive, a category, or the user's own
+papers); the papers that answer it then are not news. After every job that brings papers the questions are run
+again (`jobs.watches`), and on demand from this page; each run that finds papers not seen before is a change, listed
+here newest first with the sentences that matched, and in the user's private feed."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timezone
+
+from fastapi import APIRouter, Request
+from fastapi.responses import PlainTextResponse, RedirectResponse, Response
+
+from jobs.watches import WATCHES_KIND, answers
+from retrieval.library.watches import MAX_QUERY, SavedQuestion, Watches
+from web.addresses import paper_address
+from web.base import PageMeta, md_escape
+from web.http import WebDeps, page_headers, respond, same_origin
+
+_CATEGORY = re.compile(r"^[A-Za-z][A-Za-z.-]{0,39}$")
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    question: str
+    at: str
+    papers: list[tuple[str, str, list[str]]]  # (title, path, quotes)
+    read: bool
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    id: int
+    query: str
+    scope: str
+    last_run: str
+    answers: int
+
+
+@dataclass(frozen=True)
+class WatchingPage:
+    questions: list[QuestionRow]
+    changes: list[ChangeRow]
+    error: str = ""
+    path: str = "/me/watching"
+
+    def meta(self, base_url: str) -> PageMeta:
+        return PageMeta(title="Saved questions", description="Questions you watch, and what is new for them.",
+                        path=self.path, noindex=True)  # fmt: skip
+
+    def to_markdown(self) -> str:
+        lines = ["# Saved questions", ""]
+        if self.error:
+            lines += [f"**Not saved:** {md_escape(self.error)}", ""]
+        if not self.questions:
+            lines.append("No saved question yet: search, then \"Watch this\".")
+        lines += [f"- {md_escape(q.query)} ({md_escape(q.scope)}): {q.answers} answers so far, last run {q.last_run}"
+                  for q in self.questions]  # fmt: skip
+        lines += ["", "## What is new", ""]
+        if not self.changes:
+            lines.append("Nothing new yet.")
+        for c in self.changes:
+            count = len(c.papers)
+            lines.append(f"### {count} new paper{'s' if count != 1 else ''} on {md_escape(c.question)} ({c.at})"
+                         + ("" if c.read else " (new)"))  # fmt: skip
+            for title, path, quotes in c.papers:
+                lines.append(f"- [{md_escape(title)}]({path})")
+                lines += [f"    > {md_escape(q)}" for q in quotes]
+        return "\n".join(lines) + "\n"
+
+
+def _when(moment) -> str:
+    if moment is None:
+        return "never"
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _scope_label(scope: str) -> str:
+    return "your papers" if scope == "mine" else f"category {scope.split(':', 1)[1]}" \
+        if scope.startswith("category:") else "the archive"  # fmt: skip
+
+
+def watching_routes(router: APIRouter, deps: WebDeps) -> None:
+    def store() -> Watches | None:
+        return Watches(deps.archive.catalog.engine) if deps.uploads is not None and deps.jobs is not None else None
+
+    def page(request: Request, user: str, status: int = 200, error: str = "") -> Response:
+        watches = store()
+        questions = [QuestionRow(q.id, q.query, _scope_label(q.scope), _when(q.last_run_at), len(q.seen))
+                     for q in watches.of(user)]  # fmt: skip
+        changes = []
+        for change, question in watches.changes(user):
+            papers = [(str(p.get("title", "")), paper_address(str(p.get("id", "")), str(p.get("title", ""))),
+                       [str(x) for x in p.get("quotes", [])][:2]) for p in change.papers]  # fmt: skip
+            changes.append(ChangeRow(question.query, _when(change.at), papers, change.read))
+        response = respond(request, deps, WatchingPage(questions, changes, error), "watching.html", status)
+        response.headers["Cache-Control"] = "private, no-store"
+        watches.mark_read(user)
+        return response
+
+    def form_user(request: Request) -> tuple[str | None, Response | None]:
+        user = deps.viewer(request) if store() else None
+        if user is None:
+            return None, PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
+        if not same_origin(request):
+            return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
+        return user, None
+
+    @router.get("/me/watching", include_in_schema=False)
+    @router.get("/me/watching.md", include_in_schema=False)
+    def watching(request: Request) -> Response:
+        user = deps.viewer(request) if store() else None
+        if user is None:
+            return RedirectResponse("/chat/login", status_code=303)
+        return page(request, user)
+
+    @router.post("/me/watching", include_in_schema=False)
+    async def save(request: Request) -> Response:
+        user, refused = form_user(request)
+        if refused:
+            return refused
+        form = await request.form()
+        query = " ".join(str(form.get("q", "")).split())[:MAX_QUERY]
+        scope = str(form.get("scope", "all"))
+        category = str(form.get("category", "")).strip()
+        if scope == "category":
+            scope = f"category:{category}" if _CATEGORY.match(category) else ""
+        if not query or scope not in ("all", "mine") and not scope.startswith("category:"):
+            return page(request, user, 400, "Give the question, and where to watch (the archive, a category, or "
+                                            "your papers).")  # fmt: skip
+        from starlette.concurrency import run_in_threadpool
+
+        draft = SavedQuestion(owner=user, query=query, scope=scope)
+        now = await run_in_threadpool(answers, deps.archive, draft, deps.uploads.library_ids)
+        try:
+            await run_in_threadpool(store().save, user, query, scope, [p["id"] for p in now])
+        except ValueError as exc:
+            return page(request, user, 400, str(exc))
+        return RedirectResponse("/me/watching", status_code=303)
+
+    @router.post("/me/watching/{question_id}/{action}", include_in_schema=False)
+    def act(request: Request, question_id: int, action: str) -> Response:
+        user, refused = form_user(request)
+        if refused:
+            return refused
+        question = store().get(user, question_id)
+        if question is None or action not in ("run", "delete"):
+            return PlainTextResponse("No such question of yours.", status_code=404, headers=page_headers())
+        if action == "run":
+            deps.jobs.submit(WATCHES_KIND, {"owner": user, "question": question.id}, user,
+                             key=f"{WATCHES_KIND}:{question.id}")  # fmt: skip
+        else:
+            store().forget(user, question.id)
+        return RedirectResponse("/me/watching", status_code=303)
+
+
+def changed_paper_ids(deps: WebDeps, user: str, limit: int = 30) -> list[str]:
+    """The public papers the user's saved questions found lately, newest first (for the private feed)."""
+    ids = [p.get("id", "") for change, _ in Watches(deps.archive.catalog.engine).changes(user) for p in change.papers]
+    return list(dict.fromkeys(i for i in ids if i and not i.startswith("upload:")))[:limit]
