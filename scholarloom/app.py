@@ -25,6 +25,7 @@ from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from common.logs import RequestIds
 from common.metrics import CountRequests
+from retrieval.library.watches import Watches
 from retrieval.library.zotero import Libraries
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
@@ -108,6 +109,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         upload_limits=runtime.upload_limits,
         sign=sign,
         tokens=Tokens(runtime.engine),
+        news=Watches(runtime.engine).unread,
         zotero=ZoteroSetup(Libraries(runtime.engine), settings.sealer(), local=bool(settings.sources.zotero_local_url)),
     )
     app = FastAPI(

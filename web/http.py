@@ -39,6 +39,7 @@ class WebDeps:
     uploads: Any = None  # retrieval.library.uploads.Uploads, when users may add their own PDFs
     upload_limits: UploadLimits = UploadLimits()
     zotero: Any = None  # web.zotero.ZoteroSetup: users' Zotero libraries, when the app has users
+    news: Callable[[str], int] | None = None  # a user's unread saved-question changes (the pages' badge)
     tokens: Any = None  # auth.tokens.Tokens: personal API tokens, when the app has users
     sign: Callable[[str], str] | None = None  # a value's HMAC with the server's secret (`signer`): links for one user
     # Each user's writes to their library (uploads, imports, corrections, removals, papers asked for) a minute.
@@ -68,7 +69,9 @@ def respond(request: Request, deps: WebDeps, page, template: str, status: int = 
     if wants_markdown(request):
         return PlainTextResponse(page.to_markdown(), status_code=status, media_type=MARKDOWN, headers=headers)
     if "signed_in" not in context:  # the chat dock: the chat for a signed-in reader, else a way to sign in
-        context["signed_in"] = bool(deps.viewer(request))
+        context["signed_in"] = bool(user := deps.viewer(request))
+        if user and deps.news is not None:  # what the reader's saved questions found and they have not seen
+            context.setdefault("news", deps.news(user))
     dock = Dock(getattr(page, "chat_path", "/chat"), getattr(page, "dock_label", ""))
     html = deps.renderer.html(template, page.meta(deps.renderer.base_url), page=page, dock=dock, **context)
     return HTMLResponse(html, status_code=status, headers=headers)

@@ -15,10 +15,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from jobs.watches import WATCHES_KIND, answers
-from retrieval.library.watches import MAX_QUERY, SavedQuestion, Watches
+from retrieval.library.watches import MAX_QUERY, MAX_QUESTIONS, SavedQuestion, Watches
 from web.addresses import paper_address
 from web.base import PageMeta, md_escape
-from web.http import WebDeps, page_headers, respond, same_origin
+from web.http import WebDeps, not_found, page_headers, respond, same_origin
 
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z.-]{0,39}$")
 
@@ -38,6 +38,27 @@ class QuestionRow:
     scope: str
     last_run: str
     answers: int
+
+
+@dataclass(frozen=True)
+class EveryQuestionPage:
+    """For admins: every saved question, whose, its scope, its answers so far and its last run."""
+
+    rows: list[tuple[str, QuestionRow]]
+    limit: int
+    path: str = "/admin/watching"
+
+    def meta(self, base_url: str) -> PageMeta:
+        return PageMeta(title="Saved questions", description="Every user's saved questions.", path=self.path,
+                        noindex=True)  # fmt: skip
+
+    def to_markdown(self) -> str:
+        lines = ["# Saved questions", "", f"Each user may keep {self.limit}; each is run again (one search) after "
+                 "every job that brings papers.", "", "| user | question | where | answers so far | last run |",
+                 "| --- | --- | --- | --- | --- |"]  # fmt: skip
+        lines += [f"| {md_escape(owner)} | {md_escape(q.query)} | {md_escape(q.scope)} | {q.answers} | {q.last_run} |"
+                  for owner, q in self.rows]  # fmt: skip
+        return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -140,6 +161,18 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         except ValueError as exc:
             return page(request, user, 400, str(exc))
         return RedirectResponse("/me/watching", status_code=303)
+
+    @router.get("/admin/watching", include_in_schema=False)
+    @router.get("/admin/watching.md", include_in_schema=False)
+    def every(request: Request) -> Response:
+        user = deps.viewer(request) if store() else None
+        if not user or not deps.is_admin(user):
+            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
+        rows = [(q.owner, QuestionRow(q.id, q.query, _scope_label(q.scope), _when(q.last_run_at), len(q.seen)))
+                for q in store().every()]  # fmt: skip
+        response = respond(request, deps, EveryQuestionPage(rows, MAX_QUESTIONS), "admin_watching.html")
+        response.headers["Cache-Control"] = "private, no-store"
+        return response
 
     @router.post("/me/watching/{question_id}/{action}", include_in_schema=False)
     def act(request: Request, question_id: int, action: str) -> Response:

@@ -60,6 +60,8 @@ async def test_a_saved_question_hears_of_a_matching_paper_and_not_of_an_unrelate
     jobs = _run(empty_instance, replay)
     assert [j.kind for j in jobs[:2]] == ["watches", "paper"] and jobs[0].state == JobState.DONE, jobs[0].error
     assert "1 saved question run, 1 with news" in jobs[0].note
+    assert 'Saved questions <span class="badge">1 new</span>' in (await jo.get("/papers")).text  # every page's badge
+    assert "badge" not in (await kim.get("/papers")).text
     page = (await jo.get("/me/watching.md")).text
     assert f"### 1 new paper on {QUESTION}" in page and "(new)" in page
     assert "[DiffusionBrowser: Interactive Diffusion Previews via Multi-Branch Decoders](/papers/2512.13690" in page
@@ -84,6 +86,12 @@ async def test_a_saved_question_hears_of_a_matching_paper_and_not_of_an_unrelate
     jobs = _run(empty_instance, replay)
     assert jobs[0].kind == "watches" and jobs[0].arguments == {"owner": "jo", "question": question.id}
     assert "1 saved question run, 0 with news" in jobs[0].note
+    from auth.accounts import set_admin
+
+    set_admin(empty_instance.catalog().engine, "kim", True)
+    every = await kim.get("/admin/watching.md")
+    assert every.status_code == 200 and f"| jo | {QUESTION} | the archive | 1 |" in every.text
+    assert (await jo.get("/admin/watching")).status_code == 404
     assert (await jo.post(f"/me/watching/{question.id}/delete", headers=SAME_SITE)).status_code == 303
     assert Watches(empty_instance.catalog().engine).of("jo") == []
     assert "Nothing new yet." in (await jo.get("/me/watching.md")).text
