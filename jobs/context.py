@@ -68,6 +68,7 @@ class JobContext:
     # 3 s between requests holds across jobs too; tests replay recorded answers through it.
     clients: Callable[[], AbstractContextManager[PoliteClient]] | None = None
     sealer: Any = None  # retrieval.library.zotero.Sealer: opens the Zotero keys users connected (the server's secret)
+    post: Any = None  # retrieval.library.watches.DigestPost: mails saved-question digests (None: no SMTP server)
     close: Callable[[], None] = lambda: None  # what ends the context's own encoder and client (`serve`'s worker)
 
     def fetcher(self) -> AbstractContextManager[PoliteClient]:

@@ -202,9 +202,9 @@ class JobRunner:
             sys.setswitchinterval(interval)
         progress.flush()
         failures = [f.__dict__ for f in summary.failures]
-        self.queue.finish(job.id, state, dict(summary.counts), failures, error, note)
         if state == JobState.DONE and job.kind in self.follow_ups:  # (saved questions, run again after papers came)
-            then, own = self.follow_ups[job.kind]
-            if then in self.kinds:
+            then, own = self.follow_ups[job.kind]  # queued before this job ends: whoever waits for the queue to be
+            if then in self.kinds:  # empty never finds it empty in between (and a crash here loses no run)
                 arguments, key = ({"owner": job.asked_by}, f"{then}:owner:{job.asked_by}") if own else ({}, then)
                 self.queue.submit(then, arguments, job.asked_by, key=key)
+        self.queue.finish(job.id, state, dict(summary.counts), failures, error, note)

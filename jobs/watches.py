@@ -14,7 +14,7 @@ from dataclasses import replace
 from ingest.report import Summary
 from jobs.context import JobContext
 from retrieval.archive import Archive
-from retrieval.library.watches import QuestionChange, SavedQuestion, Watches
+from retrieval.library.watches import Digests, QuestionChange, SavedQuestion, Watches
 from retrieval.vectors.index import Filters
 
 WATCHES_KIND = "watches"
@@ -68,4 +68,9 @@ def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
         progress.advance(task)
     summary.add("questions run", len(questions))
     summary.add("with news", changed)
-    return f"{len(questions)} saved question{'s' if len(questions) != 1 else ''} run, {changed} with news"
+    note = f"{len(questions)} saved question{'s' if len(questions) != 1 else ''} run, {changed} with news"
+    if ctx.post is not None:  # the e-mail digests that are due (each at most once a day or a week)
+        mailed = ctx.post.deliver(Digests(ctx.writer.catalog.engine))
+        summary.add("digests mailed", mailed)
+        note += f", {mailed} digest{'s' if mailed != 1 else ''} mailed"
+    return note

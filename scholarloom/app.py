@@ -110,6 +110,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         sign=sign,
         tokens=Tokens(runtime.engine),
         news=Watches(runtime.engine).unread,
+        digests=settings.digest_post(mailing=False),
+        mail=bool(settings.smtp_host),
         zotero=ZoteroSetup(Libraries(runtime.engine), settings.sealer(), local=bool(settings.sources.zotero_local_url)),
     )
     app = FastAPI(

@@ -105,6 +105,13 @@ class Settings(BaseSettings):
     )
     auth_secret: SecretStr | None = Field(None, description="Secret that signs session tokens; required outside "
                                           "demo mode.")
+    smtp_host: str | None = Field(None, description="The SMTP server that sends saved-question digests; unset: no "
+                                  "e-mail (the page and the private feed still show what is new).")
+    smtp_port: int = Field(587, ge=1, le=65535, description="Its port.")
+    smtp_user: str | None = Field(None, description="The SMTP account, if it needs one.")
+    smtp_password: SecretStr | None = Field(None, description="Its password.")
+    smtp_from: str = Field("ScholarLoom <scholarloom@localhost>", description="The digests' From address.")
+    smtp_starttls: bool = Field(True, description="Whether to ask the SMTP server for TLS (STARTTLS) first.")
     session_hours: float = Field(168.0, gt=0, le=24 * 90, description="How long a sign-in lasts (hours) before the "
                                  "user must sign in again; the session cookie and its signed token both expire then.")
     oauth_signup: bool = Field(True, description="Whether someone signing in for the first time through an OAuth "
@@ -270,7 +277,8 @@ class Settings(BaseSettings):
         from urllib.parse import urlsplit
 
         found = [s.get_secret_value() for s in (self.auth_secret, self.llm_api_key, self.qdrant_api_key,
-                 self.metrics_token, self.sources.openalex_api_key, self.sources.s2_api_key) if s]  # fmt: skip
+                 self.metrics_token, self.sources.openalex_api_key, self.sources.s2_api_key, self.smtp_password)
+                 if s]  # fmt: skip
         if self.database_url and (password := urlsplit(self.database_url).password):
             found.append(password)
         return found
@@ -279,7 +287,8 @@ class Settings(BaseSettings):
         """The settings, every secret left out and passwords cut from URLs (a backup keeps them as a record)."""
         from urllib.parse import urlsplit
 
-        values = self.model_dump(mode="json", exclude={"auth_secret", "llm_api_key", "qdrant_api_key", "metrics_token"})
+        values = self.model_dump(mode="json", exclude={"auth_secret", "llm_api_key", "qdrant_api_key", "metrics_token",
+                                                       "smtp_password"})
         for key in ("openalex_api_key", "s2_api_key"):
             values.get("sources", {}).pop(key, None)
         for key in ("database_url", "llm_api_base", "qdrant_url"):
@@ -347,8 +356,27 @@ class Settings(BaseSettings):
         return JobContext(
             writer, self.uploads(), self.sources,
             self.index_place(), limits, Backups(self.backup_folders(), self.without_secrets()), self.analyst(),
-            clients=clients, close=close or (lambda: None), sealer=self.sealer(),
+            clients=clients, close=close or (lambda: None), sealer=self.sealer(), post=self.digest_post(),
         )  # fmt: skip
+
+    def digest_post(self, mailing: bool = True):
+        """What mails saved-question digests (`retrieval.library.watches.DigestPost`): None without an SMTP server or
+        a secret to sign unsubscribe links with. `mailing=False`: only what checks an unsubscribe link's signature
+        (the pages: a link mailed before the SMTP setting was removed still works)."""
+        from common.mail import Mailer
+        from retrieval.library.watches import DigestPost
+
+        try:
+            secret = self.require_secret()
+        except RuntimeError:
+            return None
+        if not mailing:
+            return DigestPost(None, self.base_url, secret)
+        if not self.smtp_host:
+            return None
+        password = self.smtp_password.get_secret_value() if self.smtp_password else None
+        mailer = Mailer(self.smtp_host, self.smtp_port, self.smtp_from, self.smtp_user, password, self.smtp_starttls)
+        return DigestPost(mailer, self.base_url, secret)
 
     def sealer(self):
         """What seals and opens the Zotero keys users connect (`retrieval.library.zotero.Sealer`): None without a

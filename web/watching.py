@@ -11,16 +11,17 @@ import re
 from dataclasses import dataclass
 from datetime import timezone
 
-from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse, RedirectResponse, Response
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from jobs.watches import WATCHES_KIND, answers
-from retrieval.library.watches import MAX_QUERY, MAX_QUESTIONS, SavedQuestion, Watches
+from retrieval.library.watches import MAX_QUERY, MAX_QUESTIONS, PERIODS, Digests, SavedQuestion, Watches
 from web.addresses import paper_address
 from web.base import PageMeta, md_escape
 from web.http import WebDeps, not_found, page_headers, respond, same_origin
 
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z.-]{0,39}$")
+_EMAIL = re.compile(r"^[^@\s<>,;]{1,64}@[A-Za-z0-9.-]{1,189}\.[A-Za-z]{2,}$")
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ class WatchingPage:
     questions: list[QuestionRow]
     changes: list[ChangeRow]
     error: str = ""
+    mail: bool = False  # the server can e-mail digests
+    digest: str = ""  # how the user gets them ("" : not by e-mail)
     path: str = "/me/watching"
 
     def meta(self, base_url: str) -> PageMeta:
@@ -80,6 +83,8 @@ class WatchingPage:
             lines.append("No saved question yet: search, then \"Watch this\".")
         lines += [f"- {md_escape(q.query)} ({md_escape(q.scope)}): {q.answers} answers so far, last run {q.last_run}"
                   for q in self.questions]  # fmt: skip
+        if self.mail:
+            lines += ["", f"E-mail digest: {md_escape(self.digest) if self.digest else 'off'}"]
         lines += ["", "## What is new", ""]
         if not self.changes:
             lines.append("Nothing new yet.")
@@ -117,7 +122,11 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
             papers = [(str(p.get("title", "")), paper_address(str(p.get("id", "")), str(p.get("title", ""))),
                        [str(x) for x in p.get("quotes", [])][:2]) for p in change.papers]  # fmt: skip
             changes.append(ChangeRow(question.query, _when(change.at), papers, change.read))
-        response = respond(request, deps, WatchingPage(questions, changes, error), "watching.html", status)
+        digest = ""
+        if deps.mail and (row := Digests(deps.archive.catalog.engine).of(user)) is not None:
+            digest = f"{'daily' if row.every == 'day' else 'weekly'} to {row.email}"
+        shown = WatchingPage(questions, changes, error, deps.mail, digest)
+        response = respond(request, deps, shown, "watching.html", status)
         response.headers["Cache-Control"] = "private, no-store"
         watches.mark_read(user)
         return response
@@ -161,6 +170,40 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         except ValueError as exc:
             return page(request, user, 400, str(exc))
         return RedirectResponse("/me/watching", status_code=303)
+
+    @router.post("/me/watching/digest", include_in_schema=False)
+    async def digest(request: Request) -> Response:
+        user, refused = form_user(request)
+        if refused:
+            return refused
+        form = await request.form()
+        email, every = str(form.get("email", "")).strip(), str(form.get("every", "day"))
+        digests = Digests(deps.archive.catalog.engine)
+        if every == "off":
+            digests.stop(user)
+        elif not deps.mail or every not in PERIODS or not _EMAIL.match(email):
+            return page(request, user, 400, "Give an e-mail address, and a digest every day or every week.")
+        else:
+            digests.subscribe(user, email, every)
+        return RedirectResponse("/me/watching", status_code=303)
+
+    @router.get("/unsubscribe", include_in_schema=False)
+    @router.post("/unsubscribe", include_in_schema=False)
+    def unsubscribe(request: Request, u: str = Query("", max_length=200), n: str = Query("", max_length=40),
+                    s: str = Query("", max_length=64)) -> Response:  # fmt: skip
+        """A digest's link: no sign-in, its signature is the proof. GET asks (a mail scanner's visit changes
+        nothing); POST (the button, or a mail client's one-click unsubscribe) stops the digests, once."""
+        if deps.digests is None or not deps.digests.genuine(u, n, s):
+            return PlainTextResponse("This link is not one this server made.", status_code=404, headers=page_headers())
+        if request.method == "GET":
+            text = ("<!doctype html><meta charset=utf-8><title>Stop the digests</title><main><h1>Stop the e-mail "
+                    "digests?</h1><form method=post><button type=submit>Stop them</button></form></main>")  # fmt: skip
+            return HTMLResponse(text, headers={**page_headers(), "Cache-Control": "no-store"})
+        if not Digests(deps.archive.catalog.engine).unsubscribe(u, n):
+            return PlainTextResponse("This link was used already, or a newer subscription replaced it: no digest "
+                                     "is sent for it.", status_code=410, headers=page_headers())  # fmt: skip
+        return PlainTextResponse("Done: no more e-mail digests. Your saved questions stay on /me/watching.",
+                                 headers=page_headers())  # fmt: skip
 
     @router.get("/admin/watching", include_in_schema=False)
     @router.get("/admin/watching.md", include_in_schema=False)

@@ -1,4 +1,4 @@
-"""Saved questions and the changes their runs found (`retrieval/library/watches.py`).
+"""Saved questions, the changes their runs found, and e-mail digests of them (`retrieval/library/watches.py`).
 
 Revision ID: 0012
 Revises: 0011
@@ -38,10 +38,23 @@ sa.Table(
     sa.Column("read", sa.Boolean(), nullable=False),
     sa.PrimaryKeyConstraint("id"),
 )
+sa.Table(
+    "digest_subscriptions",
+    META,
+    sa.Column("id", sa.Integer(), nullable=False),
+    sa.Column("owner", sa.String(length=200), nullable=False),
+    sa.Column("email", sa.String(length=254), nullable=False),
+    sa.Column("every", sa.String(length=10), nullable=False),
+    sa.Column("nonce", sa.String(length=32), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("last_sent_at", sa.DateTime(timezone=True), nullable=True),
+    sa.PrimaryKeyConstraint("id"),
+)
 INDEXES = [
     ("ix_saved_questions_owner", "saved_questions", ["owner"]),
     ("ix_question_changes_question_id", "question_changes", ["question_id"]),
     ("ix_question_changes_owner", "question_changes", ["owner"]),
+    ("ix_digest_subscriptions_owner", "digest_subscriptions", ["owner"], True),
 ]
 
 
@@ -51,13 +64,13 @@ def upgrade() -> None:
     for table in META.sorted_tables:
         if table.name not in present:
             table.create(bind)
-    for name, table, columns in INDEXES:
+    for name, table, columns, *unique in INDEXES:
         if name not in {index["name"] for index in sa.inspect(bind).get_indexes(table)}:
-            op.create_index(name, table, columns)
+            op.create_index(name, table, columns, unique=bool(unique))
 
 
 def downgrade() -> None:
-    for name, table, _ in INDEXES:
+    for name, table, *_ in INDEXES:
         op.drop_index(name, table_name=table)
     for table in reversed(META.sorted_tables):
         op.drop_table(table.name)
