@@ -40,14 +40,47 @@ def scope_filters(question: SavedQuestion, library_ids) -> Filters:
 def answers(archive: Archive, question: SavedQuestion, library_ids) -> list[dict]:
     """The papers that answer the question now (clearing the floor), best first, with the sentences that matched."""
     result = archive.search(question.query, scope_filters(question, library_ids), limit=SHOWN, sentences=2)
-    return [{"id": h.paper.id, "title": h.paper.title, "quotes": list(h.sentences), "page": h.page}
-            for h in result.hits if h.clears]  # fmt: skip
+    return [{"id": h.paper.id, "title": h.paper.title, "quotes": list(h.sentences), "page": h.page,
+             "version": h.paper.version} for h in result.hits if h.clears]  # fmt: skip
+
+
+def _same(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def check_quote(archive: Archive, paper, quote: str, page: int | None) -> str:
+    """Whether what a paper was quoted for is still in its new version: "kept", "moved to p. N" or "gone" (an
+    abstract sentence is looked for in the new abstract, a passage among the paper's passages)."""
+    if page is None:
+        return "kept" if _same(quote) in _same(paper.abstract) else "gone"
+    for hit in archive.passages(quote, Filters(paper_ids=(paper.id,)), limit=5).hits:
+        if _same(quote) in _same(hit.text):
+            return "kept" if hit.page == page else f"moved to p. {hit.page}"
+    return "gone"
+
+
+def revisions(archive: Archive, question: SavedQuestion) -> list[dict]:
+    """The papers that answered the question and have come in a newer arXiv version since, each with what it was
+    quoted for checked against the new text."""
+    known = {pid: c for pid, c in question.cited.items() if isinstance(c.get("version"), int)}
+    papers = archive.papers(list(known)) if known else {}
+    found = []
+    for pid, cited in known.items():
+        paper = papers.get(pid)
+        if paper is None or not paper.version or paper.version <= cited["version"]:
+            continue
+        checked = [{"text": q, "state": check_quote(archive, paper, q, cited.get("page"))} for q in cited["quotes"]]
+        found.append({"kind": "version", "id": pid, "title": paper.title, "version": paper.version,
+                      "was": cited["version"], "quotes": [], "checked": checked})  # fmt: skip
+    return found
 
 
 def rerun(archive: Archive, watches: Watches, question: SavedQuestion, library_ids) -> QuestionChange | None:
-    """One run of a question: a change when papers that were not answers before are now."""
+    """One run of a question: a change when papers that were not answers before are now, or when a paper that was
+    one came in a new version."""
     seen = set(question.seen)
-    return watches.record(question, [p for p in answers(archive, question, library_ids) if p["id"] not in seen])
+    new = [p for p in answers(archive, question, library_ids) if p["id"] not in seen]
+    return watches.record(question, new, revisions(archive, question))
 
 
 def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:

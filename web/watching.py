@@ -15,7 +15,16 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from jobs.watches import WATCHES_KIND, answers
-from retrieval.library.watches import MAX_QUERY, MAX_QUESTIONS, PERIODS, Digests, SavedQuestion, Watches
+from retrieval.library.watches import (
+    MAX_QUERY,
+    MAX_QUESTIONS,
+    PERIODS,
+    Digests,
+    SavedQuestion,
+    Watches,
+    describe,
+    shown_lines,
+)
 from web.addresses import paper_address
 from web.base import PageMeta, md_escape
 from web.http import WebDeps, not_found, page_headers, respond, same_origin
@@ -30,6 +39,7 @@ class ChangeRow:
     at: str
     papers: list[tuple[str, str, list[str]]]  # (title, path, quotes)
     read: bool
+    what: str = ""  # "1 new paper", "1 new version of a paper it cited"...
 
 
 @dataclass(frozen=True)
@@ -89,9 +99,7 @@ class WatchingPage:
         if not self.changes:
             lines.append("Nothing new yet.")
         for c in self.changes:
-            count = len(c.papers)
-            lines.append(f"### {count} new paper{'s' if count != 1 else ''} on {md_escape(c.question)} ({c.at})"
-                         + ("" if c.read else " (new)"))  # fmt: skip
+            lines.append(f"### {c.what} on {md_escape(c.question)} ({c.at})" + ("" if c.read else " (new)"))
             for title, path, quotes in c.papers:
                 lines.append(f"- [{md_escape(title)}]({path})")
                 lines += [f"    > {md_escape(q)}" for q in quotes]
@@ -119,9 +127,9 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
                      for q in watches.of(user)]  # fmt: skip
         changes = []
         for change, question in watches.changes(user):
-            papers = [(str(p.get("title", "")), paper_address(str(p.get("id", "")), str(p.get("title", ""))),
-                       [str(x) for x in p.get("quotes", [])][:2]) for p in change.papers]  # fmt: skip
-            changes.append(ChangeRow(question.query, _when(change.at), papers, change.read))
+            papers = [(*shown_lines(p)[:1], paper_address(str(p.get("id", "")), str(p.get("title", ""))),
+                       shown_lines(p)[1]) for p in change.papers]  # fmt: skip
+            changes.append(ChangeRow(question.query, _when(change.at), papers, change.read, describe(change.papers)))
         digest = ""
         if deps.mail and (row := Digests(deps.archive.catalog.engine).of(user)) is not None:
             digest = f"{'daily' if row.every == 'day' else 'weekly'} to {row.email}"
@@ -166,7 +174,7 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         draft = SavedQuestion(owner=user, query=query, scope=scope)
         now = await run_in_threadpool(answers, deps.archive, draft, deps.uploads.library_ids)
         try:
-            await run_in_threadpool(store().save, user, query, scope, [p["id"] for p in now])
+            await run_in_threadpool(store().save, user, query, scope, now)
         except ValueError as exc:
             return page(request, user, 400, str(exc))
         return RedirectResponse("/me/watching", status_code=303)

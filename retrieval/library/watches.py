@@ -40,8 +40,36 @@ class SavedQuestion(SQLModel, table=True):
     query: str = Field(max_length=MAX_QUERY)
     scope: str = Field(default="all", max_length=60)  # all, mine, or category:<arXiv category>
     seen: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
+    # paper id -> {"version": the arXiv version it answered in, "quotes": what matched, "page": where}: a new
+    # version is noted, and what it was quoted for checked again
+    cited: dict = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=_now)
     last_run_at: datetime | None = None
+
+
+def describe(papers: list[dict]) -> str:
+    """What a change brought, in words: "2 new papers", "1 new version of a paper it cited", or both."""
+    versions = sum(1 for p in papers if p.get("kind") == "version")
+    new = len(papers) - versions
+    parts = [f"{new} new paper{'s' if new != 1 else ''}"] if new else []
+    parts += [f"{versions} new version{'s' if versions != 1 else ''} of {'a paper' if versions == 1 else 'papers'} "
+              "it cited"] if versions else []  # fmt: skip
+    return " and ".join(parts) or "nothing"
+
+
+def shown_lines(paper: dict) -> tuple[str, list[str]]:
+    """A change's paper as it is shown: its title (and, for a new version, which), and its quotes (for a new
+    version, what it was quoted for and whether the new text keeps it)."""
+    if paper.get("kind") == "version":
+        checked = [f"{c.get('state')}: {c.get('text')}" for c in paper.get("checked") or []]
+        return f"{paper.get('title')} (version {paper.get('version')}, was {paper.get('was')})", checked
+    return str(paper.get("title", "")), [str(q) for q in paper.get("quotes") or []][:2]
+
+
+def citing(found: list[dict]) -> dict:
+    """What a question keeps of the papers that answered it (`cited`)."""
+    return {p["id"]: {"version": p.get("version"), "quotes": list(p.get("quotes") or [])[:2], "page": p.get("page")}
+            for p in found}  # fmt: skip
 
 
 class QuestionChange(SQLModel, table=True):
@@ -59,14 +87,16 @@ class Watches:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def save(self, owner: str, query: str, scope: str, seen: list[str]) -> SavedQuestion:
-        """A new saved question, with the papers that answer it now (they are not news). ValueError past the quota."""
+    def save(self, owner: str, query: str, scope: str, found: list[dict]) -> SavedQuestion:
+        """A new saved question, with the papers that answer it now (`jobs.watches.answers`: they are not news).
+        ValueError past the quota."""
         with Session(self.engine, expire_on_commit=False) as session:
             held = session.exec(select(func.count()).select_from(SavedQuestion)
                                 .where(SavedQuestion.owner == owner)).one()  # fmt: skip
             if held >= MAX_QUESTIONS:
                 raise ValueError(f"You keep {held} questions, the most one account may: delete one first.")
-            row = SavedQuestion(owner=owner, query=query[:MAX_QUERY], scope=scope, seen=list(seen), last_run_at=_now())
+            row = SavedQuestion(owner=owner, query=query[:MAX_QUERY], scope=scope, seen=[p["id"] for p in found],
+                                cited=citing(found), last_run_at=_now())  # fmt: skip
             session.add(row)
             session.commit()
             return row
@@ -97,16 +127,21 @@ class Watches:
             session.commit()
         return True
 
-    def record(self, question: SavedQuestion, new: list[dict]) -> QuestionChange | None:
-        """A run of `question`: its time, the papers now seen, and a change when `new` holds any."""
+    def record(self, question: SavedQuestion, new: list[dict], revised: list[dict] = ()) -> QuestionChange | None:
+        """A run of `question`: its time, the papers now seen, and a change when `new` holds any or a cited paper
+        came in a new version (`revised`: each with `"kind": "version"`)."""
         with Session(self.engine, expire_on_commit=False) as session:
             row = session.get(SavedQuestion, question.id)
             if row is None:  # deleted while it ran
                 return None
             row.seen = [*row.seen, *(p["id"] for p in new if p["id"] not in row.seen)]
-            row.last_run_at = _now()
+            cited = {**row.cited, **citing(new)}
+            for paper in revised:
+                cited[paper["id"]] = {**cited.get(paper["id"], {}), "version": paper["version"]}
+            row.cited, row.last_run_at = cited, _now()
             session.add(row)
-            change = QuestionChange(question_id=row.id, owner=row.owner, papers=new) if new else None
+            found = [*new, *revised]
+            change = QuestionChange(question_id=row.id, owner=row.owner, papers=found) if found else None
             if change is not None:
                 session.add(change)
             session.commit()
@@ -220,18 +255,17 @@ class DigestPost:
         return f"{self.base_url}/unsubscribe?{query}"
 
     def text(self, row: DigestSubscription, news: list[tuple[QuestionChange, SavedQuestion]]) -> tuple[str, str]:
-        count = sum(len(c.papers) for c, _ in news)
-        subject = f"ScholarLoom: {count} new paper{'s' if count != 1 else ''} for your saved questions"
+        subject = f"ScholarLoom: {describe([p for c, _ in news for p in c.papers])} for your saved questions"
         lines = [subject, ""]
         for change, question in news:
-            n = len(change.papers)
             when = _aware(change.at).strftime("%Y-%m-%d %H:%M UTC")
-            lines += [f"{n} new paper{'s' if n != 1 else ''} on \"{question.query}\" ({when})", ""]
+            lines += [f"{describe(change.papers)} on \"{question.query}\" ({when})", ""]
             for paper in change.papers:
                 pid = str(paper.get("id", ""))
                 where = f"/me/library/{pid.split(':', 1)[1]}" if pid.startswith("upload:") else f"/papers/{pid}"
-                lines += [f"- {paper.get('title', pid)}", f"  {self.base_url}{where}"]
-                lines += [f"  > {quote}" for quote in list(paper.get("quotes") or [])[:2]]
+                title, quotes = shown_lines(paper)
+                lines += [f"- {title}", f"  {self.base_url}{where}"]
+                lines += [f"  > {quote}" for quote in quotes]
             lines.append("")
         lines += [f"Your saved questions: {self.base_url}/me/watching",
                   f"Stop these e-mails: {self.link(row)}"]  # fmt: skip

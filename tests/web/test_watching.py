@@ -101,9 +101,47 @@ async def test_the_quota_of_saved_questions(empty_instance):
     app = _app(empty_instance)
     jo = client_for(app, "jo")
     for n in range(MAX_QUESTIONS):
-        Watches(empty_instance.catalog().engine).save("jo", f"question {n}", "all", [])
+        Watches(empty_instance.catalog().engine).save("jo", f"question {n}", "all", [])  # (nothing answers)
     refused = await jo.post("/me/watching", data={"q": "one more", "scope": "all"}, headers=SAME_SITE)
     assert refused.status_code == 400 and f"You keep {MAX_QUESTIONS} questions" in refused.text
     bad = await jo.post("/me/watching", data={"q": "x", "scope": "category", "category": "cs.CL'; --"},
                         headers=SAME_SITE)  # fmt: skip
     assert bad.status_code == 400 and "where to watch" in bad.text
+
+
+async def test_a_new_version_of_a_cited_paper_is_noted_and_its_quotes_checked_again(empty_instance):
+    from sqlmodel import Session
+
+    from retrieval.scholarly.models import Paper
+
+    app = _app(empty_instance)
+    jo = client_for(app, "jo")
+    queue = JobQueue(empty_instance.catalog().engine)
+    queue.submit("paper", {"arxiv_id": ASKED}, "someone", key=f"paper:{ASKED}")
+    _run(empty_instance, recorded_routes(Replay(), ASKED))
+    await jo.post("/me/watching", data={"q": QUESTION, "scope": "all"}, headers=SAME_SITE)
+    (question,) = Watches(empty_instance.catalog().engine).of("jo")
+    cited = question.cited[ASKED]
+    assert question.seen == [ASKED] and cited["version"] == 1 and cited["quotes"], cited
+    quote = cited["quotes"][0]
+
+    def new_version(number: int, abstract) -> str:
+        """What a harvest writes when arXiv has a newer version: its number and its abstract; then a run."""
+        with Session(empty_instance.catalog().engine) as session:
+            paper = session.get(Paper, ASKED)
+            paper.version, paper.abstract = number, abstract(paper.abstract)
+            session.add(paper)
+            session.commit()
+        queue.submit("watches", {}, "schedule", key="watches")
+        return _run(empty_instance, Replay())[0].note
+
+    assert "1 with news" in new_version(2, lambda text: text)  # the same abstract
+    page = (await jo.get("/me/watching.md")).text
+    assert f"### 1 new version of a paper it cited on {QUESTION}" in page, page
+    assert "DiffusionBrowser: Interactive Diffusion Previews via Multi-Branch Decoders (version 2, was 1)" in page
+    assert f"    > kept: {quote}" in page
+    assert "1 with news" in new_version(3, lambda text: text.replace(quote, ""))  # the quoted sentence cut
+    page = (await jo.get("/me/watching.md")).text
+    assert "(version 3, was 2)" in page and f"    > gone: {quote}" in page
+    queue.submit("watches", {}, "schedule", key="watches")
+    assert "0 with news" in _run(empty_instance, Replay())[0].note  # noted once

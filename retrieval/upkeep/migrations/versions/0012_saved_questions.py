@@ -23,6 +23,7 @@ sa.Table(
     sa.Column("query", sa.String(length=300), nullable=False),
     sa.Column("scope", sa.String(length=60), nullable=False),
     sa.Column("seen", sa.JSON(), nullable=False),
+    sa.Column("cited", sa.JSON(), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("last_run_at", sa.DateTime(timezone=True), nullable=True),
     sa.PrimaryKeyConstraint("id"),
