@@ -29,6 +29,13 @@ def signed_in(scope) -> bool:
     return "access_token" in _header(scope, b"cookie") or bool(_header(scope, b"authorization"))
 
 
+def answered_as_someone(scope) -> bool:
+    """`signed_in`, where a token counts only on the paths that read one (`/api/`: `BearerTokens` has checked it
+    by then): an `Authorization` header sent to a page changes nothing of its answer, so it buys no way round the
+    anonymous ceiling and memory."""
+    return "access_token" in _header(scope, b"cookie") or (
+        bool(_header(scope, b"authorization")) and scope.get("path", "").startswith("/api/"))
+
 class PrivatePages:
     """Every page answer `Vary: Cookie` (a signed-in reader sees the chat dock, their uploads in search results);
     an answer to a signed-in request, or under /me/, /admin/ or /api/library, `Cache-Control: private, no-store`
@@ -110,7 +117,7 @@ class ExpensivePages:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"] not in EXPENSIVE or scope["method"] not in ("GET", "HEAD"):
             return await self.app(scope, receive, send)
-        anonymous = not signed_in(scope)
+        anonymous = not answered_as_someone(scope)
         markdown = "markdown" in _header(scope, b"accept")
         key = (scope["path"], scope.get("query_string", b""), markdown, self.generation())
         if anonymous and (kept := self._recall(key)) is not None:

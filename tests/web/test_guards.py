@@ -49,6 +49,9 @@ async def test_an_address_that_asks_too_often_waits_and_anonymous_answers_are_ke
         again = await one.get("/search", params={"q": "hindsight logging"})
         assert again.status_code == 200 and again.text == first.text
     assert limited.computed == 1
+    bogus = await one.get("/search", params={"q": "hindsight logging"}, headers={"Authorization": "Bearer made-up"})
+    # A page reads no token: the kept answer, not counted against the address (the 429 below comes on time).
+    assert bogus.text == first.text and limited.computed == 1
     writes[0] += 1  # the index was written (an ingest job): what was kept may be out of date
     assert (await one.get("/search", params={"q": "hindsight logging"})).status_code == 200
     assert limited.computed == 2
