@@ -127,7 +127,6 @@ class BearerTokens:
             return await _json(send, 403, f"This token may not {method} here: its scope is '{use.scope}'.", [SCOPE])
         log.info("api token %s of %s: %s %s", use.prefix, use.username, method, path[:200])
         scope.setdefault("state", {})["token_user"] = use.username
-        scope["state"]["token_scope"] = use.scope
         return await self.app(scope, receive, send)
 
 

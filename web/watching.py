@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import timezone
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from jobs.watches import WATCHES_KIND, answers
@@ -156,36 +156,32 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         return page(request, user)
 
     @router.post("/me/watching", include_in_schema=False)
-    async def save(request: Request) -> Response:
+    def save(request: Request, q: str = Form("", max_length=2000), scope: str = Form("all", max_length=20),
+             category: str = Form("", max_length=60)) -> Response:  # fmt: skip
+        """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
         user, refused = form_user(request)
         if refused:
             return refused
-        form = await request.form()
-        query = " ".join(str(form.get("q", "")).split())[:MAX_QUERY]
-        scope = str(form.get("scope", "all"))
-        category = str(form.get("category", "")).strip()
+        query, category = " ".join(q.split())[:MAX_QUERY], category.strip()
         if scope == "category":
             scope = f"category:{category}" if _CATEGORY.match(category) else ""
         if not query or scope not in ("all", "mine") and not scope.startswith("category:"):
             return page(request, user, 400, "Give the question, and where to watch (the archive, a category, or "
                                             "your papers).")  # fmt: skip
-        from starlette.concurrency import run_in_threadpool
-
-        draft = SavedQuestion(owner=user, query=query, scope=scope)
-        now = await run_in_threadpool(answers, deps.archive, draft, deps.uploads.library_ids)
+        now = answers(deps.archive, SavedQuestion(owner=user, query=query, scope=scope), deps.uploads.library_ids)
         try:
-            await run_in_threadpool(store().save, user, query, scope, now)
+            store().save(user, query, scope, now)
         except ValueError as exc:
             return page(request, user, 400, str(exc))
         return RedirectResponse("/me/watching", status_code=303)
 
     @router.post("/me/watching/digest", include_in_schema=False)
-    async def digest(request: Request) -> Response:
+    def digest(request: Request, email: str = Form("", max_length=300), every: str = Form("day", max_length=10)
+               ) -> Response:  # fmt: skip
         user, refused = form_user(request)
         if refused:
             return refused
-        form = await request.form()
-        email, every = str(form.get("email", "")).strip(), str(form.get("every", "day"))
+        email = email.strip()
         digests = Digests(deps.archive.catalog.engine)
         if every == "off":
             digests.stop(user)

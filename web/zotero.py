@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import timezone
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Form, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from jobs.zotero import ZOTERO_KIND
@@ -120,13 +120,13 @@ def zotero_routes(router: APIRouter, deps: WebDeps) -> None:
         return page(request, user)
 
     @router.post("/me/zotero", include_in_schema=False)
-    async def connect(request: Request) -> Response:
+    def connect(request: Request, kind: str = Form("user", max_length=10), library_id: str = Form("", max_length=40),
+                source: str = Form("web", max_length=10), key: str = Form("", max_length=100)) -> Response:  # fmt: skip
+        """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
         user, refused = form_user(request)
         if refused:
             return refused
-        form = await request.form()
-        kind, number = str(form.get("kind", "user")), str(form.get("library_id", "")).strip()
-        source, key = str(form.get("source", "web")), str(form.get("key", "")).strip()
+        number, key = library_id.strip(), key.strip()
         z = setup()
         problem = _problem(z, user, kind, number, source, key)
         if problem:

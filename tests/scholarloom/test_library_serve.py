@@ -73,9 +73,11 @@ def test_a_300_mb_upload_is_refused_without_the_server_growing(small_server):
     assert not list((small_server.data / "uploads").glob(".incoming-*"))  # the spooled part was removed
 
 
-async def _upload_and_wait(base: str, token: str, folder) -> dict:
-    """The LongEval paper's first four pages (its guidelines for human evaluation are on the third), uploaded."""
-    async with httpx.AsyncClient(base_url=base, cookies={"access_token": token}, timeout=30) as http:
+async def _upload_and_wait(base: str, token: str, folder, **client) -> dict:
+    """The LongEval paper's first four pages (its guidelines for human evaluation are on the third), uploaded with
+    the session `token` (or as `client` says: an API token's headers) and indexed."""
+    client = client or {"cookies": {"access_token": token}}
+    async with httpx.AsyncClient(base_url=base, timeout=30, **client) as http:
         pdf = {"file": ("longeval.pdf", first_pages(LONGEVAL, 4, folder).read_bytes(), "application/pdf")}
         added = await http.post("/api/library", files=pdf)
         assert added.status_code == 201, added.text

@@ -8,7 +8,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -24,10 +23,9 @@ from assistant.mcp_server import MCP_TOOLS, paper_uri
 from assistant.tools import tool_schema
 from auth.tokens import create_token, revoke
 from harness.serve import child_environment
-from tests.conftest import PDFS, first_pages
+from tests.scholarloom.test_library_serve import _upload_and_wait
 
 SCHOLARLOOM = Path(sys.executable).with_name("scholarloom")
-LONGEVAL = PDFS / "2023.eacl-main.121.pdf"
 QUESTION = "guidelines for human evaluation of faithfulness in long-form summarization"
 EACH = {  # the other tools' arguments on the small archive (the researcher's tools follow find_researcher)
     "search_papers": {"query": "dialog state tracking"},
@@ -74,17 +72,8 @@ async def _raw(base: str, token: str | None) -> httpx.Response:
 
 
 async def _upload(base: str, token: str, folder) -> dict:
-    """The LongEval paper's first four pages, added to ivy's library with her library token, indexed."""
-    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
-        pdf = {"file": ("longeval.pdf", first_pages(LONGEVAL, 4, folder).read_bytes(), "application/pdf")}
-        added = await http.post("/api/library", files=pdf)
-        assert added.status_code == 201, added.text
-        deadline = time.monotonic() + 120
-        while (item := (await http.get(f"/api/library/{added.json()['id']}")).json())["state"] == "queued":
-            assert time.monotonic() < deadline, item
-            await asyncio.sleep(0.5)
-    assert item["state"] == "indexed", item
-    return item
+    """The LongEval paper's first pages, added to the owner's library with their library token (no cookie)."""
+    return await _upload_and_wait(base, "", folder, headers={"Authorization": f"Bearer {token}"})
 
 
 def test_mcp_over_streamable_http_with_tokens(small_server, engine, tmp_path):

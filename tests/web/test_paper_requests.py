@@ -32,19 +32,21 @@ def _app(settings, **fields):
     return create_app(settings, with_chat=False)
 
 
-def _run_jobs(settings, replay) -> None:
-    """The server's job worker, fetching through the recorded answers, until no job is left."""
+def _run_jobs(settings, replay, client=make_client, follow_ups=None, seconds: float = 60) -> list:
+    """The server's job worker, fetching through the recorded answers (with `client(replay)`), until no job is
+    left; `follow_ups` as `serve` gives them (`jobs.watches.FOLLOW_UPS`). The jobs, newest first."""
     queue = JobQueue(settings.catalog().engine)
-    context = settings.job_context(clients=lambda: make_client(replay))
-    runner = JobRunner(queue, bound_kinds(context), poll=0.05)
+    context = settings.job_context(clients=lambda: client(replay))
+    runner = JobRunner(queue, bound_kinds(context), poll=0.05, follow_ups=follow_ups)
     runner.start()
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + seconds
         while any(JobState(j.state).live for j in queue.recent()):
             assert time.monotonic() < deadline
             time.sleep(0.05)
     finally:
         runner.close()
+    return queue.recent()
 
 
 @pytest.fixture

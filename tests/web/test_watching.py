@@ -5,40 +5,24 @@ can be run on demand and forgotten; the quota."""
 
 from __future__ import annotations
 
-import time
-
 from defusedxml import ElementTree
 
 from auth.follows import Follows
-from jobs.kinds import bound_kinds
 from jobs.queue import JobQueue, JobState
-from jobs.runner import JobRunner
 from jobs.watches import FOLLOW_UPS
 from retrieval.library.watches import MAX_QUESTIONS, Watches
 from tests.ingest.ondemand_fixtures import ALSO_ASKED, ASKED, recorded_routes
-from tests.ingest.test_http import make_client
 from tests.replay import Replay
 from tests.web.test_follow import client_for
-from tests.web.test_paper_requests import _app
+from tests.web.test_paper_requests import _app, _run_jobs
 
 SAME_SITE = {"Origin": "http://test"}
 QUESTION = "interactive previews while a video diffusion model generates"
 
 
 def _run(settings, replay: Replay) -> list:
-    """The server's worker as `serve` builds it (saved questions re-run after papers come), until no job is left."""
-    queue = JobQueue(settings.catalog().engine)
-    runner = JobRunner(queue, bound_kinds(settings.job_context(clients=lambda: make_client(replay))), poll=0.05,
-                       follow_ups=FOLLOW_UPS)  # fmt: skip
-    runner.start()
-    try:
-        deadline = time.monotonic() + 120
-        while any(JobState(j.state).live for j in queue.recent()):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-    finally:
-        runner.close()
-    return queue.recent()
+    """The server's worker as `serve` builds it (saved questions run again after papers come), until no job is left."""
+    return _run_jobs(settings, replay, follow_ups=FOLLOW_UPS, seconds=120)
 
 
 async def test_a_saved_question_hears_of_a_matching_paper_and_not_of_an_unrelated_one(empty_instance):

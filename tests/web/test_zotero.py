@@ -8,22 +8,19 @@ nothing written; the lists and the library exported for Zotero."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from ingest.demo import DEMO_DIR
 from ingest.http import PoliteClient
-from jobs.kinds import bound_kinds
 from jobs.queue import JobQueue, JobState
-from jobs.runner import JobRunner
 from retrieval.library.zotero import Libraries
 from tests.conftest import first_pages
 from tests.replay import Replay, public_resolver
 from tests.retrieval.test_reading_lists import GRAPH, SPECTER, with_two_papers
 from tests.web.test_follow import client_for
-from tests.web.test_paper_requests import _app
+from tests.web.test_paper_requests import _app, _run_jobs
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "zotero"
 API, FILES = "api.zotero.org", "zoterofilestorage.s3.amazonaws.com"
@@ -38,18 +35,7 @@ def _client(replay: Replay) -> PoliteClient:
 
 
 def _run(settings, replay: Replay) -> list:
-    """The server's job worker, through the recorded answers, until no job is left; the jobs, newest first."""
-    queue = JobQueue(settings.catalog().engine)
-    runner = JobRunner(queue, bound_kinds(settings.job_context(clients=lambda: _client(replay))), poll=0.05)
-    runner.start()
-    try:
-        deadline = time.monotonic() + 90
-        while any(JobState(j.state).live for j in queue.recent()):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-    finally:
-        runner.close()
-    return queue.recent()
+    return _run_jobs(settings, replay, client=_client, seconds=90)
 
 
 def _answer(replay: Replay, path: str, name: str | None, version: int, since: str | None = None, body=None,
