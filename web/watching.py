@@ -23,6 +23,7 @@ from retrieval.library.watches import (
     SavedQuestion,
     Watches,
     describe,
+    judgement_parts,
     shown_lines,
 )
 from web.addresses import paper_address
@@ -40,6 +41,15 @@ class ChangeRow:
     papers: list[tuple[str, str, list[str]]]  # (title, path, quotes)
     read: bool
     what: str = ""  # "1 new paper", "1 new version of a paper it cited"...
+    # LLM mode: (relation, [(words, None) or ("[n]", the path of the paper n names)]), `judgement_parts`
+    judgement: tuple[str, list[tuple[str, str | None]]] | None = None
+
+    def judgement_markdown(self) -> str:
+        if self.judgement is None:
+            return ""
+        relation, parts = self.judgement
+        text = "".join(f"[{md_escape(words)}]({path})" if path else md_escape(words) for words, path in parts)
+        return f"**The new evidence {relation} the earlier answer:** {text}"
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,8 @@ class WatchingPage:
             lines.append("Nothing new yet.")
         for c in self.changes:
             lines.append(f"### {c.what} on {md_escape(c.question)} ({c.at})" + ("" if c.read else " (new)"))
+            if c.judgement is not None:
+                lines += ["", c.judgement_markdown(), ""]
             for title, path, quotes in c.papers:
                 lines.append(f"- [{md_escape(title)}]({path})")
                 lines += [f"    > {md_escape(q)}" for q in quotes]
@@ -129,7 +141,13 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         for change, question in watches.changes(user):
             papers = [(*shown_lines(p)[:1], paper_address(str(p.get("id", "")), str(p.get("title", ""))),
                        shown_lines(p)[1]) for p in change.papers]  # fmt: skip
-            changes.append(ChangeRow(question.query, _when(change.at), papers, change.read, describe(change.papers)))
+            said = judgement_parts(change.judgement)
+            if said is not None:
+                titles = {str(p.get("id", "")): str(p.get("title", "")) for p in change.papers}
+                said = (said[0], [(words, paper_address(pid, titles.get(pid, "")) if pid else None)
+                                  for words, pid in said[1]])  # fmt: skip
+            changes.append(ChangeRow(question.query, _when(change.at), papers, change.read, describe(change.papers),
+                                     said))  # fmt: skip
         digest = ""
         if deps.mail and (row := Digests(deps.archive.catalog.engine).of(user)) is not None:
             digest = f"{'daily' if row.every == 'day' else 'weekly'} to {row.email}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import re
 import secrets
 import smtplib
 from datetime import datetime, timedelta, timezone
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 
 MAX_QUESTIONS = 25  # saved per user
 MAX_QUERY = 300
+RELATIONS = ("supports", "extends", "contradicts")  # what new evidence does to the earlier answer (LLM mode)
 
 
 def _now() -> datetime:
@@ -40,36 +42,58 @@ class SavedQuestion(SQLModel, table=True):
     query: str = Field(max_length=MAX_QUERY)
     scope: str = Field(default="all", max_length=60)  # all, mine, or category:<arXiv category>
     seen: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
-    # paper id -> {"version": the arXiv version it answered in, "quotes": what matched, "page": where}: a new
-    # version is noted, and what it was quoted for checked again
+    # paper id -> {"version": the arXiv version it answered in, "quotes": what matched, "page": where, "text":
+    # whether its full text was here}: a new version is noted, and what it was quoted for checked again; full text
+    # that comes later is searched once for passages that answer the question
     cited: dict = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=_now)
     last_run_at: datetime | None = None
 
 
 def describe(papers: list[dict]) -> str:
-    """What a change brought, in words: "2 new papers", "1 new version of a paper it cited", or both."""
-    versions = sum(1 for p in papers if p.get("kind") == "version")
-    new = len(papers) - versions
+    """What a change brought, in words: "2 new papers", "1 paper it cited with new passages", "1 new version of a
+    paper it cited", or several of these."""
+    kinds = [p.get("kind", "paper") for p in papers]
+    new, texts, versions = kinds.count("paper"), kinds.count("passages"), kinds.count("version")
     parts = [f"{new} new paper{'s' if new != 1 else ''}"] if new else []
+    parts += [f"{texts} paper{'s' if texts != 1 else ''} it cited with new passages"] if texts else []
     parts += [f"{versions} new version{'s' if versions != 1 else ''} of {'a paper' if versions == 1 else 'papers'} "
               "it cited"] if versions else []  # fmt: skip
     return " and ".join(parts) or "nothing"
 
 
 def shown_lines(paper: dict) -> tuple[str, list[str]]:
-    """A change's paper as it is shown: its title (and, for a new version, which), and its quotes (for a new
-    version, what it was quoted for and whether the new text keeps it)."""
+    """A change's paper as it is shown: its title (and, for a new version, which; for new passages, their pages),
+    and its quotes (for a new version, what it was quoted for and whether the new text keeps it)."""
     if paper.get("kind") == "version":
         checked = [f"{c.get('state')}: {c.get('text')}" for c in paper.get("checked") or []]
         return f"{paper.get('title')} (version {paper.get('version')}, was {paper.get('was')})", checked
+    if paper.get("kind") == "passages":
+        pages = sorted({int(n) for n in paper.get("pages") or [] if isinstance(n, int)})
+        where = f" (full text, p. {', '.join(map(str, pages))})" if pages else " (full text)"
+        return f"{paper.get('title')}{where}", [str(q) for q in paper.get("quotes") or []][:2]
     return str(paper.get("title", "")), [str(q) for q in paper.get("quotes") or []][:2]
 
 
 def citing(found: list[dict]) -> dict:
     """What a question keeps of the papers that answered it (`cited`)."""
-    return {p["id"]: {"version": p.get("version"), "quotes": list(p.get("quotes") or [])[:2], "page": p.get("page")}
-            for p in found}  # fmt: skip
+    return {p["id"]: {"version": p.get("version"), "quotes": list(p.get("quotes") or [])[:2], "page": p.get("page"),
+                      "text": bool(p.get("text", True))} for p in found}  # fmt: skip
+
+
+def judgement_parts(judgement: dict | None) -> tuple[str, list[tuple[str, str | None]]] | None:
+    """A change's judgement (LLM mode) as it is shown: its relation, and its text cut at each cited number into
+    (words, None) and ("[n]", the id of the paper n named): the model's words are shown as text, never as markup,
+    and the only links are to the papers it was given."""
+    if not judgement or judgement.get("relation") not in RELATIONS:
+        return None
+    sources, parts, at = judgement.get("sources") or {}, [], 0
+    text = str(judgement.get("text", ""))
+    for match in re.finditer(r"\[(\d{1,2})\]", text):
+        parts += [(text[at : match.start()], None), (match.group(0), sources.get(match.group(1)))]
+        at = match.end()
+    parts.append((text[at:], None))
+    return judgement["relation"], [(words, pid) for words, pid in parts if words]
 
 
 class QuestionChange(SQLModel, table=True):
@@ -81,6 +105,8 @@ class QuestionChange(SQLModel, table=True):
     at: datetime = Field(default_factory=_now)
     papers: list = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))  # [{id, title, quotes}]
     read: bool = False
+    # LLM mode: {relation (RELATIONS), text (cited [n]), sources {n: paper id}}; None without a model
+    judgement: dict | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class Watches:
@@ -127,21 +153,30 @@ class Watches:
             session.commit()
         return True
 
-    def record(self, question: SavedQuestion, new: list[dict], revised: list[dict] = ()) -> QuestionChange | None:
-        """A run of `question`: its time, the papers now seen, and a change when `new` holds any or a cited paper
-        came in a new version (`revised`: each with `"kind": "version"`)."""
+    def record(self, question: SavedQuestion, new: list[dict], revised: list[dict] = (), judgement: dict | None = None,
+               read_text: list[str] = ()) -> QuestionChange | None:  # fmt: skip
+        """A run of `question`: its time, the papers now seen, and a change when `new` holds any (new papers, or
+        cited papers with new passages: `"kind": "passages"`) or a cited paper came in a new version (`revised`:
+        `"kind": "version"`). `read_text`: cited papers whose new full text was searched (not again)."""
         with Session(self.engine, expire_on_commit=False) as session:
             row = session.get(SavedQuestion, question.id)
             if row is None:  # deleted while it ran
                 return None
-            row.seen = [*row.seen, *(p["id"] for p in new if p["id"] not in row.seen)]
-            cited = {**row.cited, **citing(new)}
+            papers = [p for p in new if p.get("kind") != "passages"]
+            row.seen = [*row.seen, *(p["id"] for p in papers if p["id"] not in row.seen)]
+            cited = {**row.cited, **citing(papers)}
             for paper in revised:
                 cited[paper["id"]] = {**cited.get(paper["id"], {}), "version": paper["version"]}
+            for pid in read_text:
+                cited[pid] = {**cited.get(pid, {}), "text": True}
+            for paper in new:
+                if paper.get("kind") == "passages":
+                    cited[paper["id"]] |= {"quotes": paper["quotes"][:2], "page": paper.get("page")}
             row.cited, row.last_run_at = cited, _now()
             session.add(row)
             found = [*new, *revised]
-            change = QuestionChange(question_id=row.id, owner=row.owner, papers=found) if found else None
+            change = QuestionChange(question_id=row.id, owner=row.owner, papers=found,
+                                    judgement=judgement) if found else None  # fmt: skip
             if change is not None:
                 session.add(change)
             session.commit()
@@ -254,17 +289,24 @@ class DigestPost:
         query = urlencode({"u": row.owner, "n": row.nonce, "s": self.signature(row.owner, row.nonce)})
         return f"{self.base_url}/unsubscribe?{query}"
 
+    def address(self, paper_id: str) -> str:
+        where = f"/me/library/{paper_id.split(':', 1)[1]}" if paper_id.startswith("upload:") else f"/papers/{paper_id}"
+        return self.base_url + where
+
     def text(self, row: DigestSubscription, news: list[tuple[QuestionChange, SavedQuestion]]) -> tuple[str, str]:
         subject = f"ScholarLoom: {describe([p for c, _ in news for p in c.papers])} for your saved questions"
         lines = [subject, ""]
         for change, question in news:
             when = _aware(change.at).strftime("%Y-%m-%d %H:%M UTC")
             lines += [f"{describe(change.papers)} on \"{question.query}\" ({when})", ""]
+            if (said := judgement_parts(change.judgement)) is not None:  # each [n] with its paper's address
+                numbers = {words: pid for words, pid in said[1] if pid}
+                lines += [f"The new evidence {said[0]} the earlier answer: {''.join(w for w, _ in said[1])}"]
+                lines += [f"  {n} {self.address(pid)}" for n, pid in numbers.items()]
+                lines.append("")
             for paper in change.papers:
-                pid = str(paper.get("id", ""))
-                where = f"/me/library/{pid.split(':', 1)[1]}" if pid.startswith("upload:") else f"/papers/{pid}"
                 title, quotes = shown_lines(paper)
-                lines += [f"- {title}", f"  {self.base_url}{where}"]
+                lines += [f"- {title}", f"  {self.address(str(paper.get('id', '')))}"]
                 lines += [f"  > {quote}" for quote in quotes]
             lines.append("")
         lines += [f"Your saved questions: {self.base_url}/me/watching",

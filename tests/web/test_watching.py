@@ -6,6 +6,7 @@ can be run on demand and forgotten; the quota."""
 from __future__ import annotations
 
 from defusedxml import ElementTree
+from pydantic import SecretStr
 
 from auth.follows import Follows
 from jobs.queue import JobQueue, JobState
@@ -129,3 +130,79 @@ async def test_a_new_version_of_a_cited_paper_is_noted_and_its_quotes_checked_ag
     assert "(version 3, was 2)" in page and f"    > gone: {quote}" in page
     queue.submit("watches", {}, "schedule", key="watches")
     assert "0 with news" in _run(empty_instance, Replay())[0].note  # noted once
+
+
+# Written for this test (the on-demand paper has no recorded PDF): a page of full text that answers the question
+# better than the abstract does, so its passages clear the floor when it comes.
+PASSAGE = [
+    "4 Interactive previews during generation",
+    "While the video diffusion model is still denoising, DiffusionBrowser decodes a preview of the video at every",
+    "step, so the user sees the motion and layout early and can stop or steer the generation. The multi-branch",
+    "decoder renders these interactive previews in real time from the intermediate features of the model.",
+]
+
+
+def text_pdf(path, lines: list[str]) -> None:
+    """A one-page PDF whose text pypdf reads back: `lines` in Helvetica."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    font = DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+                             NameObject("/BaseFont"): NameObject("/Helvetica")})  # fmt: skip
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})  # fmt: skip
+    shown = " ".join("(" + line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ") '" for line in lines)
+    content = DecodedStreamObject()
+    content.set_data(f"BT /F1 10 Tf 14 TL 60 740 Td {shown} ET".encode("latin-1"))
+    page[NameObject("/Contents")] = writer._add_object(content)
+    with open(path, "wb") as out:
+        writer.write(out)
+
+
+async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it_does(empty_instance, scripted,
+                                                                                     tmp_path):  # fmt: skip
+    """LLM mode: the paper answered from its abstract; its full text comes (a `pdfs` job) with passages that answer
+    the question: a change, once, with the model's cited sentence (its first answer cites a text it was not given:
+    asked again); the sentence is shown as text, its numbers link to the papers it was given."""
+    from harness.llm_server import text
+
+    app = _app(empty_instance, llm="openai/scripted", llm_api_base=scripted.api_base,
+               llm_api_key=SecretStr("k"))
+    jo = client_for(app, "jo")
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4\nnot a PDF after all\n")
+    queue = JobQueue(empty_instance.catalog().engine)
+    queue.submit("paper", {"arxiv_id": ASKED}, "someone", key=f"paper:{ASKED}")
+    _run(empty_instance, recorded_routes(Replay(), ASKED, pdf=broken))  # its record, no full text
+    await jo.post("/me/watching", data={"q": QUESTION, "scope": "all"}, headers=SAME_SITE)
+    (question,) = Watches(empty_instance.catalog().engine).of("jo")
+    assert question.seen == [ASKED] and question.cited[ASKED]["text"] is False and question.cited[ASKED]["page"] is None
+
+    folder = tmp_path / "fulltext"
+    folder.mkdir()
+    text_pdf(folder / f"{ASKED}.pdf", PASSAGE)
+    scripted.enqueue(
+        text('{"relation": "extends", "text": "The full text adds live previews [7]."}'),  # no text 7: asked again
+        text('{"relation": "extends", "text": "Previews are decoded at every denoising step [2], beyond the '
+             'abstract\'s claim [1] <script>alert(1)</script>."}'),  # fmt: skip
+    )
+    queue.submit("pdfs", {"paths": [str(folder)]}, "admin", key="pdfs")
+    jobs = _run(empty_instance, Replay())
+    assert [j.kind for j in jobs[:2]] == ["watches", "pdfs"] and "1 with news" in jobs[0].note, jobs[0].note
+    asked = [m["content"] for m in scripted.requests[0]["messages"]]
+    assert "[1] (EARLIER) DiffusionBrowser" in asked[1] and "[2] (NEW) DiffusionBrowser" in asked[1]
+    assert "not usable: cite the texts" in scripted.requests[1]["messages"][-1]["content"].lower()
+
+    page = (await jo.get("/me/watching.md")).text
+    assert f"### 1 paper it cited with new passages on {QUESTION}" in page, page
+    assert "(full text, p. 1)" in page and "decodes a preview of the video at every step" in page
+    assert ("**The new evidence extends the earlier answer:** Previews are decoded at every denoising step "
+            f"[\\[2\\]](/papers/{ASKED}-diffusionbrowser") in page  # fmt: skip
+    html = (await jo.get("/me/watching")).text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert" not in html
+    assert f'<a href="/papers/{ASKED}-diffusionbrowser' in html.split('class="judgement"')[1].split("</p>")[0]
+
+    queue.submit("watches", {}, "schedule", key="watches")
+    assert "0 with news" in _run(empty_instance, Replay())[0].note  # its full text is looked at once
