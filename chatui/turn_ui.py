@@ -103,6 +103,11 @@ class ChainlitTurnUI:
         if self.actions is not None:
             self.actions.props |= {"mode": mode, "why": why}
 
+    def offer(self, action: cl.Action | None) -> None:
+        """A button of ours under the answer (none: nothing is added)."""
+        if action is not None and self.message is not None:
+            self.message.actions = [*self.message.actions, action]
+
     async def deliver(self, metadata: dict) -> None:
         """Send the answer (ending its stream) with what a resumed thread needs, in the step the data layer
         persists."""

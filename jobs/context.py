@@ -69,6 +69,9 @@ class JobContext:
     clients: Callable[[], AbstractContextManager[PoliteClient]] | None = None
     sealer: Any = None  # retrieval.library.zotero.Sealer: opens the Zotero keys users connected (the server's secret)
     post: Any = None  # retrieval.library.watches.DigestPost: mails saved-question digests (None: no SMTP server)
+    # The archive a job searches (saved questions are re-run through it): `serve`'s own, which embeds queries in
+    # this process and keeps their embeddings; a command's, from its settings. None: one made of the writer's stores.
+    searcher: Callable[[], Any] | None = None
     close: Callable[[], None] = lambda: None  # what ends the context's own encoder and client (`serve`'s worker)
 
     def fetcher(self) -> AbstractContextManager[PoliteClient]:

@@ -19,10 +19,11 @@ from ingest.pdfs import STAGE as FULL_TEXT
 from ingest.report import Summary
 from jobs.context import JobContext
 from retrieval.archive import Archive
-from retrieval.library.watches import RELATIONS, Digests, QuestionChange, SavedQuestion, Watches
+from retrieval.library.watches import MAX_QUERY, RELATIONS, Digests, QuestionChange, SavedQuestion, Watches
 from retrieval.vectors.index import Filters
 
 log = logging.getLogger(__name__)
+_CATEGORY_SCOPE = re.compile(r"^category:[A-Za-z][A-Za-z.-]{0,39}$")
 
 WATCHES_KIND = "watches"
 SHOWN = 10  # answers weighed per run
@@ -52,6 +53,16 @@ def answers(archive: Archive, question: SavedQuestion, library_ids) -> list[dict
     held = archive.catalog.ledger_hashes(FULL_TEXT, [h.paper.id for h in hits]) if hits else {}
     return [{"id": h.paper.id, "title": h.paper.title, "quotes": list(h.sentences), "page": h.page,
              "version": h.paper.version, "text": h.paper.id in held} for h in hits]  # fmt: skip
+
+
+def keep_question(archive: Archive, watches: Watches, library_ids, owner: str, query: str, scope: str) -> SavedQuestion:
+    """"Watch this" (on a search page or under a chat answer): the question saved with the papers that answer it now
+    (they are not news). ValueError says what is wrong: no question, a scope it cannot watch, or the quota."""
+    query = " ".join(query.split())[:MAX_QUERY]
+    if not query or scope not in ("all", "mine") and not _CATEGORY_SCOPE.match(scope):
+        raise ValueError("Give the question, and where to watch (the archive, a category, or your papers).")
+    now = answers(archive, SavedQuestion(owner=owner, query=query, scope=scope), library_ids)
+    return watches.save(owner, query, scope, now)
 
 
 QUOTE_CHARS = 300
@@ -155,8 +166,10 @@ def judge(archive: Archive, ask: Callable[[list[dict]], str], question: SavedQue
     if not news:
         return None
     before = [pid for pid in question.seen if question.cited.get(pid, {}).get("quotes")][:EARLIER]
-    titles = {pid: paper.title for pid, paper in archive.papers(before, question.owner).items()}
+    titles = {pid: paper.title for pid, paper in archive.papers(before, question.owner).items()} if before else {}
     earlier = [(pid, titles[pid], question.cited[pid]["quotes"]) for pid in before if pid in titles]
+    if not earlier:  # nothing answered it before: nothing to weigh the new evidence against
+        return None
     listed = [*earlier, *((p["id"], p["title"], p["quotes"]) for p in news)]
     lines = [f"Question: {question.query}", ""]
     for number, (_, title, quotes) in enumerate(listed, 1):
@@ -200,7 +213,7 @@ def rerun(archive: Archive, watches: Watches, question: SavedQuestion, library_i
 
 def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     """Every saved question, or one user's (`args`: owner), or one (owner and question), re-run."""
-    archive = Archive(ctx.writer.catalog, ctx.writer.index, ctx.writer.embedder)
+    archive = ctx.searcher() if ctx.searcher else Archive(ctx.writer.catalog, ctx.writer.index, ctx.writer.embedder)
     watches = Watches(ctx.writer.catalog.engine)
     if "question" in args:
         questions = [q for q in [watches.get(args.get("owner"), int(args["question"]))] if q is not None]

@@ -30,6 +30,7 @@ from chatui.intent import chat_intent
 from chatui.layer import HistoryLayer
 from chatui.sessions import still_signed_in
 from chatui.turn_ui import ChainlitTurnUI
+from chatui.watch import WATCH_ACTION, show_news, unread, watch, watch_offer
 from common.logs import REQUEST_ID, new_request_id
 from jobs.requests import missing_papers, references_not_held, request_paper, request_references
 from retrieval.scholarly.records import arxiv_ids_in
@@ -140,9 +141,11 @@ async def _chat(conversation: Conversation) -> Chat:
 
 @cl.on_chat_start
 async def on_chat_start() -> None:
-    conversation = await _scoped()
-    if text := await asyncio.to_thread(introduction, conversation, runtime().archive, _username()):
+    conversation, archive, user = await _scoped(), runtime().archive, _username()
+    text, news = await asyncio.to_thread(lambda: (introduction(conversation, archive, user), unread(archive, user)))
+    if text:
         await cl.Message(content=safe_markdown(text)).send()
+    await show_news(news)
 
 
 @cl.on_message
@@ -165,6 +168,7 @@ async def on_message(message: cl.Message) -> None:
     try:
         answer = await chat.ask(message.content, ui, held, usage)
         ui.label(answer.mode, answer.why)
+        ui.offer(watch_offer(message.content, answer, chat.conversation))
     except asyncio.CancelledError:  # the stop button
         stopped = True
         raise
@@ -224,6 +228,15 @@ async def fetch_references(action: cl.Action) -> None:
         daily=rt.settings.on_demand_daily,
     )  # fmt: skip
     await follow_references(asked, rt.jobs, rt.archive)
+
+
+@cl.action_callback(WATCH_ACTION)
+async def watch_question(action: cl.Action) -> None:
+    """The user's click on "Watch this" under an answer: the question saved for them."""
+    if not await still_signed_in(_live):
+        return
+    rt = runtime()
+    await watch(action, rt.archive, rt.uploads.library_ids, _username())
 
 
 for _name in CARD_ACTIONS:

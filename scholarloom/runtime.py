@@ -114,7 +114,8 @@ class Runtime:
         """What this server's jobs run with: the index it answers from; an encoder of their own, in a process of its
         own (`retrieval.vectors.encoder_process`: embedding holds the GIL the request threads need), behind a vector
         book (SCHOLARLOOM_VECTOR_BOOK: the demo's); one polite HTTP client for all jobs (the pauses between requests
-        hold across jobs)."""
+        hold across jobs); this server's archive for the searches of saved questions (its encoder process embeds
+        documents only)."""
         from ingest.demo import with_vector_book
 
         shared = self.settings.fetcher()
@@ -125,7 +126,8 @@ class Runtime:
             encoder.close()
 
         return self.settings.job_context(self.archive.index, with_vector_book(encoder, self.settings.vector_book),
-                                         clients=lambda: nullcontext(shared), close=close)  # fmt: skip
+                                         clients=lambda: nullcontext(shared), close=close,
+                                         searcher=lambda: self.archive)  # fmt: skip
 
     def sign_in(self, username: str, password: str, address: str) -> Account | None:
         account = sign_in(self.engine, self.throttle, username, password, address)

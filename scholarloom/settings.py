@@ -345,9 +345,9 @@ class Settings(BaseSettings):
                                self.embed_device)  # fmt: skip
         return EmbedderProcess(self.models_dir, self.embed_threads, nice, self.embed_precision, self.embed_device)
 
-    def job_context(self, index=None, embedder=None, clients=None, close=None) -> "JobContext":
+    def job_context(self, index=None, embedder=None, clients=None, close=None, searcher=None) -> "JobContext":
         """What a job runs with (`jobs.context`): by default this process's own index and encoder (a command);
-        `serve`'s worker gives its encoder process and its one polite client."""
+        `serve`'s worker gives its encoder process, its one polite client and the archive it answers from."""
         from ingest.writer import Writer
         from jobs.context import Backups, JobContext, Limits
 
@@ -357,6 +357,7 @@ class Settings(BaseSettings):
             writer, self.uploads(), self.sources,
             self.index_place(), limits, Backups(self.backup_folders(), self.without_secrets()), self.analyst(),
             clients=clients, close=close or (lambda: None), sealer=self.sealer(), post=self.digest_post(),
+            searcher=searcher or self.archive,
         )  # fmt: skip
 
     def digest_post(self, mailing: bool = True):

@@ -17,6 +17,7 @@ from harness.serve import Server, served
 from ingest.demo import DEMO_DIR, load_demo
 from ingest.writer import Writer
 from tests.chat_server import PASSWORD
+from tests.ingest import oai_fixtures as oai
 from tests.ingest.ondemand_fixtures import (
     ALSO_ASKED,
     ASKED,
@@ -25,6 +26,10 @@ from tests.ingest.ondemand_fixtures import (
     THIRD_ASKED,
     id_list_answer,
 )
+
+# Two real records not in the small archive, for the `update` job of the saved-questions browser test: a survey of
+# young stars in the Serpens cloud (what its question asks about) and a paper on graph decompositions (unrelated).
+UPDATE_BRINGS = ("0704.0009", "0704.0002")
 
 
 def small_archive(tmp_path: Path, make_instance, users: dict[str, str]) -> Path:
@@ -55,18 +60,23 @@ def new_user_on(data_dir: Path, user: str, password: str = PASSWORD) -> None:
 
 @contextmanager
 def recorded_sources() -> Iterator[dict[str, str]]:
-    """A local server answering as arXiv (it knows ASKED, ALSO_ASKED and THIRD_ASKED only), OpenAlex (knows nothing)
-    and arxiv.org/pdf (a stand-in PDF); yields the environment that points `scholarloom serve` at it."""
+    """A local server answering as arXiv (its API knows ASKED, ALSO_ASKED and THIRD_ASKED only; an OAI-PMH harvest,
+    the `update` job's, brings UPDATE_BRINGS), OpenAlex (knows nothing) and arxiv.org/pdf (a stand-in PDF); yields
+    the environment that points `scholarloom serve` at it."""
     from tests.replay import LocalServer
 
     known = (ASKED, ALSO_ASKED, THIRD_ASKED)
+    update = oai.list_records([oai.record(r) for r in oai.real_records(12) if r["id"] in UPDATE_BRINGS], None, 0,
+                              len(UPDATE_BRINGS))  # fmt: skip
     server = LocalServer({
+        "/oai": lambda _p: (200, update),
         "/api/query": lambda p: (200, id_list_answer(p.get("id_list") if p.get("id_list") in known else None)),
         "/works": lambda _p: (200, OPENALEX_NOTHING.read_bytes()),
         **{f"/pdf/{arxiv_id}": lambda _p: (200, STAND_IN_PDF.read_bytes()) for arxiv_id in known},
     })  # fmt: skip
     try:
         yield {"SCHOLARLOOM_SOURCES__ARXIV_API_URL": f"{server.base}/api/query",
+               "SCHOLARLOOM_SOURCES__ARXIV_OAI_URL": f"{server.base}/oai",
                "SCHOLARLOOM_SOURCES__OPENALEX_URL": server.base, "SCHOLARLOOM_SOURCES__ARXIV_PDF_URL":
                f"{server.base}/pdf", "SCHOLARLOOM_SOURCES__PRIVATE_HOSTS": json.dumps([server.host_port]),
                "SCHOLARLOOM_SOURCES__ARXIV_INTERVAL": "0"}  # fmt: skip

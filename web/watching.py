@@ -14,13 +14,11 @@ from datetime import timezone
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
-from jobs.watches import WATCHES_KIND, answers
+from jobs.watches import WATCHES_KIND, keep_question
 from retrieval.library.watches import (
-    MAX_QUERY,
     MAX_QUESTIONS,
     PERIODS,
     Digests,
-    SavedQuestion,
     Watches,
     describe,
     judgement_parts,
@@ -30,7 +28,6 @@ from web.addresses import paper_address
 from web.base import PageMeta, md_escape
 from web.http import WebDeps, not_found, page_headers, respond, same_origin
 
-_CATEGORY = re.compile(r"^[A-Za-z][A-Za-z.-]{0,39}$")
 _EMAIL = re.compile(r"^[^@\s<>,;]{1,64}@[A-Za-z0-9.-]{1,189}\.[A-Za-z]{2,}$")
 
 
@@ -100,7 +97,7 @@ class WatchingPage:
         if self.error:
             lines += [f"**Not saved:** {md_escape(self.error)}", ""]
         if not self.questions:
-            lines.append("No saved question yet: search, then \"Watch this\".")
+            lines.append("No saved question yet: search or ask in the chat, then \"Watch this\".")
         lines += [f"- {md_escape(q.query)} ({md_escape(q.scope)}): {q.answers} answers so far, last run {q.last_run}"
                   for q in self.questions]  # fmt: skip
         if self.mail:
@@ -180,15 +177,10 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         user, refused = form_user(request)
         if refused:
             return refused
-        query, category = " ".join(q.split())[:MAX_QUERY], category.strip()
         if scope == "category":
-            scope = f"category:{category}" if _CATEGORY.match(category) else ""
-        if not query or scope not in ("all", "mine") and not scope.startswith("category:"):
-            return page(request, user, 400, "Give the question, and where to watch (the archive, a category, or "
-                                            "your papers).")  # fmt: skip
-        now = answers(deps.archive, SavedQuestion(owner=user, query=query, scope=scope), deps.uploads.library_ids)
+            scope = f"category:{category.strip()}"
         try:
-            store().save(user, query, scope, now)
+            keep_question(deps.archive, store(), deps.uploads.library_ids, user, q, scope)
         except ValueError as exc:
             return page(request, user, 400, str(exc))
         return RedirectResponse("/me/watching", status_code=303)

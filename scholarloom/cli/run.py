@@ -32,6 +32,7 @@ def execute(kind: str, arguments: dict, detach: bool = False) -> None:
     from jobs.context import JobIncomplete
     from jobs.kinds import KINDS
     from jobs.queue import JobQueue
+    from jobs.watches import FOLLOW_UPS
     from retrieval.vectors.index import IndexUnavailable
 
     info = KINDS[kind]
@@ -45,11 +46,17 @@ def execute(kind: str, arguments: dict, detach: bool = False) -> None:
             _hand_off(settings, queue, kind, arguments, detach)
             return
         summary, note, error = Summary(), None, None
+        context = settings.job_context(index)
         with progress() as bars:
             try:
-                note = info.run(settings.job_context(index), arguments, summary, bars)
+                note = info.run(context, arguments, summary, bars)
             except JobIncomplete as exc:
                 error = str(exc)
+            # What `serve` queues after such a job (`jobs.watches.FOLLOW_UPS`), run here: the saved questions.
+            follow_up, owner_only = FOLLOW_UPS.get(kind, (None, True))
+            if follow_up and not owner_only and not error:
+                followed = KINDS[follow_up].run(context, {}, Summary(), bars)
+                note = f"{note}\n{followed}" if note else followed
         _finish(settings, info, summary, note, error)
 
 

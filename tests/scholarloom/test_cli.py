@@ -71,6 +71,7 @@ def test_ingest_demo_with_a_missing_folder_says_so(data_dir, tmp_path):
 
 def test_ingest_update_runs_every_step_and_remembers_where_it_stopped(data_dir, monkeypatch, scripted):
     from ingest.demo import DEMO_DIR
+    from retrieval.library.watches import Watches
     from tests.ingest import oai_fixtures as oai
     from tests.replay import LocalServer
 
@@ -89,8 +90,12 @@ def test_ingest_update_runs_every_step_and_remembers_where_it_stopped(data_dir, 
         answer = {"summary": "A paper about something measurable and precise.", "topics": ["physics"],
                   "paper_type": "theoretical", "research_field": "Physics"}  # fmt: skip
         scripted.enqueue(*[{"content": json.dumps(answer)}] * 3)
+        watched = Settings(data_dir=data_dir)  # a saved question, run after the update here as `serve` would
+        Watches(watched.catalog().engine).save("jo", "prompt diphoton production at the Tevatron", "all", [])
+        watched.close()
         first = runner.invoke(app, ["ingest", "update", "--set", "physics", "--days", "400000"])
         assert first.exit_code == 0, first.output
+        assert "1 saved question run, 1 with news" in first.output, first.output
         assert "added 3" in first.output and "indexed 3" in first.output and "analysed 3" in first.output
         assert "not found 3" in first.output  # OpenAlex was asked and knew none of them
         assert server.seen[0] == ("/oai", server.seen[0][1]) and server.seen[0][1]["set"] == "physics"
