@@ -103,9 +103,11 @@ def _windows(settings: Settings, papers, cache: Path) -> list[list[np.ndarray]]:
 DIM = 384
 
 
-def _synthetic(papers, texts, vectors, size: int, embedder, windows=None, seed: int = 7):
+def _synthetic(papers, texts, vectors, size: int, embedder, windows=None, seed: int = 7, rows=None, first: int = 0,
+               prefix: str = "syn"):  # fmt: skip
     """The synthetic points, a thousand papers' at a time (streamed: a million points never sit in memory at once);
-    with `windows`, each paper's windows too."""
+    with `windows`, each paper's windows too. `rows` (a list): each synthetic paper's catalog fields are added to it
+    (`bench.watches` writes them to a catalog); `first` and `prefix` make the ids (`syn000000` onwards)."""
     rng = random.Random(seed)
     np_rng = np.random.default_rng(seed)
     sentences = [split_sentences(t) for t in texts]
@@ -125,21 +127,28 @@ def _synthetic(papers, texts, vectors, size: int, embedder, windows=None, seed: 
                 researcher_ids=[int(x) for x in np_rng.zipf(1.6, size=3) % 20_000],
                 institution_ids=[int(np_rng.integers(0, 2_000))],
             )
-            points.append(IndexPoint(f"syn{i:06d}", "abstract", 0, Embedded(dense, s), **fields))
+            points.append(IndexPoint(f"{prefix}{i:06d}", "abstract", 0, Embedded(dense, s), **fields))
+            if rows is not None:
+                rows.append({"id": f"{prefix}{i:06d}", "title": papers[a].title, "abstract": text_of[i],
+                             "categories": fields["categories"], "published": fields["published"]})  # fmt: skip
             for number, window in enumerate(windows[a] if windows else [], start=1):
                 mixed = mix * window + (1 - mix) * vectors[b]
                 mixed = (mixed / np.linalg.norm(mixed)).astype(np.float32)
-                points.append(IndexPoint(f"syn{i:06d}", "window", number, Embedded(mixed, NO_KEYWORDS), **fields))
+                points.append(IndexPoint(f"{prefix}{i:06d}", "window", number, Embedded(mixed, NO_KEYWORDS),
+                                         **fields))  # fmt: skip
         batch_texts.clear()
         batch_meta.clear()
+        text_of.clear()
         chunk = points[:]
         points.clear()
         return chunk
 
-    for i in range(size):
+    text_of: dict[int, str] = {}
+    for i in range(first, first + size):
         a, b = rng.randrange(len(texts)), rng.randrange(len(texts))
-        first, second = sentences[a], sentences[b]
-        text = " ".join(first[: max(1, len(first) // 2)] + second[len(second) // 2 :])
+        head, tail = sentences[a], sentences[b]
+        text = " ".join(head[: max(1, len(head) // 2)] + tail[len(tail) // 2 :])
+        text_of[i] = text
         batch_texts.append(text)
         batch_meta.append((i, a, b, rng.uniform(0.5, 0.8)))
         if len(batch_texts) == 1000:

@@ -1,17 +1,26 @@
 """What re-running saved questions costs (issue 42): the `watches` job's work, one search within each question's
-scope and one row written, timed for N questions on an archive.
+scope and one row written, timed for N questions, after updates of M papers, on archives of different sizes.
 
     .venv/bin/python -m bench.watches --data-dir /tmp/j42 --questions 10 50 90
+    .venv/bin/python -m bench.watches --data-dir /tmp/j42 --work /tmp/w42 --grow 100000 --questions 90 \
+        --updates 10 100 1000
 
 The questions are the judged set's (`tests/fixtures/judged_questions.jsonl`: topics, facts, people, absent
-subjects), saved for a bench user and removed after. A run does not read what the update brought (no scan of new
-papers): its cost is N searches, whatever M papers came, and each search costs what the index's search costs at
-that size (BENCHMARKS.md: search at 10k, 100k and a million points). Prints ms per question and the total.
+subjects), saved for a bench user and removed after. Each is run once when saved (the first run embeds it: a
+serving process keeps the embeddings) and then after each update. A run does not read what the update brought (no
+scan of the new papers): its cost is N searches, each costing what the index's search costs at that size.
+
+`--grow` first copies the data directory to `--work` and adds that many SYNTHETIC papers to the copy's catalog and
+index, made as `bench.search_latency` makes its scale corpus from the real demo abstracts (each joins half of one
+real abstract to half of another; BM25 from that text, the dense vector the mixture of the two real abstracts'
+vectors; abstract points only, no sentence windows). `--updates` adds M more such papers (another seed) before a
+run, as an update job would (catalog rows, index points, the graph built); the update's own time is printed apart.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -19,46 +28,91 @@ from pathlib import Path
 from sqlmodel import Session
 
 from bench.precision import load
+from bench.search_latency import _base, _synthetic
 from jobs.watches import rerun
 from retrieval.library.watches import SavedQuestion, Watches
+from retrieval.scholarly.models import Paper
 from scholarloom.settings import Settings
 
 USER = "bench-watches"
+
+
+def add_papers(settings: Settings, count: int, seed: int, prefix: str, cache: Path) -> float:
+    """`count` synthetic papers written to the catalog and the index, the index's graph built: seconds taken."""
+    started = time.perf_counter()
+    papers, texts, vectors, _ = _base(settings, cache)
+    index, table = settings.index(), Paper.__table__
+    rows: list[dict] = []
+    for points in _synthetic(papers, texts, vectors, count, settings.embedder(), seed=seed, rows=rows,
+                             prefix=prefix):  # fmt: skip
+        for chunk in range(0, len(points), 500):
+            index.upsert(points[chunk : chunk + 500])
+        with settings.catalog().engine.begin() as connection:
+            connection.execute(table.insert(), [row | {
+                "primary_category": row["categories"][0] if row["categories"] else None,
+                "year": row["published"].year, "topics": [], "sources": ["bench"], "analysed": False,
+                "all_authors_matched": False} for row in rows])  # fmt: skip
+        rows.clear()
+    index.optimize()
+    return time.perf_counter() - started
+
+
+def run_all(archive, watches: Watches, library_ids) -> tuple[float, list[float], int]:
+    """Every bench question run once: (total seconds, each one's seconds, how many had news)."""
+    times, news = [], 0
+    start = time.perf_counter()
+    for question in watches.of(USER):
+        one = time.perf_counter()
+        news += rerun(archive, watches, question, library_ids) is not None
+        times.append(time.perf_counter() - one)
+    return time.perf_counter() - start, times, news
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--questions", type=int, nargs="+", default=[10, 50, 90])
+    parser.add_argument("--work", type=Path, help="where --grow copies the data directory to (replaced)")
+    parser.add_argument("--grow", type=int, default=0, help="synthetic papers added to the copy first")
+    parser.add_argument("--updates", type=int, nargs="*", default=[0], help="papers each update brings before a run")
     args = parser.parse_args()
-    settings = Settings(data_dir=args.data_dir)
+    data_dir = args.data_dir
+    if args.grow or any(args.updates):  # papers are added: to a copy, never to the data directory itself
+        if args.work is None:
+            parser.error("--grow and --updates need --work (the data directory is copied there first)")
+        shutil.rmtree(args.work, ignore_errors=True)
+        shutil.copytree(args.data_dir, args.work)
+        data_dir = args.work
+    settings = Settings(data_dir=data_dir)
+    cache = (args.work or Path("/tmp")) / "watches-base-dense.npy"
+    if args.grow:
+        print(f"grew the copy by {args.grow:,} synthetic papers in "
+              f"{add_papers(settings, args.grow, 7, 'syn', cache):.0f} s")  # fmt: skip
     archive, uploads = settings.archive(), settings.uploads()
     watches = Watches(archive.catalog.engine)
     queries = [q.question for q in load()]
-    print(f"{archive.counts().get('papers', '?')} papers in the archive\n")
-    print("| questions | run | total | per question: median / p95 | with news |")
-    print("| --- | --- | --- | --- | --- |")
+    print(f"{archive.counts().get('papers', 0):,} papers in the archive, {archive.index.count():,} index points\n")
+    print("| questions | run | update brought | update took | run total | per question: median / p95 | with news |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     try:
         archive.search("warm the models up", limit=5)
+        added = 0
         for count in args.questions:
             rows = [SavedQuestion(owner=USER, query=queries[n % len(queries)], scope="all") for n in range(count)]
             with Session(watches.engine, expire_on_commit=False) as session:  # as `Watches.save`, past its quota
                 session.add_all(rows)
                 session.commit()
-            # The first run embeds each question (a serving process keeps the embeddings: the next runs, after the
-            # next updates, find them) and finds every answer new; the next finds nothing new.
-            for name in ("first", "next"):
-                times, news = [], 0
-                start = time.perf_counter()
-                for question in watches.of(USER):
-                    one = time.perf_counter()
-                    news += rerun(archive, watches, question, uploads.library_ids) is not None
-                    times.append(time.perf_counter() - one)
-                total = time.perf_counter() - start
+            for number, update in enumerate(["-", *args.updates]):
+                took = "-"
+                if update not in ("-", 0):
+                    added += 1
+                    took = f"{add_papers(settings, update, 100 + added, f'up{added:03d}-', cache):.1f} s"
+                total, times, news = run_all(archive, watches, uploads.library_ids)
                 ordered = sorted(times)
                 p95 = ordered[max(0, round(0.95 * len(ordered)) - 1)]
-                print(f"| {count} | {name} | {total:.2f} s | {statistics.median(times) * 1000:.1f} / "
-                      f"{p95 * 1000:.1f} ms | {news} |")
+                name = "first (embeds)" if number == 0 else "after an update"
+                print(f"| {count} | {name} | {update} | {took} | {total:.2f} s | "
+                      f"{statistics.median(times) * 1000:.1f} / {p95 * 1000:.1f} ms | {news} |")
             for question in rows:
                 watches.forget(USER, question.id)
     finally:

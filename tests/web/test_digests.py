@@ -87,3 +87,21 @@ async def test_a_digest_is_mailed_with_the_news_and_its_link_unsubscribes_once(e
     assert Digests(empty_instance.catalog().engine).of("jo") is None
     again = await reader.post("/" + path)
     assert again.status_code == 410 and "used already" in again.text
+
+
+def test_a_digest_carries_the_models_sentence_with_each_number_s_paper():
+    """LLM mode: the change's cited sentence, each [n] followed by the address of the paper it names."""
+    from retrieval.library.watches import DigestPost, DigestSubscription, QuestionChange, SavedQuestion
+
+    post = DigestPost(None, "https://papers.example.org/", "a secret long enough to sign with")
+    row = DigestSubscription(id=1, owner="jo", email="jo@example.org", nonce="n" * 32)
+    question = SavedQuestion(id=3, owner="jo", query="video diffusion previews")
+    said = {"relation": "extends", "text": "Previews come at every step [2], beyond [1].",
+            "sources": {"2": ASKED, "1": "2006.12719"}}  # fmt: skip
+    paper = {"id": ASKED, "title": "DiffusionBrowser", "quotes": ["Previews at every step."]}
+    change = QuestionChange(question_id=3, owner="jo", papers=[paper], judgement=said)
+    subject, body = post.text(row, [(change, question)])
+    assert subject == "ScholarLoom: 1 new paper for your saved questions"
+    assert "The new evidence extends the earlier answer: Previews come at every step [2], beyond [1]." in body
+    site = "https://papers.example.org/papers"
+    assert f"  [2] {site}/{ASKED}\n  [1] {site}/2006.12719" in body
