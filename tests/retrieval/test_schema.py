@@ -149,3 +149,25 @@ def test_tables_made_from_todays_models_without_a_revision_are_adopted(tmp_path)
     assert migrate(engine).current is None and revision(engine).at_head
     assert differences(engine, MODELS) == []
     engine.dispose()
+
+
+def test_a_database_made_by_the_early_0012_is_repaired_by_0013(tmp_path):
+    """Two commits of session 35 carried a 0012 without `saved_questions.cited` and the digests' table: a database
+    they made is at 0012 and lacks both; 0013 makes them, and keeps the saved questions."""
+    path = release_database(tmp_path / "early.db")
+    engine = make_engine(f"sqlite:///{path}")
+    migrate(engine)
+    engine.dispose()
+    with closing(sqlite3.connect(path)) as connection:
+        for change in ("ALTER TABLE question_changes DROP COLUMN judgement", "ALTER TABLE saved_questions DROP "
+                       "COLUMN cited", "DROP TABLE digest_subscriptions", "UPDATE alembic_version SET "
+                       "version_num = '0012'", "INSERT INTO saved_questions (owner, query, scope, seen, created_at) "
+                       "VALUES ('jo', 'a question', 'all', '[]', '2026-12-05 10:00:00')"):  # fmt: skip
+            connection.execute(change)
+        connection.commit()
+    engine = make_engine(f"sqlite:///{path}")
+    assert migrate(engine).current == "0012"
+    assert differences(engine, MODELS) == []
+    engine.dispose()
+    (question,) = rows(path)["saved_questions"]
+    assert dict(question)["query"] == "a question" and dict(question)["cited"] == "{}"

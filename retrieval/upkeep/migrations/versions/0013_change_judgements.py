@@ -1,10 +1,14 @@
 """A saved question's change keeps, in LLM mode, what the model said the new evidence does to the earlier answer
-(`question_changes.judgement`: `retrieval/library/watches.py`).
+(`question_changes.judgement`: `retrieval/library/watches.py`). Also repairs a database made by an early copy of
+0012 (two commits of session 35 carried one): without `saved_questions.cited` and the digests' table.
 
 Revision ID: 0013
 Revises: 0012
 Created: 2026-12-05
 """
+
+import importlib.util
+from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import op
@@ -15,8 +19,22 @@ branch_labels = None
 depends_on = None
 
 
+def _columns(table: str) -> set[str]:
+    return {c["name"] for c in sa.inspect(op.get_bind()).get_columns(table)}
+
+
+def _revision_0012():
+    spec = importlib.util.spec_from_file_location("revision_0012", Path(__file__).with_name("0012_saved_questions.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def upgrade() -> None:
-    if "judgement" not in {c["name"] for c in sa.inspect(op.get_bind()).get_columns("question_changes")}:
+    _revision_0012().upgrade()  # it makes the tables and indexes it finds missing
+    if "cited" not in _columns("saved_questions"):
+        op.add_column("saved_questions", sa.Column("cited", sa.JSON(), nullable=False, server_default="{}"))
+    if "judgement" not in _columns("question_changes"):
         op.add_column("question_changes", sa.Column("judgement", sa.JSON(), nullable=True))
 
 
