@@ -37,10 +37,11 @@ from scholarloom.settings import Settings
 USER = "bench-watches"
 
 
-def add_papers(settings: Settings, count: int, seed: int, prefix: str, cache: Path) -> float:
-    """`count` synthetic papers written to the catalog and the index, the index's graph built: seconds taken."""
+def add_papers(settings: Settings, base, count: int, seed: int, prefix: str) -> float:
+    """`count` synthetic papers made from `base` (the real papers, `bench.search_latency._base`) written to the
+    catalog and the index, the index's graph built: seconds taken."""
     started = time.perf_counter()
-    papers, texts, vectors, _ = _base(settings, cache)
+    papers, texts, vectors, _ = base
     index, table = settings.index(), Paper.__table__
     rows: list[dict] = []
     for points in _synthetic(papers, texts, vectors, count, settings.embedder(), seed=seed, rows=rows,
@@ -84,10 +85,10 @@ def main() -> None:
         shutil.copytree(args.data_dir, args.work)
         data_dir = args.work
     settings = Settings(data_dir=data_dir)
-    cache = (args.work or Path("/tmp")) / "watches-base-dense.npy"
+    base = _base(settings, (args.work or Path("/tmp")) / "watches-base-dense.npy") if args.work else None
     if args.grow:
         print(f"grew the copy by {args.grow:,} synthetic papers in "
-              f"{add_papers(settings, args.grow, 7, 'syn', cache):.0f} s")  # fmt: skip
+              f"{add_papers(settings, base, args.grow, 7, 'syn'):.0f} s")  # fmt: skip
     archive, uploads = settings.archive(), settings.uploads()
     watches = Watches(archive.catalog.engine)
     queries = [q.question for q in load()]
@@ -106,7 +107,7 @@ def main() -> None:
                 took = "-"
                 if update not in ("-", 0):
                     added += 1
-                    took = f"{add_papers(settings, update, 100 + added, f'up{added:03d}-', cache):.1f} s"
+                    took = f"{add_papers(settings, base, update, 100 + added, f'up{added:03d}-'):.1f} s"
                 total, times, news = run_all(archive, watches, uploads.library_ids)
                 ordered = sorted(times)
                 p95 = ordered[max(0, round(0.95 * len(ordered)) - 1)]

@@ -100,6 +100,7 @@ def _same(text: str) -> str:
 def check_quote(archive: Archive, paper, quote: str, page: int | None) -> str:
     """Whether what a paper was quoted for is still in its new version: "kept", "moved to p. N" or "gone" (an
     abstract sentence is looked for in the new abstract, a passage among the paper's passages)."""
+    quote = quote.removesuffix(" …")  # a passage's quote is cut there (`_quote`)
     if page is None:
         return "kept" if _same(quote) in _same(paper.abstract) else "gone"
     for hit in archive.passages(quote, Filters(paper_ids=(paper.id,)), limit=5).hits:

@@ -166,7 +166,11 @@ async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it
     """LLM mode: the paper answered from its abstract; its full text comes (a `pdfs` job) with passages that answer
     the question: a change, once, with the model's cited sentence (its first answer cites a text it was not given:
     asked again); the sentence is shown as text, its numbers link to the papers it was given."""
+    from sqlmodel import Session
+
     from harness.llm_server import text
+    from retrieval.scholarly.models import Paper
+    from web.base import md_escape
 
     app = _app(empty_instance, llm="openai/scripted", llm_api_base=scripted.api_base,
                llm_api_key=SecretStr("k"))
@@ -206,3 +210,14 @@ async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it
 
     queue.submit("watches", {}, "schedule", key="watches")
     assert "0 with news" in _run(empty_instance, Replay())[0].note  # its full text is looked at once
+
+    # A new version with the same text: the passage it was quoted for (cut short in the quote) is still there.
+    quote = Watches(empty_instance.catalog().engine).of("jo")[0].cited[ASKED]["quotes"][0]
+    with Session(empty_instance.catalog().engine) as session:
+        paper = session.get(Paper, ASKED)
+        paper.version = (paper.version or 1) + 1
+        session.add(paper)
+        session.commit()
+    queue.submit("watches", {}, "schedule", key="watches")
+    assert "1 with news" in _run(empty_instance, Replay())[0].note
+    assert f"    > kept: {md_escape(quote)}" in (await jo.get("/me/watching.md")).text
