@@ -14,12 +14,14 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime, timezone
 
 from ingest.pdfs import STAGE as FULL_TEXT
 from ingest.report import Summary
 from jobs.context import JobContext
 from retrieval.archive import Archive
 from retrieval.library.watches import MAX_QUERY, RELATIONS, Digests, QuestionChange, SavedQuestion, Watches
+from retrieval.search.relevance import Floor
 from retrieval.vectors.index import Filters
 
 log = logging.getLogger(__name__)
@@ -27,6 +29,7 @@ _CATEGORY_SCOPE = re.compile(r"^category:[A-Za-z][A-Za-z.-]{0,39}$")
 
 WATCHES_KIND = "watches"
 SHOWN = 10  # answers weighed per run
+FLOOR = Floor()  # the relevance floor the archive's search applies (its gap weighs a run among new papers)
 # The kinds of job that bring papers or passages: each, done, queues one `watches` run (shared while it waits): of
 # every saved question for public papers, of the asker's own for what only they can see (their PDFs, their Zotero).
 BRINGS_PAPERS = ("demo", "pdfs", "arxiv", "update", "snapshot", "paper", "references")
@@ -45,14 +48,22 @@ def scope_filters(question: SavedQuestion, library_ids) -> Filters:
     return filters
 
 
-def answers(archive: Archive, question: SavedQuestion, library_ids) -> list[dict]:
+def answers(archive: Archive, question: SavedQuestion, library_ids,
+            among: list[str] | None = None) -> tuple[list[dict], float | None]:  # fmt: skip
     """The papers that answer the question now (clearing the floor), best first, with the sentences that matched and
-    whether their full text is here (`text`: when it comes later, its passages are looked at once, `passages`)."""
-    result = archive.search(question.query, scope_filters(question, library_ids), limit=SHOWN, sentences=2)
-    hits = [h for h in result.hits if h.clears]
+    whether their full text is here (`text`: when it comes later, its passages are looked at once, `passages`); and
+    the search's best dense cosine. `among`: only these papers are searched (those that came since the last run),
+    each weighed against the best the question has had too (`SavedQuestion.best`), as the floor weighs a list."""
+    filters = scope_filters(question, library_ids)
+    if among is not None:
+        filters = replace(filters, paper_ids=tuple(among))
+    result = archive.search(question.query, filters, limit=SHOWN, sentences=2)
+    best = max((h.dense for h in result.hits if h.dense is not None), default=None)
+    low = None if among is None or best is None else max(b for b in (question.best, best) if b is not None) - FLOOR.gap
+    hits = [h for h in result.hits if h.clears and (low is None or (h.dense or 0.0) >= low)]
     held = archive.catalog.ledger_hashes(FULL_TEXT, [h.paper.id for h in hits]) if hits else {}
     return [{"id": h.paper.id, "title": h.paper.title, "quotes": list(h.sentences), "page": h.page,
-             "version": h.paper.version, "text": h.paper.id in held} for h in hits]  # fmt: skip
+             "version": h.paper.version, "text": h.paper.id in held} for h in hits], best  # fmt: skip
 
 
 def keep_question(archive: Archive, watches: Watches, library_ids, owner: str, query: str, scope: str) -> SavedQuestion:
@@ -61,8 +72,8 @@ def keep_question(archive: Archive, watches: Watches, library_ids, owner: str, q
     query = " ".join(query.split())[:MAX_QUERY]
     if not query or scope not in ("all", "mine") and not _CATEGORY_SCOPE.match(scope):
         raise ValueError("Give the question, and where to watch (the archive, a category, or your papers).")
-    now = answers(archive, SavedQuestion(owner=owner, query=query, scope=scope), library_ids)
-    return watches.save(owner, query, scope, now)
+    now, best = answers(archive, SavedQuestion(owner=owner, query=query, scope=scope), library_ids)
+    return watches.save(owner, query, scope, now, best)
 
 
 QUOTE_CHARS = 300
@@ -198,18 +209,37 @@ def judge(archive: Archive, ask: Callable[[list[dict]], str], question: SavedQue
 Judge = Callable[[SavedQuestion, list[dict]], "dict | None"]
 
 
-def rerun(archive: Archive, watches: Watches, question: SavedQuestion, library_ids,
-          judged: Judge | None = None) -> QuestionChange | None:  # fmt: skip
+def rerun(archive: Archive, watches: Watches, question: SavedQuestion, library_ids, judged: Judge | None = None,
+          among: list[str] | None = None, ran_at: datetime | None = None) -> QuestionChange | None:  # fmt: skip
     """One run of a question: a change when papers that were not answers before are now, when the full text of one
     that was has come with passages that answer it, or when one came in a new version. `judged` (LLM mode): what
-    the model says the new evidence does to the earlier answer."""
+    the model says the new evidence does to the earlier answer. `among`: the papers indexed since its last run, the
+    only ones searched (none: no search); None: its whole scope is searched."""
     seen = set(question.seen)
-    new = [p for p in answers(archive, question, library_ids) if p["id"] not in seen]
+    found, best = answers(archive, question, library_ids, among) if among is None or among else ([], None)
+    new = [p for p in found if p["id"] not in seen]
     texts = passages(archive, question)
     found = [*new, *(p for p in texts if p["kind"] == "passages")]
     judgement = judged(question, found) if judged is not None and found else None
-    return watches.record(question, found, revisions(archive, question), judgement,
-                          [p["id"] for p in texts])  # fmt: skip
+    return watches.record(question, found, revisions(archive, question), judgement, [p["id"] for p in texts],
+                          best if among is None else None, ran_at)  # fmt: skip
+
+
+# A run after a job that brought papers searches only those indexed (or given full text) since each question's last
+# run, when they are this many at most: its cost is then that of the update, not of the archive.
+ARRIVED = ("index", FULL_TEXT)
+WHOLE_SCOPE_PAST = 2_000
+
+
+def since_last_run(question: SavedQuestion, arrived: dict[str, datetime] | None) -> list[str] | None:
+    """The papers a question's run searches: those that came since its last run (`arrived`: the ledger's, read once
+    for every question), or None (its whole scope) when it has never run on the whole of it, watches the user's own
+    papers (their uploads are not in the ledger; a library is small), or too many came."""
+    if arrived is None or question.last_run_at is None or question.best is None or question.scope == "mine":
+        return None
+    last = question.last_run_at if question.last_run_at.tzinfo else question.last_run_at.replace(tzinfo=timezone.utc)
+    came = [pid for pid, at in arrived.items() if at > last]
+    return came if len(came) <= WHOLE_SCOPE_PAST else None
 
 
 def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
@@ -225,13 +255,21 @@ def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     analyst = ctx.analyst
     judged = (lambda question, found: judge(archive, analyst.ask, question, found, analyst.unavailable)) \
         if analyst is not None else None  # fmt: skip
+    # After a job that brought papers (no owner, no question): each question looks at what came since its last run.
+    began, arrived = datetime.now(timezone.utc), None
+    times = [q.last_run_at for q in questions if q.last_run_at is not None]
+    if not args and times:
+        arrived = archive.catalog.ledger_since(ARRIVED, min(times))
     task = progress.add_task("saved questions", total=len(questions))
-    changed = 0
+    changed = whole = 0
     for question in questions:
-        if rerun(archive, watches, question, ctx.uploads.library_ids, judged) is not None:
+        among = since_last_run(question, arrived)
+        whole += among is None
+        if rerun(archive, watches, question, ctx.uploads.library_ids, judged, among, began) is not None:
             changed += 1
         progress.advance(task)
     summary.add("questions run", len(questions))
+    summary.add("searched whole", whole)
     summary.add("with news", changed)
     note = f"{len(questions)} saved question{'s' if len(questions) != 1 else ''} run, {changed} with news"
     if ctx.post is not None:  # the e-mail digests that are due (each at most once a day or a week)

@@ -48,6 +48,9 @@ class SavedQuestion(SQLModel, table=True):
     cited: dict = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=_now)
     last_run_at: datetime | None = None
+    # The best dense cosine a search of the whole scope gave it: a run that searches only the papers that came since
+    # weighs them against it, as the relevance floor weighs a list against its best paper
+    best: float | None = None
 
 
 def describe(papers: list[dict]) -> str:
@@ -113,7 +116,7 @@ class Watches:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def save(self, owner: str, query: str, scope: str, found: list[dict]) -> SavedQuestion:
+    def save(self, owner: str, query: str, scope: str, found: list[dict], best: float | None = None) -> SavedQuestion:
         """A new saved question, with the papers that answer it now (`jobs.watches.answers`: they are not news).
         ValueError past the quota."""
         with Session(self.engine, expire_on_commit=False) as session:
@@ -122,7 +125,7 @@ class Watches:
             if held >= MAX_QUESTIONS:
                 raise ValueError(f"You keep {held} questions, the most one account may: delete one first.")
             row = SavedQuestion(owner=owner, query=query[:MAX_QUERY], scope=scope, seen=[p["id"] for p in found],
-                                cited=citing(found), last_run_at=_now())  # fmt: skip
+                                cited=citing(found), last_run_at=_now(), best=best)  # fmt: skip
             session.add(row)
             session.commit()
             return row
@@ -154,10 +157,13 @@ class Watches:
         return True
 
     def record(self, question: SavedQuestion, new: list[dict], revised: list[dict] = (), judgement: dict | None = None,
-               read_text: list[str] = ()) -> QuestionChange | None:  # fmt: skip
+               read_text: list[str] = (), best: float | None = None,
+               ran_at: datetime | None = None) -> QuestionChange | None:  # fmt: skip
         """A run of `question`: its time, the papers now seen, and a change when `new` holds any (new papers, or
         cited papers with new passages: `"kind": "passages"`) or a cited paper came in a new version (`revised`:
-        `"kind": "version"`). `read_text`: cited papers whose new full text was searched (not again)."""
+        `"kind": "version"`). `read_text`: cited papers whose new full text was searched (not again); `best`: the
+        run's best dense cosine (the question keeps the highest); `ran_at`: when the run began (what came after it is
+        looked at by the next run)."""
         with Session(self.engine, expire_on_commit=False) as session:
             row = session.get(SavedQuestion, question.id)
             if row is None:  # deleted while it ran
@@ -172,7 +178,8 @@ class Watches:
             for paper in new:
                 if paper.get("kind") == "passages":
                     cited[paper["id"]] |= {"quotes": paper["quotes"][:2], "page": paper.get("page")}
-            row.cited, row.last_run_at = cited, _now()
+            row.cited, row.last_run_at = cited, ran_at or _now()
+            row.best = max((b for b in (row.best, best) if b is not None), default=None)
             session.add(row)
             found = [*new, *revised]
             change = QuestionChange(question_id=row.id, owner=row.owner, papers=found,

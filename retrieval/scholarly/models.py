@@ -290,6 +290,10 @@ class LedgerEntry(SQLModel, table=True):
     at: datetime = Field(default_factory=utcnow)
 
 
+# What was indexed since a moment (`Catalog.ledger_since`: the saved questions' runs look at those papers only).
+Index("ix_ingest_ledger_stage_at", LedgerEntry.stage, LedgerEntry.at)
+
+
 class HarvestCursor(SQLModel, table=True):
     """Where a paged harvest stands (an offset, a resumption token, a cursor, a last datestamp), committed
     together with the records of the page it follows, so an interrupted run resumes at the right page."""

@@ -45,6 +45,7 @@ async def test_a_saved_question_hears_of_a_matching_paper_and_not_of_an_unrelate
     jobs = _run(empty_instance, replay)
     assert [j.kind for j in jobs[:2]] == ["watches", "paper"] and jobs[0].state == JobState.DONE, jobs[0].error
     assert "1 saved question run, 1 with news" in jobs[0].note
+    assert jobs[0].counts["searched whole"] == 1  # nothing had answered it: its first run searches its whole scope
     assert 'Saved questions <span class="badge">1 new</span>' in (await jo.get("/papers")).text  # every page's badge
     assert "badge" not in (await kim.get("/papers")).text
     page = (await jo.get("/me/watching.md")).text
@@ -56,6 +57,7 @@ async def test_a_saved_question_hears_of_a_matching_paper_and_not_of_an_unrelate
     queue.submit("paper", {"arxiv_id": ALSO_ASKED}, "someone", key=f"paper:{ALSO_ASKED}")
     jobs = _run(empty_instance, replay)
     assert jobs[0].kind == "watches" and "1 saved question run, 0 with news" in jobs[0].note
+    assert jobs[0].counts["searched whole"] == 0  # then only the paper indexed since its last run is searched
     assert (await jo.get("/me/watching.md")).text.count("### ") == 1  # LitePT (point clouds) is no news
 
     key = Follows(empty_instance.catalog().engine).feed_key("jo")
@@ -70,7 +72,7 @@ async def test_a_saved_question_hears_of_a_matching_paper_and_not_of_an_unrelate
     assert (await jo.post(f"/me/watching/{question.id}/run", headers=SAME_SITE)).status_code == 303
     jobs = _run(empty_instance, replay)
     assert jobs[0].kind == "watches" and jobs[0].arguments == {"owner": "jo", "question": question.id}
-    assert "1 saved question run, 0 with news" in jobs[0].note
+    assert "1 saved question run, 0 with news" in jobs[0].note and jobs[0].counts["searched whole"] == 1
     from auth.accounts import set_admin
 
     set_admin(empty_instance.catalog().engine, "kim", True)
