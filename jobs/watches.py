@@ -57,7 +57,7 @@ def answers(archive: Archive, question: SavedQuestion, library_ids,
     filters = scope_filters(question, library_ids)
     if among is not None:
         filters = replace(filters, paper_ids=tuple(among))
-    result = archive.search(question.query, filters, limit=SHOWN, sentences=2)
+    result = archive.search(question.query, filters, limit=SHOWN, sentences=2, quote_weak=False)
     best = max((h.dense for h in result.hits if h.dense is not None), default=None)
     low = None if among is None or best is None else max(b for b in (question.best, best) if b is not None) - FLOOR.gap
     hits = [h for h in result.hits if h.clears and (low is None or (h.dense or 0.0) >= low)]

@@ -28,10 +28,12 @@ class Archive:
     embedder: Embedder
 
     # --- search -------------------------------------------------------------------------------------
-    def search(self, query: str, filters: Filters = Filters(), limit: int = 8, sentences: int = 0) -> SearchResult:
+    def search(self, query: str, filters: Filters = Filters(), limit: int = 8, sentences: int = 0,
+               quote_weak: bool = True) -> SearchResult:  # fmt: skip
         """Hybrid search over titles and abstracts, one hit per paper (see `retrieval.search.hybrid.search`); the papers
         of the people the query names come first (`retrieval.search.people_first`)."""
-        return people_first_search(self.catalog, self.index, self.embedder, query, filters, limit, sentences)
+        return people_first_search(self.catalog, self.index, self.embedder, query, filters, limit, sentences,
+                                   quote_weak)  # fmt: skip
 
     def passages(
         self, query: str, filters: Filters = Filters(), limit: int = 8, per_paper: int | None = None

@@ -101,9 +101,11 @@ def search(
     limit: int = 8,
     sentences: int = 0,
     full_text: bool = True,
+    quote_weak: bool = True,
 ) -> SearchResult:
     """Hybrid search over titles and abstracts, one hit per paper, best first; with sentences > 0, the
-    sentences of each abstract that match the query best.
+    sentences of each abstract that match the query best (of those that clear the floor only, when not
+    `quote_weak`: a caller that shows only those need not embed the others' sentences).
 
     The hits that clear the relevance floor come first (`FLOOR.pool` candidates are weighed, so one ranked just
     past `limit` can take a weaker hit's place), then the others. When no abstract clears it, the full text is
@@ -134,6 +136,8 @@ def search(
         rest = []
         for i, (s, paper) in enumerate(found):
             if isinstance(s, PointHit):  # a passage: its page is the quote's place
+                continue
+            if not quote_weak and paper.id not in cleared:
                 continue
             if s.dense is not None and s.dense.kind == "window" and s.dense.span:
                 start, end = s.dense.span

@@ -166,12 +166,13 @@ def people_first_search(
     filters: Filters = Filters(),
     limit: int = 8,
     sentences: int = 0,
+    quote_weak: bool = True,
 ) -> SearchResult:
     """`search`, except that the papers of the people the query names come first: ordered by the rest of the
     query when it asks about something, newest first when it only names them; then the other matches."""
     named = named_people(catalog, query)
     if named is None:
-        return search(catalog, index, embedder, query, filters, limit, sentences)
+        return search(catalog, index, embedder, query, filters, limit, sentences, quote_weak=quote_weak)
     own = papers_of(catalog, named.ids)
     if filters.paper_ids:  # a search already narrowed to some papers (a chat about one paper) stays narrowed
         allowed = set(filters.paper_ids)
@@ -185,7 +186,8 @@ def people_first_search(
         first = mine.hits if named.topic else _newest_first(mine.hits)
     seen = {h.paper.id for h in first}
     # (a question that only names them asks for their papers: another paper's full text citing the name is none)
-    rest = search(catalog, index, embedder, asked, filters, limit + len(seen), sentences, full_text=bool(named.topic))
+    rest = search(catalog, index, embedder, asked, filters, limit + len(seen), sentences, full_text=bool(named.topic),
+                  quote_weak=quote_weak)  # fmt: skip
     merged = [replace(h, kind="author", clears=True) for h in first] + [h for h in rest.hits if h.paper.id not in seen]
     hits = [replace(h, rank=rank) for rank, h in enumerate(merged[:limit], start=1)]
     note = None if hits else rest.note
