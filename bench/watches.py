@@ -32,7 +32,7 @@ from sqlmodel import Session, select
 
 from bench.precision import load
 from bench.search_latency import _base, _synthetic
-from jobs.watches import ARRIVED, rerun, since_last_run
+from jobs.watches import ARRIVED, WHOLE_SCOPE_PAST, rerun, since_last_run
 from retrieval.library.watches import SavedQuestion, Watches
 from retrieval.scholarly.models import LedgerEntry, Paper, utcnow
 from scholarloom.settings import Settings
@@ -70,7 +70,8 @@ def run_all(archive, watches: Watches, library_ids, whole: bool) -> tuple[float,
     times, news, searched_whole = [], 0, 0
     start = time.perf_counter()
     began, questions = datetime.now(timezone.utc), watches.of(USER)
-    arrived = None if whole else archive.catalog.ledger_since(ARRIVED, min(q.last_run_at for q in questions))
+    arrived = None if whole else archive.catalog.ledger_since(ARRIVED, min(q.last_run_at for q in questions),
+                                                              WHOLE_SCOPE_PAST)  # fmt: skip
     for question in questions:
         one = time.perf_counter()
         among = since_last_run(question, arrived)

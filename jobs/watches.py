@@ -1,10 +1,14 @@
 """Saved questions re-run (`retrieval.library.watches`): the `watches` job, queued after every job that brings papers
-(`FOLLOW_UPS`, read by `jobs.runner.JobRunner`) and on a user's demand.
+(`FOLLOW_UPS`, read by `jobs.runner.JobRunner`), run by a command after such a job, and on a user's demand.
 
 A run is the archive's own search for the question within its scope, keeping the papers that clear the relevance
-floor (`retrieval.search.relevance`); those not seen before make a change, with the sentences that matched. Its cost
-is one search per question (the index answers a query in about the same time whatever the archive's size), so
-re-running N questions costs N searches, not a scan of what the update brought.
+floor (`retrieval.search.relevance`); those not seen before make a change, with the sentences that matched. After a
+job that brought papers, each question searches only the papers indexed (or given full text) since its last run,
+read from the ingest ledger (`since_last_run`), and weighs them against the best answer it has had: re-running N
+questions after an update of M papers costs N searches among M papers, whatever the archive's size. A cited paper's
+full text that came since is searched once for passages (`passages`), a new arXiv version of one is checked against
+what it was quoted for (`revisions`), and in LLM mode the model says what the news does to the earlier answer
+(`judge`).
 """
 
 from __future__ import annotations
@@ -231,14 +235,18 @@ ARRIVED = ("index", FULL_TEXT)
 WHOLE_SCOPE_PAST = 2_000
 
 
-def since_last_run(question: SavedQuestion, arrived: dict[str, datetime] | None) -> list[str] | None:
-    """The papers a question's run searches: those that came since its last run (`arrived`: the ledger's, read once
-    for every question), or None (its whole scope) when it has never run on the whole of it, watches the user's own
-    papers (their uploads are not in the ledger; a library is small), or too many came."""
+def since_last_run(question: SavedQuestion, arrived: tuple[dict[str, datetime], datetime] | None) -> list[str] | None:
+    """The papers a question's run searches: those that came since its last run (`arrived`: the ledger's newest
+    entries and the moment from which they are all, read once for every question), or None (its whole scope) when
+    it never ran on the whole of it, watches the user's own papers (their uploads are not in the ledger; a library
+    is small), or more came than `WHOLE_SCOPE_PAST`."""
     if arrived is None or question.last_run_at is None or question.best is None or question.scope == "mine":
         return None
     last = question.last_run_at if question.last_run_at.tzinfo else question.last_run_at.replace(tzinfo=timezone.utc)
-    came = [pid for pid, at in arrived.items() if at > last]
+    entries, complete_since = arrived
+    if last < complete_since:  # more came since its last run than were read
+        return None
+    came = [pid for pid, at in entries.items() if at > last]
     return came if len(came) <= WHOLE_SCOPE_PAST else None
 
 
@@ -259,7 +267,7 @@ def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     began, arrived = datetime.now(timezone.utc), None
     times = [q.last_run_at for q in questions if q.last_run_at is not None]
     if not args and times:
-        arrived = archive.catalog.ledger_since(ARRIVED, min(times))
+        arrived = archive.catalog.ledger_since(ARRIVED, min(times), WHOLE_SCOPE_PAST)
     task = progress.add_task("saved questions", total=len(questions))
     changed = whole = 0
     for question in questions:

@@ -258,16 +258,21 @@ class Catalog:
                 found.update(session.exec(query.where(LedgerEntry.key.in_(wanted[start : start + _IN_CHUNK]))).all())
             return found
 
-    def ledger_since(self, stages: Collection[str], since: datetime) -> dict[str, datetime]:
-        """The keys these stages recorded (or recorded again) after `since`, each with its latest time (UTC): read
-        from the (stage, at) index, so it costs what came since, not the ledger's size."""
-        query = select(LedgerEntry.key, LedgerEntry.at).where(LedgerEntry.stage.in_(list(stages)),
-                                                             LedgerEntry.at > _utc(since))  # fmt: skip
-        found: dict[str, datetime] = {}
+    def ledger_since(self, stages: Collection[str], since: datetime,
+                     limit: int) -> tuple[dict[str, datetime], datetime]:  # fmt: skip
+        """The keys these stages recorded (or recorded again) after `since`, each with its latest time (UTC), the
+        newest `limit` entries at most; and the moment from which that is all of them (`since`, or the oldest entry
+        read when there were more). Read from the (stage, at) index: it costs what came since, not the ledger's size."""
+        query = (select(LedgerEntry.key, LedgerEntry.at)
+                 .where(LedgerEntry.stage.in_(list(stages)), LedgerEntry.at > _utc(since))
+                 .order_by(LedgerEntry.at.desc()).limit(limit + 1))  # fmt: skip
         with self.session() as session:
-            for key, at in session.exec(query):
-                found[key] = max(_utc(at), found.get(key, _utc(at)))
-        return found
+            rows = [(key, _utc(at)) for key, at in session.exec(query)]
+        complete_since = _utc(since) if len(rows) <= limit else rows[limit - 1][1]
+        found: dict[str, datetime] = {}
+        for key, at in rows[:limit]:
+            found.setdefault(key, at)  # (newest first: a key's latest time)
+        return found, complete_since
 
     @staticmethod
     def mark(session: Session, stage: str, key: str, content_hash: str, new: bool = False) -> None:

@@ -223,3 +223,35 @@ async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it
     queue.submit("watches", {}, "schedule", key="watches")
     assert "1 with news" in _run(empty_instance, Replay())[0].note
     assert f"    > kept: {md_escape(quote)}" in (await jo.get("/me/watching.md")).text
+
+
+def test_a_run_after_an_update_reads_only_what_came_since_and_searches_all_when_too_much_came(tmp_path):
+    """`Catalog.ledger_since` reads the newest entries since a moment (at most a limit, saying from when that is
+    all of them); `since_last_run` gives a question the papers that came since its own last run, or None (its whole
+    scope) when it never ran on it, watches the user's papers, or more came than were read."""
+    import time
+    from datetime import datetime, timezone
+
+    from jobs.watches import since_last_run
+    from retrieval.library.watches import SavedQuestion
+    from retrieval.scholarly.catalog import Catalog
+
+    catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
+    catalog.mark_all("index", {"old": "x"})
+    time.sleep(0.01)
+    between = datetime.now(timezone.utc)
+    time.sleep(0.01)
+    catalog.mark_all("index", {"a": "x", "b": "x"})
+    catalog.mark_all("fulltext", {"c": "x"})
+    catalog.mark_all("analysis", {"d": "x"})  # not a stage that brings papers to search
+    entries, complete = catalog.ledger_since(("index", "fulltext"), between, limit=10)
+    assert set(entries) == {"a", "b", "c"} and complete == between
+    asked = SavedQuestion(owner="jo", query="q", scope="all", last_run_at=between, best=0.7)
+    assert sorted(since_last_run(asked, (entries, complete))) == ["a", "b", "c"]
+    assert since_last_run(SavedQuestion(owner="jo", query="q", last_run_at=between), (entries, complete)) is None
+    assert since_last_run(SavedQuestion(owner="jo", query="q", scope="mine", last_run_at=between, best=0.7),
+                          (entries, complete)) is None  # fmt: skip
+    entries, complete = catalog.ledger_since(("index", "fulltext"), between, limit=2)
+    assert len(entries) == 2 and complete > between  # three came: the two newest read, complete from the second
+    assert since_last_run(asked, (entries, complete)) is None  # so this question searches its whole scope
+    catalog.close()
