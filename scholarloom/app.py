@@ -31,7 +31,7 @@ from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
 from web.api import make_api
 from web.cite import BIBTEX, bibtex, cited_papers
-from web.guards import ExpensivePages, PrivatePages, PublicLimits
+from web.guards import ExpensivePages, PrivatePages, PublicLimits, RateLimiter
 from web.http import WebDeps, not_found, signer
 from web.render import STATIC, Renderer
 from web.routes import make_router
@@ -127,8 +127,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.add_middleware(ExpensivePages, limits=PublicLimits(per_minute=settings.public_rate),
                        generation=lambda: runtime.archive.index.writes)  # fmt: skip
     app.add_middleware(PrivatePages)  # (outside the memory of anonymous answers: each replay is marked too)
-    app.add_middleware(BearerTokens, check=deps.tokens.check,
-                       throttle=runtime.throttle, address_key=address_key)  # fmt: skip
+    app.add_middleware(BearerTokens, check=deps.tokens.check, throttle=runtime.throttle, address_key=address_key,
+                       limit=RateLimiter(settings.token_rate).take if settings.token_rate else None)  # fmt: skip
     app.add_middleware(CountRequests, metrics=runtime.metrics)
     app.add_middleware(RequestIds)  # the outermost: every log line of a request carries its id
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -143,6 +143,8 @@ class Settings(BaseSettings):
     public_rate: int = Field(60, ge=0, le=100_000, description="Searches and comparisons one address may ask for a "
                              "minute, in bursts of as many (0: no limit); anonymous ones are also computed two at a "
                              "time, and their answers kept a minute.")
+    token_rate: int = Field(120, ge=0, le=100_000, description="Requests one personal API token may make a minute "
+                            "(its /api calls and MCP tool calls), in bursts of as many (0: no limit).")
     user_jobs: int = Field(20, ge=1, le=10_000, description="Jobs one user may have waiting or running at once "
                            "(uploads being read, papers being fetched); more are refused until some are done.")
     update_every: str | None = Field(

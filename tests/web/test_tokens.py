@@ -170,3 +170,30 @@ async def test_unknown_tokens_are_throttled_per_address(app, demo):
     malformed = await client_for(app).get("/api/library", headers={"Authorization": "Basic bGVuYTp4"})
     assert malformed.status_code == 401 and "Bearer" in malformed.headers["www-authenticate"]
     assert (await client_for(app).get("/", headers={"Authorization": "Bearer nonsense"})).status_code != 401
+
+
+async def test_a_token_has_a_rate_and_past_it_waits():
+    """Each token may make `SCHOLARLOOM_TOKEN_RATE` requests a minute, in bursts of as many (the middleware as
+    `create_app` wires it, its limit at 3 and its clock held still): the fourth is a 429 with Retry-After, another
+    token of the same user goes on, and the first goes on once its time has come."""
+    from auth.middleware import BearerTokens
+    from auth.tokens import TokenUse
+    from web.guards import RateLimiter
+
+    now = [1000.0]
+    tokens = {"sl_one": TokenUse("lena", 1, "sl_one", "read"), "sl_two": TokenUse("lena", 2, "sl_two", "read")}
+
+    async def api(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": scope["state"]["token_user"].encode()})
+
+    guarded = BearerTokens(api, check=tokens.get, throttle=type("Never", (), {"retry_after": lambda s, k: 0})(),
+                           address_key=str, limit=RateLimiter(3, clock=lambda: now[0]).take)  # fmt: skip
+
+    one = [await bearer(guarded, "sl_one", "198.51.100.9").get("/api/library") for _ in range(4)]
+    assert [r.status_code for r in one] == [200, 200, 200, 429] and one[0].text == "lena"
+    assert int(one[3].headers["retry-after"]) >= 20  # three a minute: one back every 20 s
+    assert (await bearer(guarded, "sl_two", "198.51.100.9").post("/mcp")).status_code == 200
+    now[0] += 21
+    assert (await bearer(guarded, "sl_one", "198.51.100.9").get("/api/library")).status_code == 200
+    assert (await bearer(guarded, "sl_one", "198.51.100.9").get("/api/library")).status_code == 429
