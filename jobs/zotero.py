@@ -197,6 +197,7 @@ def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collection
     archive = Archive(ctx.writer.catalog, ctx.writer.index, ctx.writer.embedder)
     # Items: each joins as the reading-list import decides (labelled by its key, to know which became what).
     keyed = [Entry(k, e.arxiv_id, e.doi, e.title, e.problem) for k, e in plan.entries.items()]
+    before = set(ctx.uploads.joined(owner))  # (a paper already here stays when its Zotero item is deleted)
     report = import_entries(archive, ctx.uploads, queue, owner, f"Zotero {row.prefix}", keyed,
                             on_demand=bool(args.get("on_demand")), daily=int(args.get("daily", 20)))  # fmt: skip
     became = {k: p for k, p in report.joined} | {k: a for k, a in report.requested}
@@ -210,6 +211,8 @@ def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collection
             item = session.exec(select(ZoteroItem).where(ZoteroItem.library == row.id, ZoteroItem.key == key)).first()
             item = item or ZoteroItem(library=row.id, key=key)
             item.version, item.label = plan.versions.get(key, 0), plan.labels.get(key, key)
+            if item.id is None or item.paper_id != became.get(key):
+                item.joined = became.get(key) not in before
             item.paper_id, item.collections = became.get(key), plan.collections.get(key, [])
             session.add(item)
         session.commit()
@@ -247,8 +250,9 @@ def _drop_upload(ctx: JobContext, owner: str, upload_id: int) -> None:
 
 
 def _remove(ctx: JobContext, engine, row: ZoteroLibrary, gone: set[str]) -> int:
-    """Deleted or trashed items leave: a paper no other Zotero item of the owner's holds leaves the library, an
-    upload is deleted; the item's record goes last (a failure half way is done again next time)."""
+    """Deleted or trashed items leave: a paper the sync put in the library (`ZoteroItem.joined`: not one that was
+    there before) that no other Zotero item of the owner's holds leaves it, an upload is deleted; the item's record
+    goes last (a failure half way is done again next time)."""
     if not gone:
         return 0
     with Session(engine, expire_on_commit=False) as session:
@@ -258,7 +262,7 @@ def _remove(ctx: JobContext, engine, row: ZoteroLibrary, gone: set[str]) -> int:
         others = {i.paper_id for i in session.exec(select(ZoteroItem).where(ZoteroItem.library.in_(mine)))
                   if i.id not in leaving}  # fmt: skip
     for item in rows:
-        if item.paper_id and item.paper_id not in others:
+        if item.paper_id and item.joined and item.paper_id not in others:
             ctx.uploads.leave(row.owner, item.paper_id)
         if item.upload_id:
             _drop_upload(ctx, row.owner, item.upload_id)

@@ -16,7 +16,7 @@ import hmac
 import os
 from datetime import datetime, timezone
 
-from sqlalchemy import Column, UniqueConstraint, delete
+from sqlalchemy import Column, UniqueConstraint, delete, true
 from sqlalchemy.engine import Engine
 from sqlmodel import JSON, Field, Session, SQLModel, select
 
@@ -60,6 +60,9 @@ class ZoteroItem(SQLModel, table=True):
     key: str = Field(max_length=20)  # Zotero's item key
     version: int = 0
     paper_id: str | None = Field(default=None, max_length=200)  # the paper it joined to the library
+    # whether the sync put that paper in the library (False: it was there already, joined by hand or by an import,
+    # so the item's deletion in Zotero leaves it there)
+    joined: bool = Field(default=True, sa_column_kwargs={"server_default": true()})
     upload_id: int | None = None  # the upload its PDF became (an attachment)
     md5: str | None = Field(default=None, max_length=32)  # the attachment's file digest, as Zotero gives it
     parent: str | None = Field(default=None, max_length=20)  # an attachment's parent item

@@ -1,7 +1,8 @@
 """A saved question's change keeps, in LLM mode, what the model said the new evidence does to the earlier answer
 (`question_changes.judgement`), and a question its best cosine (`saved_questions.best`: `retrieval/library/
 watches.py`); the ledger is indexed by stage and time (`Catalog.ledger_since`: a run of the saved questions looks at
-the papers indexed since the last one). Also repairs a database made by an early copy of
+the papers indexed since the last one); a Zotero item, whether its sync put its paper in the library
+(`zotero_items.joined`). Also repairs a database made by an early copy of
 0012 (two commits of session 35 carried one): without `saved_questions.cited` and the digests' table.
 
 Revision ID: 0013
@@ -40,10 +41,14 @@ def upgrade() -> None:
         op.add_column("question_changes", sa.Column("judgement", sa.JSON(), nullable=True))
     if "best" not in _columns("saved_questions"):
         op.add_column("saved_questions", sa.Column("best", sa.Float(), nullable=True))
+    if "joined" not in _columns("zotero_items"):  # (existing items: as before, their deletion takes the paper)
+        op.add_column("zotero_items", sa.Column("joined", sa.Boolean(), nullable=False, server_default=sa.true()))
     op.create_index("ix_ingest_ledger_stage_at", "ingest_ledger", ["stage", "at"], unique=False, if_not_exists=True)
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("zotero_items") as batch:
+        batch.drop_column("joined")
     op.drop_index("ix_ingest_ledger_stage_at", table_name="ingest_ledger")
     with op.batch_alter_table("saved_questions") as batch:
         batch.drop_column("best")
