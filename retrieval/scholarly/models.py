@@ -6,7 +6,7 @@ import re
 import unicodedata
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, Column, DateTime, Index, String, UniqueConstraint, event
+from sqlalchemy import JSON, Column, DateTime, Index, String, UniqueConstraint, event, func
 from sqlmodel import Field, SQLModel
 
 
@@ -98,6 +98,8 @@ class Paper(SQLModel, table=True):
 Index("ix_papers_id_block", Paper.id_block, Paper.id)
 Index("ix_papers_id_category", Paper.id, Paper.primary_category)  # the fields of a profile's papers, index only
 Index("ix_papers_title_key", Paper.title_key)
+# DOIs are compared in lower case (a reference list's, a Zotero item's, a record's: each writes it its own way)
+Index("ix_papers_doi_lower", func.lower(Paper.doi))
 
 # Newest first (`retrieval.scholarly.paging.newest_first`) read from an index, for every paper and within one primary
 # category: a page deep in a million-paper listing walks index entries, not the table, and sorts nothing.

@@ -325,7 +325,7 @@ def link_citations(session: Session, citing_ids: Collection[str] | None = None) 
         return 0
     by_openalex = _paper_ids(session, Paper.openalex_id, {r.cited_openalex_id for r in rows} - {None})
     by_arxiv = _paper_ids(session, Paper.arxiv_id, {r.cited_arxiv_id for r in rows} - {None})
-    by_doi = _paper_ids(session, Paper.doi, {(r.cited_doi or "").lower() for r in rows} - {""})
+    by_doi = _paper_ids(session, func.lower(Paper.doi), {(r.cited_doi or "").lower() for r in rows} - {""})
     by_title = _papers_by_title(session, {r.cited_title_key for r in rows if not r.cited_arxiv_id} - {None})
     changed = 0
     for row in rows:

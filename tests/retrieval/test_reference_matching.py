@@ -115,6 +115,16 @@ def test_a_doi_links_whichever_side_arrives_first(citing):
     assert _linked(citing) == ["2002.00001"]
 
 
+def test_a_held_papers_doi_in_capitals_is_found_by_a_reference_in_lower_case(citing):
+    """The paper's record keeps its DOI as the source wrote it (capitals); the reference list's is kept in lower
+    case: they are compared in lower case (through the papers' `lower(doi)` index)."""
+    load_records(citing, "arxiv_api", [_paper("2002.00002", "A held paper whose DOI has capitals", doi="10.18653/V1/"
+                                              "N18-3011")], Summary())  # fmt: skip
+    _cite(citing, "A title printed quite differently in the list", doi="10.18653/v1/n18-3011")
+    assert _linked(citing) == ["2002.00002"]
+    assert citing.paper_by_doi("10.18653/v1/N18-3011") == "2002.00002"
+
+
 def test_an_archive_from_before_revision_0009_gets_its_keys_and_its_edges_matched(tmp_path):
     """The revision fills the title keys of rows already stored and asks the next finish to read every unlinked
     edge again: an entry stored before titles matched finds its paper."""

@@ -1,9 +1,13 @@
-"""A saved question's change keeps, in LLM mode, what the model said the new evidence does to the earlier answer
-(`question_changes.judgement`), and a question its best cosine (`saved_questions.best`: `retrieval/library/
-watches.py`); the ledger is indexed by stage and time (`Catalog.ledger_since`: a run of the saved questions looks at
-the papers indexed since the last one); a Zotero item, whether its sync put its paper in the library
-(`zotero_items.joined`). Also repairs a database made by an early copy of
-0012 (two commits of session 35 carried one): without `saved_questions.cited` and the digests' table.
+"""What session 36 added, and a repair.
+
+- `question_changes.judgement`: in LLM mode, what the model said the new evidence does to the earlier answer, and
+  `saved_questions.best`, a question's best cosine (`retrieval/library/watches.py`);
+- `ix_ingest_ledger_stage_at`: the ledger by stage and time (`Catalog.ledger_since`: a run of the saved questions
+  looks at the papers indexed since the last one);
+- `zotero_items.joined`: whether the sync put the item's paper in the library;
+- `ix_papers_doi_lower`: papers found by DOI in lower case from an index;
+- the repair: a database made by an early copy of 0012 (two commits of session 35 carried one) lacks
+  `saved_questions.cited` and the digests' table.
 
 Revision ID: 0013
 Revises: 0012
@@ -43,10 +47,12 @@ def upgrade() -> None:
         op.add_column("saved_questions", sa.Column("best", sa.Float(), nullable=True))
     if "joined" not in _columns("zotero_items"):  # (existing items: as before, their deletion takes the paper)
         op.add_column("zotero_items", sa.Column("joined", sa.Boolean(), nullable=False, server_default=sa.true()))
+    op.create_index("ix_papers_doi_lower", "papers", [sa.text("lower(doi)")], unique=False, if_not_exists=True)
     op.create_index("ix_ingest_ledger_stage_at", "ingest_ledger", ["stage", "at"], unique=False, if_not_exists=True)
 
 
 def downgrade() -> None:
+    op.drop_index("ix_papers_doi_lower", table_name="papers")
     with op.batch_alter_table("zotero_items") as batch:
         batch.drop_column("joined")
     op.drop_index("ix_ingest_ledger_stage_at", table_name="ingest_ledger")
