@@ -24,7 +24,15 @@ from ingest.pdfs import STAGE as FULL_TEXT
 from ingest.report import Summary
 from jobs.context import JobContext
 from retrieval.archive import Archive
-from retrieval.library.watches import MAX_QUERY, RELATIONS, Digests, QuestionChange, SavedQuestion, Watches
+from retrieval.library.watches import (
+    JUDGED_A_DAY,
+    MAX_QUERY,
+    RELATIONS,
+    Digests,
+    QuestionChange,
+    SavedQuestion,
+    Watches,
+)
 from retrieval.search.relevance import Floor
 from retrieval.vectors.index import Filters
 
@@ -174,17 +182,19 @@ def parse_judgement(answer: str, earlier: int, new: int) -> dict:
 
 
 def judge(archive: Archive, ask: Callable[[list[dict]], str], question: SavedQuestion, found: list[dict],
-          unavailable: tuple[type[BaseException], ...] = ()) -> dict | None:  # fmt: skip
+          unavailable: tuple[type[BaseException], ...] = (), allowed: Callable[[], bool] = lambda: True,
+          ) -> dict | None:  # fmt: skip
     """The model's cited sentences on what `found` (new papers and passages) does to the earlier answer: {relation,
-    text, sources: {number: paper id}}; None when the model is unavailable or never answers as asked (the change
-    then lists the matching sentences alone)."""
+    text, sources: {number: paper id}}; None when there is nothing to weigh, the model may not be asked
+    (`allowed`: its owner's daily share), is unavailable or never answers as asked (the change then lists the
+    matching sentences alone)."""
     news = [p for p in found if p.get("quotes") and p.get("kind") != "version"][:5]
     if not news:
         return None
     before = [pid for pid in question.seen if question.cited.get(pid, {}).get("quotes")][:EARLIER]
     titles = {pid: paper.title for pid, paper in archive.papers(before, question.owner).items()} if before else {}
     earlier = [(pid, titles[pid], question.cited[pid]["quotes"]) for pid in before if pid in titles]
-    if not earlier:  # nothing answered it before: nothing to weigh the new evidence against
+    if not earlier or not allowed():  # nothing answered it before: nothing to weigh the new evidence against
         return None
     listed = [*earlier, *((p["id"], p["title"], p["quotes"]) for p in news)]
     lines = [f"Question: {question.query}", ""]
@@ -260,9 +270,19 @@ def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
         questions = watches.of(str(args["owner"]))
     else:
         questions = watches.every()
-    analyst = ctx.analyst
-    judged = (lambda question, found: judge(archive, analyst.ask, question, found, analyst.unavailable)) \
-        if analyst is not None else None  # fmt: skip
+    analyst, skipped = ctx.analyst, []
+
+    def judged(question: SavedQuestion, found: list[dict]) -> dict | None:
+        """The model's sentence, within its owner's daily share (past it, the change lists the sentences alone)."""
+
+        def allowed() -> bool:
+            if watches.judged_today(question.owner) < JUDGED_A_DAY:
+                return True
+            skipped.append(question.id)
+            return False
+
+        return judge(archive, analyst.ask, question, found, analyst.unavailable, allowed)
+
     # After a job that brought papers (no owner, no question): each question looks at what came since its last run.
     began, arrived = datetime.now(timezone.utc), None
     times = [q.last_run_at for q in questions if q.last_run_at is not None]
@@ -273,11 +293,14 @@ def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     for question in questions:
         among = since_last_run(question, arrived)
         whole += among is None
-        if rerun(archive, watches, question, ctx.uploads.library_ids, judged, among, began) is not None:
+        if rerun(archive, watches, question, ctx.uploads.library_ids, judged if analyst else None, among,
+                 began) is not None:  # fmt: skip
             changed += 1
         progress.advance(task)
     summary.add("questions run", len(questions))
     summary.add("searched whole", whole)
+    if skipped:
+        summary.add("not judged: daily share used", len(skipped))
     summary.add("with news", changed)
     note = f"{len(questions)} saved question{'s' if len(questions) != 1 else ''} run, {changed} with news"
     if ctx.post is not None:  # the e-mail digests that are due (each at most once a day or a week)

@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 
 from jobs.watches import WATCHES_KIND, keep_question
 from retrieval.library.watches import (
+    JUDGED_A_DAY,
     MAX_QUESTIONS,
     PERIODS,
     Digests,
@@ -64,6 +65,7 @@ class EveryQuestionPage:
 
     rows: list[tuple[str, QuestionRow]]
     limit: int
+    judged: int = JUDGED_A_DAY
     path: str = "/admin/watching"
 
     def meta(self, base_url: str) -> PageMeta:
@@ -71,9 +73,10 @@ class EveryQuestionPage:
                         noindex=True)  # fmt: skip
 
     def to_markdown(self) -> str:
-        lines = ["# Saved questions", "", f"Each user may keep {self.limit}; each is run again (one search) after "
-                 "every job that brings papers.", "", "| user | question | where | answers so far | last run |",
-                 "| --- | --- | --- | --- | --- |"]  # fmt: skip
+        lines = ["# Saved questions", "", f"Each user may keep {self.limit}; each is run again (one search among the "
+                 "papers that came) after every job that brings papers; with a model, it writes its sentence for "
+                 f"{self.judged} changes a day per user at most.", "", "| user | question | where | answers so far | "
+                 "last run |", "| --- | --- | --- | --- | --- |"]  # fmt: skip
         lines += [f"| {md_escape(owner)} | {md_escape(q.query)} | {md_escape(q.scope)} | {q.answers} | {q.last_run} |"
                   for owner, q in self.rows]  # fmt: skip
         return "\n".join(lines) + "\n"

@@ -26,6 +26,7 @@ from retrieval.scholarly.models import empty_list
 log = logging.getLogger(__name__)
 
 MAX_QUESTIONS = 25  # saved per user
+JUDGED_A_DAY = 20  # changes a day the model writes its sentence for, per user (LLM mode: each is one model call)
 MAX_QUERY = 300
 RELATIONS = ("supports", "extends", "contradicts")  # what new evidence does to the earlier answer (LLM mode)
 
@@ -197,6 +198,14 @@ class Watches:
                                 .where(QuestionChange.owner == owner)
                                 .order_by(QuestionChange.id.desc()).limit(limit))  # fmt: skip
             return [(c, q) for c, q in rows]
+
+    def judged_today(self, owner: str) -> int:
+        """The owner's changes of the last 24 hours that carry the model's sentence (`JUDGED_A_DAY` at most)."""
+        since = _now() - timedelta(days=1)
+        with Session(self.engine) as session:
+            rows = session.exec(select(QuestionChange.judgement).where(QuestionChange.owner == owner,
+                                                                      QuestionChange.at > since))  # fmt: skip
+            return sum(1 for judgement in rows if judgement)
 
     def unread(self, owner: str) -> int:
         with Session(self.engine) as session:

@@ -163,14 +163,17 @@ def text_pdf(path, lines: list[str]) -> None:
         writer.write(out)
 
 
-async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it_does(empty_instance, scripted,
-                                                                                     tmp_path):  # fmt: skip
+async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it_does(
+    empty_instance, scripted, tmp_path, monkeypatch
+):
     """LLM mode: the paper answered from its abstract; its full text comes (a `pdfs` job) with passages that answer
     the question: a change, once, with the model's cited sentence (its first answer cites a text it was not given:
-    asked again); the sentence is shown as text, its numbers link to the papers it was given."""
+    asked again); the sentence is shown as text, its numbers link to the papers it was given. A user whose daily
+    share of the model's sentences is used gets the change without one."""
     from sqlmodel import Session
 
     from harness.llm_server import text
+    from retrieval.library.watches import QuestionChange
     from retrieval.scholarly.models import Paper
     from web.base import md_escape
 
@@ -185,6 +188,12 @@ async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it
     await jo.post("/me/watching", data={"q": QUESTION, "scope": "all"}, headers=SAME_SITE)
     (question,) = Watches(empty_instance.catalog().engine).of("jo")
     assert question.seen == [ASKED] and question.cited[ASKED]["text"] is False and question.cited[ASKED]["page"] is None
+    await client_for(app, "kim").post("/me/watching", data={"q": QUESTION, "scope": "all"}, headers=SAME_SITE)
+    (kims,) = Watches(empty_instance.catalog().engine).of("kim")
+    monkeypatch.setattr("jobs.watches.JUDGED_A_DAY", 1)
+    with Session(empty_instance.catalog().engine) as session:  # kim had one today already
+        session.add(QuestionChange(question_id=kims.id, owner="kim", papers=[], judgement={"relation": "supports"}))
+        session.commit()
 
     folder = tmp_path / "fulltext"
     folder.mkdir()
@@ -196,7 +205,10 @@ async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it
     )
     queue.submit("pdfs", {"paths": [str(folder)]}, "admin", key="pdfs")
     jobs = _run(empty_instance, Replay())
-    assert [j.kind for j in jobs[:2]] == ["watches", "pdfs"] and "1 with news" in jobs[0].note, jobs[0].note
+    assert [j.kind for j in jobs[:2]] == ["watches", "pdfs"] and "2 with news" in jobs[0].note, jobs[0].note
+    assert jobs[0].counts["not judged: daily share used"] == 1 and len(scripted.requests) == 2  # jo's alone
+    (kims_change, _), _ = Watches(empty_instance.catalog().engine).changes("kim")
+    assert kims_change.judgement is None and kims_change.papers[0]["kind"] == "passages"
     asked = [m["content"] for m in scripted.requests[0]["messages"]]
     assert "[1] (EARLIER) DiffusionBrowser" in asked[1] and "[2] (NEW) DiffusionBrowser" in asked[1]
     assert "not usable: cite the texts" in scripted.requests[1]["messages"][-1]["content"].lower()
@@ -212,6 +224,7 @@ async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it
 
     queue.submit("watches", {}, "schedule", key="watches")
     assert "0 with news" in _run(empty_instance, Replay())[0].note  # its full text is looked at once
+    Watches(empty_instance.catalog().engine).forget("kim", kims.id)
 
     # A new version with the same text: the passage it was quoted for (cut short in the quote) is still there.
     quote = Watches(empty_instance.catalog().engine).of("jo")[0].cited[ASKED]["quotes"][0]
