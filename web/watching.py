@@ -8,7 +8,7 @@ here newest first with the sentences that matched, and in the user's private fee
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timezone
 
 from fastapi import APIRouter, Form, Query, Request
@@ -66,6 +66,7 @@ class EveryQuestionPage:
     rows: list[tuple[str, QuestionRow]]
     limit: int
     judged: int = JUDGED_A_DAY
+    judged_today: dict[str, int] = field(default_factory=dict)  # each user's changes the model wrote for today
     path: str = "/admin/watching"
 
     def meta(self, base_url: str) -> PageMeta:
@@ -75,10 +76,11 @@ class EveryQuestionPage:
     def to_markdown(self) -> str:
         lines = ["# Saved questions", "", f"Each user may keep {self.limit}; each is run again (one search among the "
                  "papers that came) after every job that brings papers; with a model, it writes its sentence for "
-                 f"{self.judged} changes a day per user at most.", "", "| user | question | where | answers so far | "
-                 "last run |", "| --- | --- | --- | --- | --- |"]  # fmt: skip
-        lines += [f"| {md_escape(owner)} | {md_escape(q.query)} | {md_escape(q.scope)} | {q.answers} | {q.last_run} |"
-                  for owner, q in self.rows]  # fmt: skip
+                 f"{self.judged} changes a day per user at most.", "",
+                 "| user | question | where | answers so far | last run | the model's sentences today (the user's) |",
+                 "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        lines += [f"| {md_escape(owner)} | {md_escape(q.query)} | {md_escape(q.scope)} | {q.answers} | {q.last_run} | "
+                  f"{self.judged_today.get(owner, 0)} of {self.judged} |" for owner, q in self.rows]  # fmt: skip
         return "\n".join(lines) + "\n"
 
 
@@ -230,7 +232,9 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
             return not_found(request, deps, f"Nothing lives at {request.url.path}.")
         rows = [(q.owner, QuestionRow(q.id, q.query, _scope_label(q.scope), _when(q.last_run_at), len(q.seen)))
                 for q in store().every()]  # fmt: skip
-        response = respond(request, deps, EveryQuestionPage(rows, MAX_QUESTIONS), "admin_watching.html")
+        judged = {owner: store().judged_today(owner) for owner in {owner for owner, _ in rows}}
+        shown = EveryQuestionPage(rows, MAX_QUESTIONS, judged_today=judged)
+        response = respond(request, deps, shown, "admin_watching.html")
         response.headers["Cache-Control"] = "private, no-store"
         return response
 

@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from auth.follows import Follows
 from jobs.queue import JobQueue, JobState
 from jobs.watches import FOLLOW_UPS
-from retrieval.library.watches import MAX_QUESTIONS, Watches
+from retrieval.library.watches import JUDGED_A_DAY, MAX_QUESTIONS, Watches
 from tests.ingest.ondemand_fixtures import ALSO_ASKED, ASKED, recorded_routes
 from tests.replay import Replay
 from tests.web.test_follow import client_for
@@ -78,6 +78,8 @@ async def test_a_saved_question_hears_of_a_matching_paper_and_not_of_an_unrelate
     set_admin(empty_instance.catalog().engine, "kim", True)
     every = await kim.get("/admin/watching.md")
     assert every.status_code == 200 and f"| jo | {QUESTION} | the archive | 1 |" in every.text
+    assert f"| 0 of {JUDGED_A_DAY} |" in every.text  # (retrieval-only: the model wrote none)
+    assert f"<td>0 of {JUDGED_A_DAY}</td>" in (await kim.get("/admin/watching")).text
     assert (await jo.get("/admin/watching")).status_code == 404
     assert (await jo.post(f"/me/watching/{question.id}/delete", headers=SAME_SITE)).status_code == 303
     assert Watches(empty_instance.catalog().engine).of("jo") == []
