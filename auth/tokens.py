@@ -24,6 +24,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from auth.models import Account, ApiToken
+from retrieval.scholarly.models import utc
 
 log = logging.getLogger(__name__)
 
@@ -53,18 +54,13 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _aware(moment: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; they were written in UTC."""
-    return moment.replace(tzinfo=timezone.utc) if moment is not None and moment.tzinfo is None else moment
-
-
 def digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def live(token: ApiToken, now: datetime | None = None) -> bool:
     now = now or _now()
-    expires = _aware(token.expires_at)
+    expires = utc(token.expires_at)
     return token.revoked_at is None and (expires is None or expires > now)
 
 
@@ -151,7 +147,7 @@ def check(engine: Engine, token: str) -> TokenUse | None:
         if account is None or not account.active:
             return None
         use = TokenUse(row.username, row.id, row.prefix, row.scope)
-        last = _aware(row.last_used_at)
+        last = utc(row.last_used_at)
     if last is None or now - last >= TOUCH_EVERY:
         table = ApiToken.__table__
         with engine.begin() as connection:

@@ -8,7 +8,6 @@ was wrong and asked again, a bounded number of times. A paper that still fails i
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Literal
@@ -16,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlmodel import select
 
+from common.model_json import json_object
 from ingest.pipeline import NullProgress
 from ingest.report import Failure, Summary
 from retrieval.scholarly.catalog import Catalog
@@ -69,16 +69,7 @@ def _prompt(paper: Paper) -> list[dict]:
 
 def parse_analysis(text: str) -> Analysis:
     """The JSON object in an answer (a fenced block is accepted), validated; ValueError says what is wrong."""
-    text = text or ""
-    first, last = text.find("{"), text.rfind("}")  # what `\{.*\}` meant, without its quadratic scan of "{{{{"
-    if first < 0 or last < first:
-        raise ValueError("the answer holds no JSON object")
-    try:
-        payload = json.loads(text[first : last + 1])
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the JSON is malformed: {exc}") from None
-    except RecursionError:
-        raise ValueError("the JSON is nested too deeply") from None
+    payload = json_object(text)
     try:
         return Analysis.model_validate(payload)
     except ValidationError as exc:

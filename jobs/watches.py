@@ -13,13 +13,13 @@ what it was quoted for (`revisions`), and in LLM mode the model says what the ne
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 
+from common.model_json import json_object
 from ingest.pdfs import STAGE as FULL_TEXT
 from ingest.report import Summary
 from jobs.context import JobContext
@@ -33,6 +33,7 @@ from retrieval.library.watches import (
     SavedQuestion,
     Watches,
 )
+from retrieval.scholarly.models import utc
 from retrieval.search.relevance import Floor
 from retrieval.vectors.index import Filters
 
@@ -161,11 +162,7 @@ _CITED = re.compile(r"\[(\d{1,2})\]")
 def parse_judgement(answer: str, earlier: int, new: int) -> dict:
     """The model's JSON (`JUDGE_PROMPT`), checked: a relation it may give, one or two sentences (no link) citing
     only the numbered texts and at least one new one; ValueError says what is wrong."""
-    first, last = (answer or "").find("{"), (answer or "").rfind("}")
-    try:
-        payload = json.loads(answer[first : last + 1]) if 0 <= first < last else None
-    except (json.JSONDecodeError, RecursionError):
-        payload = None
+    payload = json_object(answer)
     if not isinstance(payload, dict):
         raise ValueError("the answer holds no JSON object")
     relation, text = payload.get("relation"), " ".join(str(payload.get("text") or "").split())
@@ -230,8 +227,8 @@ def rerun(archive: Archive, watches: Watches, question: SavedQuestion, library_i
     the model says the new evidence does to the earlier answer. `among`: the papers indexed since its last run, the
     only ones searched (none: no search); None: its whole scope is searched."""
     seen = set(question.seen)
-    found, best = answers(archive, question, library_ids, among) if among is None or among else ([], None)
-    new = [p for p in found if p["id"] not in seen]
+    answered, best = answers(archive, question, library_ids, among) if among is None or among else ([], None)
+    new = [p for p in answered if p["id"] not in seen]
     texts = passages(archive, question)
     found = [*new, *(p for p in texts if p["kind"] == "passages")]
     judgement = judged(question, found) if judged is not None and found else None
@@ -252,12 +249,10 @@ def since_last_run(question: SavedQuestion, arrived: tuple[dict[str, datetime], 
     is small), or more came than `WHOLE_SCOPE_PAST`."""
     if arrived is None or question.last_run_at is None or question.best is None or question.scope == "mine":
         return None
-    last = question.last_run_at if question.last_run_at.tzinfo else question.last_run_at.replace(tzinfo=timezone.utc)
-    entries, complete_since = arrived
+    last, (entries, complete_since) = utc(question.last_run_at), arrived
     if last < complete_since:  # more came since its last run than were read
         return None
-    came = [pid for pid, at in entries.items() if at > last]
-    return came if len(came) <= WHOLE_SCOPE_PAST else None
+    return [pid for pid, at in entries.items() if at > last]  # (at most WHOLE_SCOPE_PAST: what was read)
 
 
 def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:

@@ -6,11 +6,11 @@ on /api/ and /mcp)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
+from retrieval.scholarly.models import shown
 from web.base import PageMeta, md_escape
 from web.http import WebDeps, not_found, page_headers, respond, same_origin
 
@@ -31,20 +31,13 @@ class TokenRow:
     live: bool
 
 
-def _day(moment: datetime | None, none: str) -> str:
-    if moment is None:
-        return none
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def token_rows(tokens, live) -> list[TokenRow]:
     """The rows of a token listing; `live(token)` says whether one still works."""
     rows = []
     for t in tokens:
         state = "live" if live(t) else f"revoked by {t.revoked_by or 'its owner'}" if t.revoked_at else "expired"
-        rows.append(TokenRow(t.id, t.username, t.name, t.prefix, t.scope, _day(t.created_at, ""),
-                             _day(t.expires_at, "never"), _day(t.last_used_at, "never"), state, state == "live"))
+        rows.append(TokenRow(t.id, t.username, t.name, t.prefix, t.scope, shown(t.created_at, ""),
+                             shown(t.expires_at), shown(t.last_used_at), state, state == "live"))
     return rows
 
 

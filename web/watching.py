@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import timezone
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
@@ -25,6 +24,7 @@ from retrieval.library.watches import (
     judgement_parts,
     shown_lines,
 )
+from retrieval.scholarly.models import shown
 from web.addresses import paper_address
 from web.base import PageMeta, md_escape
 from web.http import WebDeps, not_found, page_headers, respond, same_origin
@@ -120,12 +120,6 @@ class WatchingPage:
         return "\n".join(lines) + "\n"
 
 
-def _when(moment) -> str:
-    if moment is None:
-        return "never"
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def _scope_label(scope: str) -> str:
     return "your papers" if scope == "mine" else f"category {scope.split(':', 1)[1]}" \
         if scope.startswith("category:") else "the archive"  # fmt: skip
@@ -137,7 +131,7 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
 
     def page(request: Request, user: str, status: int = 200, error: str = "") -> Response:
         watches = store()
-        questions = [QuestionRow(q.id, q.query, _scope_label(q.scope), _when(q.last_run_at), len(q.seen))
+        questions = [QuestionRow(q.id, q.query, _scope_label(q.scope), shown(q.last_run_at), len(q.seen))
                      for q in watches.of(user)]  # fmt: skip
         changes = []
         for change, question in watches.changes(user):
@@ -148,13 +142,13 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
                 titles = {str(p.get("id", "")): str(p.get("title", "")) for p in change.papers}
                 said = (said[0], [(words, paper_address(pid, titles.get(pid, "")) if pid else None)
                                   for words, pid in said[1]])  # fmt: skip
-            changes.append(ChangeRow(question.query, _when(change.at), papers, change.read, describe(change.papers),
+            changes.append(ChangeRow(question.query, shown(change.at), papers, change.read, describe(change.papers),
                                      said))  # fmt: skip
         digest = ""
         if deps.mail and (row := Digests(deps.archive.catalog.engine).of(user)) is not None:
             digest = f"{'daily' if row.every == 'day' else 'weekly'} to {row.email}"
-        shown = WatchingPage(questions, changes, error, deps.mail, digest)
-        response = respond(request, deps, shown, "watching.html", status)
+        listed = WatchingPage(questions, changes, error, deps.mail, digest)
+        response = respond(request, deps, listed, "watching.html", status)
         response.headers["Cache-Control"] = "private, no-store"
         watches.mark_read(user)
         return response
@@ -230,11 +224,11 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         user = deps.viewer(request) if store() else None
         if not user or not deps.is_admin(user):
             return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        rows = [(q.owner, QuestionRow(q.id, q.query, _scope_label(q.scope), _when(q.last_run_at), len(q.seen)))
+        rows = [(q.owner, QuestionRow(q.id, q.query, _scope_label(q.scope), shown(q.last_run_at), len(q.seen)))
                 for q in store().every()]  # fmt: skip
         judged = {owner: store().judged_today(owner) for owner in {owner for owner, _ in rows}}
-        shown = EveryQuestionPage(rows, MAX_QUESTIONS, judged_today=judged)
-        response = respond(request, deps, shown, "admin_watching.html")
+        listed = EveryQuestionPage(rows, MAX_QUESTIONS, judged_today=judged)
+        response = respond(request, deps, listed, "admin_watching.html")
         response.headers["Cache-Control"] = "private, no-store"
         return response
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import timezone
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from jobs.zotero import ZOTERO_KIND
 from retrieval.library.zotero import KINDS, Libraries
+from retrieval.scholarly.models import shown
 from web.base import PageMeta, md_escape
 from web.cite import CSL_JSON, RIS, csl_json, ris
 from web.http import WebDeps, page_headers, respond, same_origin
@@ -82,9 +82,7 @@ class ZoteroPage:
 def _rows(libraries) -> list[LibraryRow]:
     rows = []
     for r in libraries:
-        synced = r.last_synced_at
-        when = (synced if synced.tzinfo else synced.replace(tzinfo=timezone.utc)).strftime("%Y-%m-%d %H:%M UTC") \
-            if synced else "never"  # fmt: skip
+        when = shown(r.last_synced_at)
         where = ("Zotero desktop" if r.source == "local" else "zotero.org") + f" {r.kind} {r.library_id}"
         rows.append(LibraryRow(r.id, r.name or f"{r.kind} {r.library_id}", where, r.state, r.version, when,
                                r.last_error or ""))  # fmt: skip

@@ -21,7 +21,7 @@ from sqlalchemy import Column, delete, func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import JSON, Field, Session, SQLModel, select
 
-from retrieval.scholarly.models import empty_list
+from retrieval.scholarly.models import empty_list, shown, utc
 
 log = logging.getLogger(__name__)
 
@@ -236,10 +236,6 @@ class DigestSubscription(SQLModel, table=True):
     last_sent_at: datetime | None = None
 
 
-def _aware(moment: datetime | None) -> datetime | None:
-    return moment.replace(tzinfo=timezone.utc) if moment is not None and moment.tzinfo is None else moment
-
-
 class Digests:
     """The subscriptions, and the changes a digest carries."""
 
@@ -276,10 +272,10 @@ class Digests:
     def due(self, now: datetime) -> list[DigestSubscription]:
         with Session(self.engine, expire_on_commit=False) as session:
             rows = list(session.exec(select(DigestSubscription)))
-        return [r for r in rows if r.last_sent_at is None or now - _aware(r.last_sent_at) >= PERIODS[r.every]]
+        return [r for r in rows if r.last_sent_at is None or now - utc(r.last_sent_at) >= PERIODS[r.every]]
 
     def news(self, owner: str, since: datetime) -> list[tuple[QuestionChange, SavedQuestion]]:
-        return [(c, q) for c, q in Watches(self.engine).changes(owner, limit=200) if _aware(c.at) > since]
+        return [(c, q) for c, q in Watches(self.engine).changes(owner, limit=200) if utc(c.at) > since]
 
     def sent(self, subscription_id: int, now: datetime) -> None:
         with Session(self.engine) as session:
@@ -313,7 +309,7 @@ class DigestPost:
         subject = f"ScholarLoom: {describe([p for c, _ in news for p in c.papers])} for your saved questions"
         lines = [subject, ""]
         for change, question in news:
-            when = _aware(change.at).strftime("%Y-%m-%d %H:%M UTC")
+            when = shown(change.at)
             lines += [f"{describe(change.papers)} on \"{question.query}\" ({when})", ""]
             if (said := judgement_parts(change.judgement)) is not None:  # each [n] with its paper's address
                 numbers = {words: pid for words, pid in said[1] if pid}
@@ -333,7 +329,7 @@ class DigestPost:
         """Every due digest with news, mailed; a failure is logged and tried again next time. How many were sent."""
         now, sent = now or _now(), 0
         for row in digests.due(now):
-            news = digests.news(row.owner, _aware(row.last_sent_at or row.created_at))
+            news = digests.news(row.owner, utc(row.last_sent_at or row.created_at))
             if not news:
                 continue
             subject, text = self.text(row, news)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -26,6 +26,7 @@ from retrieval.scholarly.models import (
     Paper,
     Researcher,
     title_key,
+    utc,
     utcnow,
 )
 from retrieval.scholarly.records import is_arxiv_id, split_arxiv_version
@@ -43,10 +44,6 @@ def _bump_versions(session: Session, _context) -> None:
     for subject in {VERSIONED[type(o)] for o in changed if type(o) in VERSIONED}:
         statement = update(CatalogVersion).where(CatalogVersion.subject == subject)
         session.connection().execute(statement.values(version=CatalogVersion.version + 1))
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -264,11 +261,11 @@ class Catalog:
         newest `limit` entries at most; and the moment from which that is all of them (`since`, or the oldest entry
         read when there were more). Read from the (stage, at) index: it costs what came since, not the ledger's size."""
         query = (select(LedgerEntry.key, LedgerEntry.at)
-                 .where(LedgerEntry.stage.in_(list(stages)), LedgerEntry.at > _utc(since))
+                 .where(LedgerEntry.stage.in_(list(stages)), LedgerEntry.at > utc(since))
                  .order_by(LedgerEntry.at.desc()).limit(limit + 1))  # fmt: skip
         with self.session() as session:
-            rows = [(key, _utc(at)) for key, at in session.exec(query)]
-        complete_since = _utc(since) if len(rows) <= limit else rows[limit - 1][1]
+            rows = [(key, utc(at)) for key, at in session.exec(query)]
+        complete_since = utc(since) if len(rows) <= limit else rows[limit - 1][1]
         found: dict[str, datetime] = {}
         for key, at in rows[:limit]:
             found.setdefault(key, at)  # (newest first: a key's latest time)

@@ -14,6 +14,18 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def utc(moment: datetime | None) -> datetime | None:
+    """A moment as the stores hand it back (SQLite's are naive; ours were written in UTC) in UTC; None stays None."""
+    if moment is None:
+        return None
+    return moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def shown(moment: datetime | None, none: str = "never") -> str:
+    """A stored moment as pages and mails show it ("2026-12-05 18:52 UTC"), or `none` when there is none."""
+    return utc(moment).strftime("%Y-%m-%d %H:%M UTC") if moment is not None else none
+
+
 def empty_list() -> list:
     """`default_factory=list`, but cheap: pydantic inspects a default factory's signature on every instance, and a
     builtin's signature costs ~60 us to fail to find (about 2 s of a demo load)."""
