@@ -131,13 +131,13 @@ def _wordpiece_bm25(embedder: Embedder, texts: list[str], query: str, bigrams: b
 
     from tokenizers import Tokenizer
 
-    from retrieval.vectors.embeddings import _STOPWORDS
+    from retrieval.vectors.embeddings import STOPWORDS
 
     if bigrams not in _WORDPIECE:
         tokenizer = Tokenizer.from_file(str(embedder.models_dir / "all-MiniLM-L6-v2-onnx" / "tokenizer.json"))
         tokenizer.no_truncation()
         tokenizer.no_padding()
-        stop = set(_STOPWORDS.read_text().split())
+        stop = set(STOPWORDS.read_text().split())
 
         def pieces(text: str) -> list[str]:
             words = [w for w in tokenizer.encode(text, add_special_tokens=False).tokens if w not in stop]

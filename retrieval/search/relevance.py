@@ -5,7 +5,8 @@ of unrelated papers looks as confident as a list of right ones. The floor reads 
 instead. A paper clears it when its best abstract point (abstract or sentence window) scores at least `dense`
 and no more than `gap` under the best paper of the list. A full-text passage clears it at `passage`. And when the
 query names something ("TripPy", "Semantic Scholar", "BM25"), what clears must name it too, when anything that
-clears does (`Floor.naming`): a question about one system is not answered by the papers beside it.
+clears does (`Floor.naming`): a question about one system is not answered by the papers beside it. A name most
+of the list holds ("LLM" among security papers) names the field, not the subject, and is not weighed (`telling`).
 
 The numbers are those of the bundled encoder (all-MiniLM-L6-v2), calibrated on the judged questions
 (`tests/fixtures/judged_questions.jsonl`, `python -m bench.precision`; BENCHMARKS.md, "Session 31"). On the
@@ -13,28 +14,46 @@ demo, the questions about subjects the archive does not hold had a best abstract
 passage cosine of 0.11-0.32. The answerable ones had 0.64-0.90 on abstracts (topics), or 0.42-0.87 on passages
 (facts in the full text); the passage that holds a fact's answer can score lower than the best one (0.35 and
 up: 0.35 keeps 17 of the 21 answering passages, 0.37 kept 15; BENCHMARKS.md, "Session 32").
+
+A paper under the cosine cut still clears, down to `phrase_dense`, when it holds the query's phrases (`phrases`:
+two content words side by side, "prompt injection", "time series") about as well as the papers that clear. The
+encoder ranks "ceLLMate: Sandboxing Browser AI Agents" at 0.43 for "prompt injection attacks on LLM applications",
+though its abstract is about prompt injection attacks. With the phrases the gap narrowed from 0.25 to 0.2: on
+the judged topics, shown precision 0.812 -> 0.828 and recall 0.882 -> 0.910; held out on alternate halves,
+recall 0.839-0.874 -> 0.886-0.898 (BENCHMARKS.md, "Session 37").
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache, lru_cache
 
 
 @dataclass(frozen=True)
 class Floor:
     dense: float = 0.5  # a paper's best abstract or window cosine, at least
-    gap: float = 0.25  # and at most this far under the list's best paper
+    gap: float = 0.2  # and at most this far under the list's best paper
     passage: float = 0.35  # a full-text passage's cosine, at least
     pool: int = 10  # candidates weighed to fill a list, so a clearing paper ranked 6th can take a weak 5th's place
+    phrase_dense: float = 0.35  # a paper holding the query's phrases clears down to this cosine, when it holds
+    phrase_part: int = 3  # more than 1/phrase_part of the phrases the cleared paper holding the most holds
 
-    def papers(self, cosines: list[float | None]) -> list[bool]:
-        """Which papers of a list (their best dense cosines; None: the dense side did not score it) clear it."""
+    def papers(self, cosines: list[float | None], held: list[int] | None = None) -> list[bool]:
+        """Which papers of a list (their best dense cosines; None: the dense side did not score it) clear it. With
+        `held` (how many of the query's phrases each paper holds, `phrases`), a paper under the cut clears when it
+        holds more than a third of what the cleared paper holding the most holds, down to `phrase_dense`. Nothing
+        clears when no paper reaches `dense`: phrases never make an answer of weak matches."""
         best = max((c for c in cosines if c is not None), default=None)
         if best is None:
             return [False for _ in cosines]
         low = max(self.dense, best - self.gap)
-        return [c is not None and c >= low for c in cosines]
+        clears = [c is not None and c >= low for c in cosines]
+        most = max((n for n, c in zip(held or [], clears, strict=False) if c), default=0)
+        if not most:  # (nothing clears, or what clears holds none of the phrases)
+            return clears
+        return [k or (c is not None and c >= self.phrase_dense and self.phrase_part * n > most)
+                for k, c, n in zip(clears, cosines, held, strict=True)]  # fmt: skip
 
     def passages(self, cosines: list[float | None]) -> list[bool]:
         return [c is not None and c >= self.passage for c in cosines]
@@ -55,6 +74,42 @@ class Floor:
         return [k and (n == most or (c or 0.0) > naming) for k, c, n in zip(clears, cosines, found, strict=True)]
 
 
+def telling(names: list[str], texts: list[str]) -> list[str]:
+    """The names that tell a list apart: those fewer than half its texts hold. A name most candidates hold ("LLM"
+    among security papers) names the field, not the subject; `Floor.naming` weighs only the others."""
+    return [name for name in names if 2 * sum(_says(text, name) for text in texts) < len(texts)]
+
+
+@lru_cache(maxsize=4096)
+def phrases(text: str) -> frozenset[tuple[str, str]]:
+    """A text's phrases: each two content words side by side once the stop words are left out, stemmed ("attacks
+    on LLM applications": (attack, llm), (llm, applic)). The last few thousand texts are remembered: the abstracts
+    that answer many questions are read once."""
+    words = content_words(text)
+    return frozenset(zip(words, words[1:], strict=False))
+
+
+def phrases_held(asked: frozenset[tuple[str, str]], text: str) -> int:
+    """How many of a query's phrases (`phrases`) a text holds."""
+    return len(asked & phrases(text)) if asked else 0
+
+
+def content_words(text: str) -> list[str]:
+    """The words of a text in order, lower case, stop words (BM25's list) left out, each stemmed (Snowball)."""
+    stop, stemmer = _words()
+    return stemmer.stem_words([w for w in _LETTERS.findall(text.lower()) if w not in stop])
+
+
+@cache
+def _words():
+    from py_rust_stemmers import SnowballStemmer
+
+    from retrieval.vectors.embeddings import STOPWORDS
+
+    return frozenset(STOPWORDS.read_text(encoding="utf-8").split()), SnowballStemmer("english")
+
+
+_LETTERS = re.compile(r"[^\W_]+")
 _WORD = re.compile(r"[\w][\w.+-]*[\w+]|\w")
 
 

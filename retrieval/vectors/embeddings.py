@@ -29,7 +29,7 @@ DENSE_DIM = DIM
 DENSE_MAX_TOKENS = MAX_TOKENS
 SPARSE_MODEL = "Qdrant/bm25"
 BM25_AVG_LEN = 120.0  # mean abstract length in tokens after stop words, measured on the demo corpus
-_STOPWORDS = Path(__file__).parent / "data" / "stopwords_en.txt"
+STOPWORDS = Path(__file__).parent / "data" / "stopwords_en.txt"
 
 
 def dense_batch(precision: Precision, device: Device, requested: int | None = None) -> int:
@@ -124,7 +124,7 @@ class Embedder:
 
                 dense_dir, bm25_dir = prepare_models(self.models_dir, self.precision)
                 use_kept_punctuation(self.models_dir)
-                stopwords = set(_STOPWORDS.read_text().split())
+                stopwords = set(STOPWORDS.read_text().split())
                 self._sparse = SparseTextEmbedding(
                     SPARSE_MODEL, specific_model_path=str(bm25_dir), avg_len=BM25_AVG_LEN, stopwords=stopwords
                 )

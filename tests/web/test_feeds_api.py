@@ -223,6 +223,21 @@ async def test_the_apis_say_which_hits_clear_the_relevance_floor(client):
     assert relevant[0] == "2512.12593" and "2512.12536" in relevant  # SHERLOCK (deep learning), then an LLM paper
 
 
+async def test_papers_holding_the_question_phrases_are_answers_under_the_cut(client):
+    """Issue 39: the encoder scores ceLLMate (browser agents against prompt injection attacks) at 0.43 and MTGNN
+    (multivariate time series forecasting) at 0.39; both hold the question's phrases, as the papers that clear do,
+    and are judged relevant. "LLM", which most of the first list's papers hold, does not keep ceLLMate out."""
+    injection = (await client.get("/api/search", params={
+        "q": "prompt injection attacks on LLM applications", "limit": 5})).json()
+    relevant = [h["id"] for h in injection["hits"] if h["relevant"]]
+    assert relevant[0] == "2512.12583" and "2512.12594" in relevant
+    series = (await client.get("/api/search", params={
+        "q": "Transformers for long sequence time-series forecasting", "limit": 5})).json()
+    relevant = [h["id"] for h in series["hits"] if h["relevant"]]
+    assert "openalex:W3080253043" in relevant and len(relevant) == 4
+    assert "openalex:W2964110616" not in relevant  # Transformer-XL: long sequences, but language, not time series
+
+
 def test_the_floor_keeps_what_is_near_the_best_and_above_the_least():
     from retrieval.search.relevance import Floor
 
@@ -231,6 +246,35 @@ def test_the_floor_keeps_what_is_near_the_best_and_above_the_least():
     assert floor.papers([0.6, 0.55, 0.45]) == [True, True, False]  # at least 0.5
     assert floor.papers([0.42, 0.3]) == [False, False] and floor.papers([None]) == [False]
     assert floor.passages([0.4, 0.35, 0.34, None]) == [True, True, False, False]
+
+
+def test_a_paper_holding_the_query_phrases_clears_under_the_cut():
+    """Issue 39: a paper under the cosine cut clears when it holds more than a third of the query's phrases the
+    cleared paper holding the most holds, down to 0.35; never when nothing clears on its own."""
+    from retrieval.search.relevance import Floor, content_words, phrases, phrases_held
+
+    floor = Floor(dense=0.5, gap=0.2, passage=0.35, phrase_dense=0.35, phrase_part=3)
+    assert floor.papers([0.8, 0.45, 0.45, 0.34], [2, 2, 0, 2]) == [True, True, False, False]
+    assert floor.papers([0.8, 0.45, 0.45], [5, 2, 1]) == [True, True, False]  # 2 of 5 is more than a third, 1 not
+    assert floor.papers([0.8, 0.45], [3, 1]) == [True, False]  # a third is not more than a third
+    assert floor.papers([0.8, 0.45], [0, 2]) == [True, False]  # what clears holds none: the phrases say nothing
+    assert floor.papers([0.8, 0.45], None) == [True, False]
+    assert floor.papers([0.45, 0.4], [3, 3]) == [False, False]  # weak matches stay weak whatever they hold
+    assert content_words("Transformers for long sequence time-series forecasting") == [
+        "transform", "long", "sequenc", "time", "seri", "forecast"]  # fmt: skip
+    asked = phrases("prompt injection attacks on LLM applications")
+    assert asked == {("prompt", "inject"), ("inject", "attack"), ("attack", "llm"), ("llm", "applic")}
+    assert phrases_held(asked, "they are vulnerable to prompt injection attacks that can trick an agent") == 2
+    assert phrases_held(asked, "injection of a prompt") == 0 and phrases_held(frozenset(), "prompt injection") == 0
+
+
+def test_a_name_most_of_the_list_holds_does_not_tell_it_apart():
+    from retrieval.search.relevance import telling
+
+    texts = ["an llm agent", "llms for code", "taint analysis", "llm safety"]
+    assert telling(["llm", "trippy"], texts) == ["trippy"]  # 3 of 4 hold "llm"
+    assert telling(["llm"], texts[1:3]) == []  # half of them
+    assert telling(["llm"], [*texts[2:], "slot filling"]) == ["llm"]  # one of three
 
 
 def test_what_the_query_names_is_named_by_what_clears():
