@@ -153,9 +153,12 @@ async def stream_completion(
 
 
 def complete(
-    config: LLMConfig, messages: list[dict], json_object: bool = False, retrier: Retrier | None = None
-) -> str:
-    """One whole (not streamed) answer, with the same bounded retries as the chat; for batch jobs."""
+    config: LLMConfig, messages: list[dict], json_object: bool = False, retrier: Retrier | None = None,
+    counted: Callable[[int, int, bool], None] | None = None,
+) -> str:  # fmt: skip
+    """One whole (not streamed) answer, with the same bounded retries as the chat; for batch jobs. `counted` is told
+    each answer's prompt and completion tokens (and whether they were estimated, four characters a token, because
+    the provider reported none)."""
     litellm = litellm_module()
     extra = {"response_format": {"type": "json_object"}} if json_object else {}
 
@@ -170,7 +173,15 @@ def complete(
             max_retries=0,
             **extra,
         )
-        return response.choices[0].message.content or ""
+        text = response.choices[0].message.content or ""
+        if counted is not None:
+            usage = getattr(response, "usage", None)
+            prompt, written = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+            if prompt is None or written is None:
+                counted(sum(len(str(m.get("content") or "")) for m in messages) // 4, len(text) // 4, True)
+            else:
+                counted(int(prompt), int(written), False)
+        return text
 
     try:
         return (retrier or llm_retrier()).call(attempt, _retry_on(litellm))

@@ -15,6 +15,7 @@ from typing import Protocol
 from assistant.answer_line import AnswerLine
 from assistant.provider import litellm_module
 from assistant.safe_markdown import safe_label, safe_markdown
+from assistant.toolcalls import read_arguments
 from assistant.tools import TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool
 from assistant.tools.base import CardKind, SourceBook
 from retrieval.search.hybrid import clean_query
@@ -182,6 +183,29 @@ class Answer:
     def messages(self) -> list[dict]:
         """The turn as the conversation's history keeps it: the question, the tool calls and results, the answer."""
         return [{"role": "user", "content": self.question}, *self.exchange, {"role": "assistant", "content": self.text}]
+
+    @property
+    def searched(self) -> str | None:
+        """The words the turn's first search of the archive ran with (a follow-up, "and what about later work?", is
+        searched in words that stand alone); None when it searched nothing."""
+        for message in self.exchange:
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                if function.get("name") in SEARCH_TOOLS:
+                    query = (read_arguments(function.get("arguments") or "") or {}).get("query")
+                    if isinstance(query, str) and clean_query(query):
+                        return clean_query(query)
+        return None
+
+
+SEARCH_TOOLS = ("search_papers", "search_fulltext")
+
+
+def standalone(question: str, answer: Answer, follows: bool) -> str:
+    """What a turn's question asks, in words that stand on their own (a saved question's): the user's own words,
+    unless it `follows` earlier turns and searched, when the search's words are (the user's "and for larger
+    models?" names nothing the search did not)."""
+    return (answer.searched if follows else None) or " ".join(question.split())
 
 
 async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> ToolResult:

@@ -10,7 +10,7 @@ import chainlit as cl
 
 from assistant.conversation import Conversation
 from assistant.safe_markdown import safe_markdown
-from assistant.turn import Answer
+from assistant.turn import Answer, standalone
 from jobs.watches import keep_question
 from retrieval.archive import Archive
 from retrieval.library.watches import MAX_QUERY, Watches
@@ -22,11 +22,15 @@ WATCHING = "/me/watching"
 
 def watch_offer(question: str, answer: Answer | None, conversation: Conversation) -> cl.Action | None:
     """The button under an answer that searched the archive or the user's library (not one about a single paper,
-    researcher or institution, nor one that failed): the user's own words, watched where the chat searched. Also
-    under an answer that found nothing yet: that is when being told of a new paper helps most."""
-    words = " ".join(question.split())[:MAX_QUERY]
-    if answer is None or answer.error or not answer.text.strip() or not words or conversation.paper or \
+    researcher or institution, nor one that failed): the question in words that stand on their own (the user's, or
+    for a follow-up the search's: `standalone`), watched where the chat searched. Also under an answer that found
+    nothing yet: that is when being told of a new paper helps most."""
+    if answer is None or answer.error or not answer.text.strip() or conversation.paper or \
             conversation.about is not None:  # fmt: skip
+        return None
+    follows = sum(1 for m in conversation.history if m.get("role") == "user") > 1  # (the history holds this turn)
+    words = standalone(question, answer, follows)[:MAX_QUERY]
+    if not words:
         return None
     payload = {"q": words, "scope": "mine" if conversation.library else "all"}
     return cl.Action(name=WATCH_ACTION, payload=payload, label="Watch this", icon="bell",

@@ -84,7 +84,7 @@ class ScriptedLLM:
                     outer.probes.append(body)
                     if body.get("stream"):
                         return self._stream(probed, body.get("model", "scripted"))
-                    return self._send_json(200, _completion(probed, body.get("model", "scripted")))
+                    return self._send_json(200, _completion(probed, body.get("model", "scripted"), body))
                 outer.requests.append(body)
                 outer.arrivals.append(time.monotonic())
                 if not self.path.endswith("/chat/completions"):
@@ -105,7 +105,7 @@ class ScriptedLLM:
                     return self._send_json(reply["status"], {"error": body}, extra)
                 if body.get("stream"):
                     return self._stream(reply, body.get("model", "scripted"))
-                return self._send_json(200, _completion(reply, body.get("model", "scripted")))
+                return self._send_json(200, _completion(reply, body.get("model", "scripted"), body))
 
             def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 data = json.dumps(payload).encode()
@@ -190,7 +190,7 @@ def _chunks(reply: dict, model: str):
     yield _envelope(model, {}, "stop")
 
 
-def _completion(reply: dict, model: str) -> dict:
+def _completion(reply: dict, model: str, body: dict) -> dict:
     message: dict = {"role": "assistant", "content": reply.get("content")}
     if "tool_calls" in reply:
         message["tool_calls"] = [
@@ -209,5 +209,6 @@ def _completion(reply: dict, model: str) -> dict:
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": dict(zip(("prompt_tokens", "completion_tokens"), usage_of(body, reply), strict=True),
+                      total_tokens=sum(usage_of(body, reply))),
     }

@@ -30,6 +30,9 @@ class Analyst:
 
     ask: Callable[[list[dict]], str]
     unavailable: tuple[type[BaseException], ...]
+    # Asking for a user (a saved question's judge): `ask` with what it spends counted against that user's daily
+    # token budget (SCHOLARLOOM_LLM_DAILY_TOKENS), or None when today's is spent. Unset: nobody is charged.
+    for_user: Callable[[str], Callable[[list[dict]], str] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -268,15 +268,17 @@ def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     analyst, skipped = ctx.analyst, []
 
     def judged(question: SavedQuestion, found: list[dict]) -> dict | None:
-        """The model's sentence, within its owner's daily share (past it, the change lists the sentences alone)."""
+        """The model's sentence, within its owner's daily share of sentences and of tokens, the tokens counted as
+        their chat's are (past either, the change lists the sentences alone)."""
+        ask = analyst.for_user(question.owner) if analyst.for_user else analyst.ask
 
         def allowed() -> bool:
-            if watches.judged_today(question.owner) < JUDGED_A_DAY:
+            if ask is not None and watches.judged_today(question.owner) < JUDGED_A_DAY:
                 return True
             skipped.append(question.id)
             return False
 
-        return judge(archive, analyst.ask, question, found, analyst.unavailable, allowed)
+        return judge(archive, ask or analyst.ask, question, found, analyst.unavailable, allowed)
 
     # After a job that brought papers (no owner, no question): each question looks at what came since its last run.
     began, arrived = datetime.now(timezone.utc), None

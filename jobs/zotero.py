@@ -218,21 +218,24 @@ def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collection
         session.commit()
     for key, (spooled, filename, md5, parent) in plan.files.items():
         old = held.get(key)
+
+        def record(session: Session, upload, key=key, md5=md5, parent=parent) -> None:
+            """The item's record of its upload, written with the upload's row: a crash between the two cannot leave
+            an upload the item does not know, made again by the next sync."""
+            item = session.exec(select(ZoteroItem).where(ZoteroItem.library == row.id, ZoteroItem.key == key)).first()
+            item = item or ZoteroItem(library=row.id, key=key)
+            item.version, item.label, item.upload_id = plan.versions.get(key, 0), plan.labels.get(key, key), upload.id
+            item.md5, item.parent = md5, str(parent) if parent else None
+            session.add(item)
+
         try:
-            upload = ctx.uploads.accept(owner, filename, spooled, ctx.limits.upload, queue)
+            ctx.uploads.accept(owner, filename, spooled, ctx.limits.upload, queue, also=record)
         except UploadRefused as refused:
             summary.fail(Failure(ZOTERO_KIND, plan.labels.get(key, key), str(refused)))
             continue
         if old is not None and old.upload_id:
             _drop_upload(ctx, owner, old.upload_id)
         added += 1
-        with Session(engine) as session:
-            item = session.exec(select(ZoteroItem).where(ZoteroItem.library == row.id, ZoteroItem.key == key)).first()
-            item = item or ZoteroItem(library=row.id, key=key)
-            item.version, item.label, item.upload_id = plan.versions.get(key, 0), plan.labels.get(key, key), upload.id
-            item.md5, item.parent = md5, str(parent) if parent else None
-            session.add(item)
-            session.commit()
     removed = _remove(ctx, engine, row, plan.gone)
     lists = _lists(engine, row, collections, deleted_collections)
     summary.add("items joined", len(report.joined))

@@ -325,10 +325,25 @@ class Settings(BaseSettings):
         from dataclasses import replace
 
         from assistant.llm import LLMError, complete
+        from auth.usage import record_usage, tokens_today
         from jobs.context import Analyst
 
         config = replace(config, max_tokens=max(config.max_tokens, 600))
-        return Analyst(lambda messages: complete(config, messages, json_object=True, retrier=retrier), (LLMError,))
+        engine, budget = self.catalog().engine, self.llm_daily_tokens
+
+        def for_user(username: str):
+            """Asking on a user's behalf: each answer's tokens written to their day (mode "saved question"), as a
+            chat turn's are; None once their day's budget is spent."""
+            if budget and tokens_today(engine, username) >= budget:
+                return None
+
+            def count(prompt: int, written: int, estimated: bool) -> None:
+                record_usage(engine, username, config.model, "saved question", prompt, written, estimated)
+
+            return lambda messages: complete(config, messages, json_object=True, retrier=retrier, counted=count)
+
+        return Analyst(lambda messages: complete(config, messages, json_object=True, retrier=retrier), (LLMError,),
+                       for_user)  # fmt: skip
 
     def writing_encoder(self):
         """What a command's ingest embeds with: this process's encoder, or SCHOLARLOOM_EMBED_WORKERS encoder

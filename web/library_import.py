@@ -113,6 +113,9 @@ def import_routes(router: APIRouter, deps: WebDeps) -> None:
             functools.partial(import_entries, deps.archive, deps.uploads, deps.jobs, owner, name, entries,
                               on_demand=deps.on_demand, daily=deps.on_demand_daily)
         )  # fmt: skip
+        if deps.zotero is not None:  # (what the owner imported is theirs: a Zotero deletion no longer takes it)
+            await run_in_threadpool(deps.zotero.libraries.kept, owner,
+                                    [pid for _, pid in imported.joined + imported.requested])  # fmt: skip
         report = ImportOut.of(imported)
         if "text/html" in request.headers.get("accept", ""):
             return _private(respond(request, deps, ImportPage(report), "import_report.html"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import StrEnum
@@ -78,6 +79,9 @@ class Upload(SQLModel, table=True):
     @property
     def path(self) -> str:
         return f"/me/library/{self.id}"
+
+
+Recorder = Callable[[Session, Upload], None]  # writes beside a new upload's row, in its transaction (`Uploads.add`)
 
 
 @dataclass(frozen=True)
@@ -173,10 +177,12 @@ class Uploads:
         return self.folder / f"{int(upload.id)}.pdf"
 
     def add(self, owner: str, filename: str, spooled: Path, size: int, sha256: str, queue=None,
-            quota_bytes: int | None = None) -> Upload:  # fmt: skip
+            quota_bytes: int | None = None, also: Recorder | None = None) -> Upload:  # fmt: skip
         """The row (with its `upload` job when a queue is given), then the spooled file moved to its name (in the same
         folder: a rename, never a copy). The room left of `quota_bytes` is read and taken in one transaction under
-        the owner's lock: twenty uploads at once cannot each see the same free room. Raises UploadRefused."""
+        the owner's lock: twenty uploads at once cannot each see the same free room. `also` writes in that same
+        transaction what records where the file came from (a Zotero item), so a crash cannot keep one without the
+        other. Raises UploadRefused."""
         with Session(self.engine, expire_on_commit=False) as session:
             hold_lock(session, f"user:{owner}")
             if quota_bytes is not None and size > quota_bytes - self._used(session, owner):
@@ -191,6 +197,8 @@ class Uploads:
                 except ShareUsedUp as refused:
                     raise UploadRefused(429, str(refused)) from None
                 upload.job_id = job.id
+            if also is not None:
+                also(session, upload)
             session.commit()
         os.replace(spooled, self.file(upload))
         return upload
@@ -206,9 +214,10 @@ class Uploads:
         """Bytes the owner may still add in one file: the file cap or what is left of the quota, the smaller."""
         return min(limits.max_bytes, limits.quota_bytes - self.used_bytes(owner))
 
-    def accept(self, owner: str, filename: str, spooled: Path, limits: UploadLimits, queue) -> Upload:
-        """A spooled file (in this folder) checked and stored, with its `upload` job queued; the spooled file is
-        gone either way. Raises UploadRefused."""
+    def accept(self, owner: str, filename: str, spooled: Path, limits: UploadLimits, queue,
+               also: Recorder | None = None) -> Upload:  # fmt: skip
+        """A spooled file (in this folder) checked and stored, with its `upload` job queued (and `also`, as `add`
+        says); the spooled file is gone either way. Raises UploadRefused."""
         try:
             size = spooled.stat().st_size
             if size > limits.max_bytes:
@@ -224,7 +233,7 @@ class Uploads:
                 while chunk := handle.read(1 << 20):
                     digest.update(chunk)
             upload = self.add(owner, Path(filename or "upload.pdf").name, spooled, size, digest.hexdigest(), queue,
-                              limits.quota_bytes)  # fmt: skip
+                              limits.quota_bytes, also)  # fmt: skip
         finally:
             spooled.unlink(missing_ok=True)
         return self.get(owner, upload.id)

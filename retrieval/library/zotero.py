@@ -16,7 +16,7 @@ import hmac
 import os
 from datetime import datetime, timezone
 
-from sqlalchemy import Column, UniqueConstraint, delete, true
+from sqlalchemy import Column, UniqueConstraint, delete, true, update
 from sqlalchemy.engine import Engine
 from sqlmodel import JSON, Field, Session, SQLModel, select
 
@@ -168,6 +168,19 @@ class Libraries:
         if not owner or not 0 < list_id < 2**62:
             return None
         return next(((r, ids) for r, ids in self.lists(owner) if r.id == list_id), None)
+
+    def kept(self, owner: str, paper_ids: list[str]) -> int:
+        """The owner put these papers in their library themselves (an import): a Zotero item holding one of them no
+        longer takes it out when the item is deleted in Zotero (`ZoteroItem.joined`). Returns the items changed."""
+        if not paper_ids:
+            return 0
+        mine = select(ZoteroLibrary.id).where(ZoteroLibrary.owner == owner)
+        with Session(self.engine) as session:
+            done = session.execute(update(ZoteroItem).where(
+                ZoteroItem.library.in_(mine), ZoteroItem.paper_id.in_(list(dict.fromkeys(paper_ids))),
+                ZoteroItem.joined.is_(True)).values(joined=False))  # fmt: skip
+            session.commit()
+            return done.rowcount or 0
 
     def disconnect(self, owner: str, library: int) -> bool:
         """Forget a connected library, its items' record and its lists; the papers and PDFs it brought stay in the

@@ -77,6 +77,31 @@ async def test_streamed_tool_call_then_cited_answer(demo, scripted):
     assert history == [] and outcome.messages()[-1] == {"role": "assistant", "content": outcome.text}
 
 
+async def test_a_follow_up_stands_alone_in_the_words_it_was_searched_with(demo, scripted):
+    """What "Watch this" saves after a follow-up: the model's search words, which stand on their own; the user's
+    own words for a first question, or for a turn that searched nothing."""
+    from assistant.turn import standalone
+
+    scripted.enqueue(
+        tool_call("search_papers", query="hindsight logging for model training", limit=3),
+        text("Hindsight logging replays log statements from checkpoints [1]."),
+        tool_call("search_papers", query="flor record replay overhead of hindsight logging", limit=3),
+        text("Its overhead is small [1]."),
+        text("Glad it helped."),
+    )
+    deps, agent = ToolDeps(demo.archive(), user="alice"), agent_for(scripted)
+    first = await agent.turn(deps, [], "How can I add logging after training?", RecordingUI())
+    history = first.messages()
+    second = await agent.turn(deps, history, "and  what does it cost?", RecordingUI())
+    third = await agent.turn(deps, [*history, *second.messages()], "thanks", RecordingUI())
+    assert first.searched == "hindsight logging for model training"
+    assert standalone("How can I add logging after training?", first, follows=False) == \
+        "How can I add logging after training?"  # fmt: skip
+    assert standalone("and  what does it cost?", second, follows=True) == \
+        "flor record replay overhead of hindsight logging"  # fmt: skip
+    assert third.searched is None and standalone("thanks", third, follows=True) == "thanks"
+
+
 async def test_model_made_up_links_are_dropped(demo, scripted):
     scripted.enqueue(text("See [this page](https://evil.example/steal) and ![x](https://evil.example/p.png) [7]."))
     deps = ToolDeps(demo.archive(), sources=SourceBook())

@@ -217,7 +217,7 @@ async def test_cards_reach_the_page_and_the_stored_thread_best_first_whatever_th
     file was written."""
     scripted.enqueue(
         tool_call("search_papers", query="evaluation of dialog systems", limit=5), text("Here they are."),
-        tool_call("search_papers", query="dialog state tracking with copy mechanisms", limit=5), text("And these."),
+        tool_call("search_papers", query="dialog state tracking", limit=5), text("And these."),
     )  # fmt: skip
     chat = ChatClient(server)
     await chat.connect()

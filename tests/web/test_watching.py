@@ -214,6 +214,8 @@ async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it
     asked = [m["content"] for m in scripted.requests[0]["messages"]]
     assert "[1] (EARLIER) DiffusionBrowser" in asked[1] and "[2] (NEW) DiffusionBrowser" in asked[1]
     assert "not usable: cite the texts" in scripted.requests[1]["messages"][-1]["content"].lower()
+    spent = _spent(empty_instance.catalog().engine)  # the two requests count against jo's day, as chat turns do
+    assert set(spent) == {("jo", "saved question")} and len(spent["jo", "saved question"]) == 2
 
     page = (await jo.get("/me/watching.md")).text
     assert f"### 1 paper it cited with new passages on {QUESTION}" in page, page
@@ -270,3 +272,38 @@ def test_a_run_after_an_update_reads_only_what_came_since_and_searches_all_when_
     assert len(entries) == 2 and complete > between  # three came: the two newest read, complete from the second
     assert since_last_run(asked, (entries, complete)) is None  # so this question searches its whole scope
     catalog.close()
+
+
+def _spent(engine) -> dict[tuple[str, str], list[tuple[int, int, bool]]]:
+    from sqlmodel import Session, select
+
+    from auth.models import LLMUsage
+
+    found: dict[tuple[str, str], list[tuple[int, int, bool]]] = {}
+    with Session(engine) as session:
+        for row in session.exec(select(LLMUsage).order_by(LLMUsage.id)):
+            found.setdefault((row.username, row.mode), []).append((row.prompt_tokens, row.completion_tokens,
+                                                                   row.estimated))  # fmt: skip
+    return found
+
+
+def test_the_judge_spends_its_owners_daily_tokens(empty_instance, scripted):
+    """A saved question's judge asks on its owner's behalf: the tokens the provider reports are written to the
+    owner's day (SCHOLARLOOM_LLM_DAILY_TOKENS counts them as it counts chat turns), and a user whose day is spent
+    is not asked for."""
+    from auth.usage import record_usage, tokens_today
+    from harness.llm_server import text
+
+    settings = empty_instance
+    settings.llm, settings.llm_api_base, settings.llm_api_key = "openai/scripted", scripted.api_base, SecretStr("k")
+    settings.llm_daily_tokens = 50
+    engine = settings.catalog().engine
+    record_usage(engine, "kim", "openai/scripted", "answered", 40, 10)  # kim's day is spent
+    analyst = settings.analyst()
+    assert analyst.for_user("kim") is None and analyst.for_user("jo") is not None
+    scripted.enqueue(text('{"relation": "supports", "text": "It agrees [1]."}'))
+    answer = analyst.for_user("jo")([{"role": "system", "content": "Weigh the texts."},
+                                     {"role": "user", "content": "Question: graphs"}])  # fmt: skip
+    assert '"supports"' in answer and len(scripted.requests) == 1
+    assert _spent(engine)["jo", "saved question"] == [(5, 6, False)]  # the stand-in's count: a token a word
+    assert tokens_today(engine, "jo") == 11 and tokens_today(engine, "kim") == 50

@@ -180,3 +180,74 @@ def test_a_stored_key_opens_only_with_the_servers_secret():
     assert KEY not in sealed and sealed != Sealer("a" * 48).seal(KEY)  # a fresh nonce each time
     assert Sealer("a" * 48).open(sealed) == KEY
     assert Sealer("b" * 48).open(sealed) is None and Sealer("a" * 48).open("not sealed at all") is None
+
+
+async def test_a_paper_imported_by_hand_stays_when_its_zotero_item_goes(instance):
+    """A paper a sync put in the library (`ZoteroItem.joined`) that its owner then imports themselves is theirs: the
+    item's deletion in Zotero no longer takes it out. Another user's item holding the same paper is not touched."""
+    from sqlmodel import Session, select
+
+    from retrieval.library.zotero import ZoteroItem, ZoteroLibrary
+
+    app = _app(instance, on_demand="off")
+    engine = instance.catalog().engine
+    with Session(engine) as session:
+        libraries = [ZoteroLibrary(owner=who, kind="user", library_id="1", source="web", sealed_key="x")
+                     for who in ("jo", "kim")]  # fmt: skip
+        session.add_all(libraries)
+        session.flush()
+        session.add_all(ZoteroItem(library=lib.id, key="GRAPH234", paper_id=GRAPH, joined=True) for lib in libraries)
+        session.commit()
+    instance.uploads().join("jo", [GRAPH])  # as the sync put it there
+    bib = {"file": ("mine.bib", b"@article{g, doi = {10.18653/v1/N18-3011}}", "application/x-bibtex")}
+    report = (await client_for(app, "jo").post("/api/library/import", files=bib, headers=SAME_SITE)).json()
+    assert report["counts"]["joined"] == 1, report
+    with Session(engine) as session:
+        held = {lib.owner: item.joined for item, lib in session.exec(
+            select(ZoteroItem, ZoteroLibrary).where(ZoteroItem.library == ZoteroLibrary.id))}  # fmt: skip
+    assert held == {"jo": False, "kim": True}
+
+
+def _first_sync(replay: Replay, pdf: bytes) -> None:
+    replay.add("GET", API, "/keys/current", FIXTURES / "keys_current.json", times=1)
+    _answer(replay, "/collections", "collections_since_0.json", 10, "0")
+    items = (FIXTURES / "items_since_0.json").read_text().replace('"__PDF_LENGTH__"', str(len(pdf)))
+    _answer(replay, "/items", None, 10, "0", body=items)
+    replay.add("GET", API, f"{PREFIX}/items/PDF23456/file", status=302, times=1,
+               headers={"Location": f"https://{FILES}/4567890/PDF23456?signature=x"})  # fmt: skip
+    replay.add("GET", FILES, "/4567890/PDF23456", pdf, times=1)
+    replay.add("GET", API, f"{PREFIX}/items/HTML2345/file", b"<html>Sign in to read this article</html>", times=1)
+
+
+async def test_a_sync_stopped_after_a_pdf_was_stored_does_not_store_it_twice(instance, tmp_path, monkeypatch):
+    """The upload's row and the Zotero item's record of it are one transaction: a sync that stops right after a PDF
+    became an upload (here: a crash as the store returns) is run again from the same version, and the PDF is not
+    made a second upload."""
+    from retrieval.library.uploads import Uploads
+
+    app = _app(instance, on_demand="off")
+    jo = client_for(app, "jo")
+    pdf = first_pages(DEMO_DIR / "pdfs" / "2004.07180.pdf", 2, tmp_path).read_bytes()
+    replay = Replay()
+    _first_sync(replay, pdf)
+    stored = Uploads.accept
+
+    def crash_after(self, *args, **kwargs):
+        stored(self, *args, **kwargs)
+        raise RuntimeError("the worker died here")
+
+    monkeypatch.setattr(Uploads, "accept", crash_after)
+    await jo.post("/me/zotero", data={"kind": "user", "library_id": "4567890", "key": KEY}, headers=SAME_SITE)
+    sync = next(j for j in _run(instance, replay) if j.kind == "zotero")
+    assert sync.state == JobState.FAILED and "died here" in sync.error
+    assert len(instance.uploads().mine("jo")) == 1
+    monkeypatch.setattr(Uploads, "accept", stored)
+    (row,) = Libraries(instance.catalog().engine).of("jo")
+    assert row.version == 0  # not kept as synced: the next sync starts from the same version
+    _first_sync(replay, pdf)
+    await jo.post(f"/me/zotero/{row.id}/sync", headers=SAME_SITE)
+    sync = next(j for j in _run(instance, replay) if j.kind == "zotero")
+    assert sync.state == JobState.DONE and "0 PDFs added" in sync.note, (sync.error, sync.note)
+    (upload,) = instance.uploads().mine("jo")
+    assert upload.filename == "Cohan et al. - SPECTER.pdf"
+    assert Libraries(instance.catalog().engine).of("jo")[0].version == 10
