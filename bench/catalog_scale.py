@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.serve import served  # noqa: E402
-from retrieval.scholarly.models import normalise_name  # noqa: E402
+from retrieval.scholarly.models import normalise_name, title_key  # noqa: E402
 
 MONTHS_FROM = (2007, 1)
 RESEARCHERS_PER_PAPER = 3
@@ -141,8 +141,9 @@ def build(args) -> dict:
             _, second, _, _ = rng.choice(demo["papers"])
             abstract = " ".join(first[: max(1, len(first) // 2)] + second[len(second) // 2 :])
             published = datetime(year, month, 1, tzinfo=timezone.utc) + timedelta(days=rng.randrange(28))
-            papers.append(dict(id=pid, arxiv_id=pid, title=title, abstract=abstract, categories=categories,
-                               primary_category=primary, published=published, updated=published, year=year,
+            papers.append(dict(id=pid, arxiv_id=pid, title=title, title_key=title_key(title), abstract=abstract,
+                               categories=categories, primary_category=primary, published=published,
+                               updated=published, year=year,
                                version=1, topics=[], sources=["synthetic"], analysed=False,
                                all_authors_matched=True))  # fmt: skip
             for position in range(rng.randint(*AUTHORS_PER_PAPER)):

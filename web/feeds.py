@@ -9,7 +9,7 @@ from xml.sax.saxutils import escape
 
 from retrieval.archive import Archive
 from retrieval.scholarly.listings import SitemapPart
-from retrieval.scholarly.models import Paper
+from retrieval.scholarly.models import Paper, utc
 from retrieval.scholarly.records import whole_number
 from web.addresses import institution_path, paper_address, paper_path, researcher_path
 from web.base import SITE_NAME, TAGLINE
@@ -108,8 +108,7 @@ def rss_of(archive: Archive, base_url: str, papers: list[Paper], title: str, lin
         summary = paper.abstract[:600] + ("…" if len(paper.abstract) > 600 else "")
         published = ""
         if paper.published:
-            stamp = paper.published if paper.published.tzinfo else paper.published.replace(tzinfo=timezone.utc)
-            published = f"<pubDate>{format_datetime(stamp)}</pubDate>"
+            published = f"<pubDate>{format_datetime(utc(paper.published))}</pubDate>"
         lines.append(
             f"<item><title>{escape(paper.title)}</title><link>{escape(url)}</link>"
             f'<guid isPermaLink="true">{escape(url)}</guid>{published}'

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 
 from ingest.parsers.common import attempt, parse_json_lines, text_or_none
 from ingest.report import Failure
+from retrieval.scholarly.models import utc
 from retrieval.scholarly.records import AuthorRecord, PaperRecord, split_arxiv_version, whole_number
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -40,8 +41,7 @@ def latex_to_text(text: str) -> str:
 def _iso(value: str | None) -> datetime | None:
     if not value:
         return None
-    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
 
 
 # --- API Atom ---------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from sqlmodel import JSON, Field, Session, SQLModel, func, select
 
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper, empty_list
-from retrieval.upkeep.database import ShareUsedUp, hold_lock
+from retrieval.upkeep.database import ShareUsedUp, hold_lock, update_row
 from retrieval.vectors.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index
 
 PREFIX = "upload:"
@@ -288,13 +288,7 @@ class Uploads:
     def update(self, upload_id: int, **fields) -> None:
         """Fields other than the state (`move` changes that)."""
         assert "state" not in fields, "an upload's state changes through Uploads.move"
-        with Session(self.engine) as session:
-            row = session.get(Upload, upload_id)
-            if row is not None:
-                for name, value in fields.items():
-                    setattr(row, name, value)
-                session.add(row)
-                session.commit()
+        update_row(self.engine, Upload, upload_id, fields)
 
     def join(self, owner: str, paper_ids: list[str]) -> int:
         """Keep these public papers in the owner's library; returns how many were new there."""

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import JSON, Field, Session, SQLModel, select
 
 from retrieval.scholarly.models import empty_list
+from retrieval.upkeep.database import update_row
 
 KINDS = ("user", "group")
 
@@ -199,10 +200,4 @@ class Libraries:
         return True
 
     def update(self, library: int, **fields) -> None:
-        with Session(self.engine) as session:
-            row = session.get(ZoteroLibrary, library)
-            if row is not None:
-                for name, value in fields.items():
-                    setattr(row, name, value)
-                session.add(row)
-                session.commit()
+        update_row(self.engine, ZoteroLibrary, library, fields)

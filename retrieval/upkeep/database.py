@@ -60,6 +60,19 @@ def hold_lock(session: Session, key: str) -> None:
         connection.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})
 
 
+def update_row(engine: Engine, model: type, key: int, fields: dict) -> bool:
+    """One row's `fields` written (by its primary key); False when there is no such row."""
+    with Session(engine) as session:
+        row = session.get(model, key)
+        if row is None:
+            return False
+        for name, value in fields.items():
+            setattr(row, name, value)
+        session.add(row)
+        session.commit()
+        return True
+
+
 def private_database(path: Path) -> None:
     """A new SQLite database readable by its owner alone: its folder made 0700 and the file 0600 before SQLite opens
     it (SQLite gives its -wal and -shm files the database's mode). It holds password hashes, chat history, feed keys
