@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
 
 @dataclass(frozen=True)
@@ -80,18 +80,19 @@ def telling(names: list[str], texts: list[str]) -> list[str]:
     return [name for name in names if 2 * sum(_says(text, name) for text in texts) < len(texts)]
 
 
-@lru_cache(maxsize=4096)
 def phrases(text: str) -> frozenset[tuple[str, str]]:
     """A text's phrases: each two content words side by side once the stop words are left out, stemmed ("attacks
-    on LLM applications": (attack, llm), (llm, applic)). The last few thousand texts are remembered: the abstracts
-    that answer many questions are read once."""
+    on LLM applications": (attack, llm), (llm, applic))."""
     words = content_words(text)
     return frozenset(zip(words, words[1:], strict=False))
 
 
 def phrases_held(asked: frozenset[tuple[str, str]], text: str) -> int:
-    """How many of a query's phrases (`phrases`) a text holds."""
-    return len(asked & phrases(text)) if asked else 0
+    """How many of a query's phrases (`phrases`) a text holds (its own are not gathered: 0.06 ms an abstract)."""
+    if not asked:
+        return 0
+    words = content_words(text)
+    return len(asked.intersection(zip(words, words[1:], strict=False)))
 
 
 def content_words(text: str) -> list[str]:
