@@ -30,7 +30,7 @@ from jobs.queue import JobQueue
 from jobs.requests import import_entries
 from retrieval.archive import Archive
 from retrieval.library.reading_lists import MAX_ENTRIES, Entry, read_zotero_item
-from retrieval.library.uploads import UploadRefused
+from retrieval.library.uploads import Upload, UploadRefused
 from retrieval.library.zotero import Libraries, LibraryList, LibraryListPaper, ZoteroItem, ZoteroLibrary
 
 log = logging.getLogger(__name__)
@@ -229,7 +229,8 @@ def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collection
             session.add(item)
 
         try:
-            ctx.uploads.accept(owner, filename, spooled, ctx.limits.upload, queue, also=record)
+            ctx.uploads.accept(owner, filename, spooled, ctx.limits.upload, queue, also=record,
+                               origin=f"{ZOTERO_KIND}:{row.id}:{key}")  # fmt: skip
         except UploadRefused as refused:
             summary.fail(Failure(ZOTERO_KIND, plan.labels.get(key, key), str(refused)))
             continue
@@ -237,6 +238,7 @@ def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collection
             _drop_upload(ctx, owner, old.upload_id)
         added += 1
     removed = _remove(ctx, engine, row, plan.gone)
+    _drop_strays(ctx, engine, row)
     lists = _lists(engine, row, collections, deleted_collections)
     summary.add("items joined", len(report.joined))
     summary.add("papers requested", len(report.requested))
@@ -250,6 +252,18 @@ def _drop_upload(ctx: JobContext, owner: str, upload_id: int) -> None:
     found = ctx.uploads.get(owner, upload_id)
     if found is not None:
         ctx.uploads.delete(found, ctx.writer.index)
+
+
+def _drop_strays(ctx: JobContext, engine, row: ZoteroLibrary) -> int:
+    """The library's uploads no item records: an older version of a PDF, left by a sync that stopped between
+    storing the new one and deleting the old (found by `Upload.origin`). Returns how many were deleted."""
+    recorded = select(ZoteroItem.upload_id).where(ZoteroItem.library == row.id, ZoteroItem.upload_id.is_not(None))
+    with Session(engine) as session:
+        strays = list(session.exec(select(Upload.id).where(
+            Upload.owner == row.owner, Upload.origin.like(f"{ZOTERO_KIND}:{row.id}:%"), Upload.id.not_in(recorded))))
+    for upload_id in strays:
+        _drop_upload(ctx, row.owner, upload_id)
+    return len(strays)
 
 
 def _remove(ctx: JobContext, engine, row: ZoteroLibrary, gone: set[str]) -> int:

@@ -71,6 +71,8 @@ class Upload(SQLModel, table=True):
     job_id: int | None = None
     edited: bool = Field(default=False, description="the user corrected the fields: indexing keeps them")
     created_at: datetime = Field(default_factory=_now)
+    origin: str | None = Field(default=None, max_length=200, description="where it came from when no person "
+                               "uploaded it: zotero:<library>:<item key>")  # fmt: skip
 
     @property
     def point_paper_id(self) -> str:
@@ -177,17 +179,19 @@ class Uploads:
         return self.folder / f"{int(upload.id)}.pdf"
 
     def add(self, owner: str, filename: str, spooled: Path, size: int, sha256: str, queue=None,
-            quota_bytes: int | None = None, also: Recorder | None = None) -> Upload:  # fmt: skip
+            quota_bytes: int | None = None, also: Recorder | None = None, origin: str | None = None,
+            ) -> Upload:  # fmt: skip
         """The row (with its `upload` job when a queue is given), then the spooled file moved to its name (in the same
         folder: a rename, never a copy). The room left of `quota_bytes` is read and taken in one transaction under
         the owner's lock: twenty uploads at once cannot each see the same free room. `also` writes in that same
         transaction what records where the file came from (a Zotero item), so a crash cannot keep one without the
-        other. Raises UploadRefused."""
+        other; `origin` says it on the row (`Upload.origin`). Raises UploadRefused."""
         with Session(self.engine, expire_on_commit=False) as session:
             hold_lock(session, f"user:{owner}")
             if quota_bytes is not None and size > quota_bytes - self._used(session, owner):
                 raise UploadRefused(413, f"Your library is full ({quota_bytes // MB} MB); delete items to make room.")
-            upload = Upload(owner=owner, filename=filename[:300] or "upload.pdf", sha256=sha256, size=size)
+            upload = Upload(owner=owner, filename=filename[:300] or "upload.pdf", sha256=sha256, size=size,
+                            origin=origin)  # fmt: skip
             session.add(upload)
             session.flush()
             if queue is not None:
@@ -215,9 +219,9 @@ class Uploads:
         return min(limits.max_bytes, limits.quota_bytes - self.used_bytes(owner))
 
     def accept(self, owner: str, filename: str, spooled: Path, limits: UploadLimits, queue,
-               also: Recorder | None = None) -> Upload:  # fmt: skip
-        """A spooled file (in this folder) checked and stored, with its `upload` job queued (and `also`, as `add`
-        says); the spooled file is gone either way. Raises UploadRefused."""
+               also: Recorder | None = None, origin: str | None = None) -> Upload:  # fmt: skip
+        """A spooled file (in this folder) checked and stored, with its `upload` job queued (and `also` and
+        `origin`, as `add` says); the spooled file is gone either way. Raises UploadRefused."""
         try:
             size = spooled.stat().st_size
             if size > limits.max_bytes:
@@ -233,7 +237,7 @@ class Uploads:
                 while chunk := handle.read(1 << 20):
                     digest.update(chunk)
             upload = self.add(owner, Path(filename or "upload.pdf").name, spooled, size, digest.hexdigest(), queue,
-                              limits.quota_bytes, also)  # fmt: skip
+                              limits.quota_bytes, also, origin)  # fmt: skip
         finally:
             spooled.unlink(missing_ok=True)
         return self.get(owner, upload.id)

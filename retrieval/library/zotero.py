@@ -185,11 +185,16 @@ class Libraries:
 
     def disconnect(self, owner: str, library: int) -> bool:
         """Forget a connected library, its items' record and its lists; the papers and PDFs it brought stay in the
-        owner's library."""
+        owner's library, as their own (their `Upload.origin` cleared: a library connected later under the same
+        number never takes them for its strays)."""
+        from retrieval.library.uploads import Upload
+
         row = self.get(owner, library)
         if row is None:
             return False
         with Session(self.engine) as session:
+            session.execute(update(Upload).where(Upload.owner == owner, Upload.origin.like(f"zotero:{library}:%"))
+                            .values(origin=None))  # fmt: skip
             lists = list(session.exec(select(LibraryList.id).where(LibraryList.zotero_library == library)))
             if lists:
                 session.execute(delete(LibraryListPaper).where(LibraryListPaper.list_id.in_(lists)))

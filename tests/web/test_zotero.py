@@ -251,3 +251,55 @@ async def test_a_sync_stopped_after_a_pdf_was_stored_does_not_store_it_twice(ins
     (upload,) = instance.uploads().mine("jo")
     assert upload.filename == "Cohan et al. - SPECTER.pdf"
     assert Libraries(instance.catalog().engine).of("jo")[0].version == 10
+
+
+async def test_an_older_pdf_left_by_a_stopped_sync_is_deleted_by_the_next(instance, tmp_path, monkeypatch):
+    """A PDF replaced in Zotero: the new one is stored, then the old deleted. A sync stopped between the two left
+    the old upload, which no item records; the next sync finds it by its origin and deletes it. A library
+    disconnected leaves its PDFs as the owner's own: none is taken for a stray later."""
+    import jobs.zotero
+
+    app = _app(instance, on_demand="off")
+    jo = client_for(app, "jo")
+    pdf = first_pages(DEMO_DIR / "pdfs" / "2004.07180.pdf", 2, tmp_path).read_bytes()
+    (tmp_path / "newer").mkdir()
+    newer = first_pages(DEMO_DIR / "pdfs" / "2004.07180.pdf", 3, tmp_path / "newer").read_bytes()
+    replay = Replay()
+    _first_sync(replay, pdf)
+    await jo.post("/me/zotero", data={"kind": "user", "library_id": "4567890", "key": KEY}, headers=SAME_SITE)
+    assert next(j for j in _run(instance, replay) if j.kind == "zotero").state == JobState.DONE
+    (first,) = instance.uploads().mine("jo")
+    (row,) = Libraries(instance.catalog().engine).of("jo")
+    assert first.origin == f"zotero:{row.id}:PDF23456"
+
+    attachment = next(i for i in json.loads((FIXTURES / "items_since_0.json").read_text()) if i["key"] == "PDF23456")
+    attachment["version"] = attachment["data"]["version"] = 12
+    attachment["data"]["md5"], attachment["links"]["enclosure"]["length"] = "0" * 32, str(len(newer))
+
+    def replaced(times: int = 1) -> None:
+        replay.add("GET", API, f"{PREFIX}/items", b"[]", times=times,
+                   when=lambda r: r.url.params.get("format") == "versions", headers={"Last-Modified-Version": "12"})
+        _answer(replay, "/collections", None, 12, "10", body="[]")
+        _answer(replay, "/items", None, 12, "10", body=json.dumps([attachment]))
+        _answer(replay, "/deleted", None, 12, "10", body=json.dumps({"collections": [], "items": []}))
+        replay.add("GET", API, f"{PREFIX}/items/PDF23456/file", newer, times=1)  # fmt: skip
+
+    def stop(*_args) -> None:
+        raise RuntimeError("the worker died here")
+
+    replaced()
+    monkeypatch.setattr(jobs.zotero, "_drop_upload", stop)  # stops after the new PDF is stored, before the old goes
+    await jo.post(f"/me/zotero/{row.id}/sync", headers=SAME_SITE)
+    sync = next(j for j in _run(instance, replay) if j.kind == "zotero")
+    assert sync.state == JobState.FAILED and len(instance.uploads().mine("jo")) == 2
+    monkeypatch.undo()
+    replaced()
+    await jo.post(f"/me/zotero/{row.id}/sync", headers=SAME_SITE)
+    sync = next(j for j in _run(instance, replay) if j.kind == "zotero")
+    assert sync.state == JobState.DONE and "0 PDFs added" in sync.note, (sync.error, sync.note)
+    (kept,) = instance.uploads().mine("jo")
+    assert kept.id != first.id and kept.size == len(newer)
+
+    assert (await jo.post(f"/me/zotero/{row.id}/disconnect", headers=SAME_SITE)).status_code == 303
+    (kept,) = instance.uploads().mine("jo")
+    assert kept.origin is None
