@@ -2,8 +2,9 @@
 
 A name is found as the catalog knows it: a full name ("Bobby Yan", "joseph m hellerstein"; accents, case and
 punctuation ignored), initials with a surname ("J. M. Hellerstein", "Hellerstein, J."), or a capitalised first name
-and surname without the middle names ("Joseph Hellerstein"). Namesakes (several
-researchers with one name) stay separate people; the papers of each come first. The words around the name that
+and surname without the middle names ("Joseph Hellerstein"). A two-word name also names the people who have it with
+middle names ("Matthew Peters": Matthew E. Peters too). Namesakes (several researchers with one name) stay separate
+people; the papers of each come first. The words around the name that
 only ask for someone's work ("papers by", "what does ... work on", "'s work on") are dropped; what is left is the
 topic, which orders the person's papers and finds the other papers that follow them.
 """
@@ -13,11 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from sqlalchemy import or_
+from sqlalchemy.orm import aliased
 from sqlmodel import select
 
 from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.models import Authorship, Researcher, normalise_name
+from retrieval.scholarly.models import Authorship, Researcher, ResearcherTerm, normalise_name
+from retrieval.scholarly.terms import word
 from retrieval.search.hybrid import SearchHit, SearchResult, clean_query, search
 from retrieval.vectors.embeddings import Embedder
 from retrieval.vectors.index import Index
@@ -25,6 +27,8 @@ from retrieval.vectors.store import Filters
 
 LONGEST_NAME = 5  # words in a full name looked up
 MOST_PAPERS = 500  # of one query's named people, put first
+MOST_NAMESAKES = 50  # people with one first name and surname (middle names left out), most papers first
+MOST_INITIALLED = 200  # people with one surname and first initial ("J. Wang"), most papers first
 # Words that ask for a person's work without saying what about.
 ASKING = frozenset(
     "a all and any are articles authored by can did do does find from give has have her his is latest list me "
@@ -95,9 +99,12 @@ def _by_initials(catalog: Catalog, query: str) -> list[tuple[Researcher, str]]:
         key = normalise_name(surname)
         if len(key) < 2 or key in ASKING or " " in key:
             continue
-        with catalog.session() as session:
-            # (a scan of the names ending with the surname: only queries written with initials pay it)
-            rows = session.exec(select(Researcher).where(Researcher.name_key.like(f"% {key}"))).all()
+        with catalog.session() as session:  # the surname's people, by their name terms (it was a scan of every name)
+            term = aliased(ResearcherTerm)
+            rows = session.exec(
+                select(Researcher).join(term, term.researcher_id == Researcher.id)
+                .where(term.term == word(key), Researcher.name_key.like(f"{initials[0].lower()}% {key}"))
+                .order_by(term.papers.desc(), Researcher.id).limit(MOST_INITIALLED)).all()  # fmt: skip
         for researcher in rows:
             given = (researcher.name_key or "").split()[:-1]
             if _initials_match(given, [i.lower() for i in initials]):
@@ -107,22 +114,34 @@ def _by_initials(catalog: Catalog, query: str) -> list[tuple[Researcher, str]]:
 
 def _by_first_and_last(catalog: Catalog, query: str) -> list[tuple[Researcher, str]]:
     """People named by their first name and surname, the middle names left out ("Joseph Hellerstein" for Joseph M.
-    Hellerstein): each pair of capitalised words in the query, looked up in one scan of the names."""
+    Hellerstein): each pair of capitalised words in the query (`_with_middle_names`)."""
     pairs = {}
     for match in _FIRST_AND_LAST.finditer(query):
         first, last = normalise_name(match.group(1)), normalise_name(match.group(2))
-        if " " not in first + last and first not in NEVER_AT_EDGE and last not in NEVER_AT_EDGE:
+        if " " not in first + last and first not in NEVER_AT_EDGE and last not in NEVER_AT_EDGE and first != last:
             pairs[(first, last)] = f"{match.group(1)} {match.group(2)}"
-    if not pairs:
-        return []
-    patterns = [Researcher.name_key.like(f"{first} % {last}") for first, last in pairs]
-    with catalog.session() as session:
-        rows = session.exec(select(Researcher).where(or_(*patterns))).all()
+    return _with_middle_names(catalog, pairs) if pairs else []
+
+
+def _with_middle_names(catalog: Catalog, pairs: dict[tuple[str, str], str]) -> list[tuple[Researcher, str]]:
+    """The people whose names are a (first name, surname) pair with middle names between, each with the words that
+    named them: looked up by the two words among the researchers' name terms (`retrieval.scholarly.terms`; at most
+    `MOST_NAMESAKES` a pair, most papers first). It was a scan of every name, paid by any query with two
+    capitalised words ("Semantic Scholar"): BENCHMARKS.md, "Session 37"."""
     found = []
-    for researcher in rows:
-        tokens = (researcher.name_key or "").split()
-        if (words := pairs.get((tokens[0], tokens[-1]))) is not None and len(tokens) > 2:
-            found.append((researcher, words))
+    surname, given = aliased(ResearcherTerm), aliased(ResearcherTerm)
+    with catalog.session() as session:
+        for (first, last), words in pairs.items():
+            rows = session.exec(
+                select(Researcher).join(surname, surname.researcher_id == Researcher.id)
+                .join(given, given.researcher_id == Researcher.id)
+                .where(surname.term == word(last), given.term == word(first),
+                       Researcher.name_key.like(f"{first} % {last}"))
+                .order_by(surname.papers.desc(), Researcher.id).limit(MOST_NAMESAKES)).all()  # fmt: skip
+            for researcher in sorted(rows, key=lambda r: r.id):
+                tokens = (researcher.name_key or "").split()
+                if len(tokens) > 2 and tokens[0] == first and tokens[-1] == last:
+                    found.append((researcher, words))
     return found
 
 
@@ -131,7 +150,10 @@ def named_people(catalog: Catalog, query: str) -> NamedPeople | None:
     text = re.sub(r"['\u2019]s\b", "", clean_query(query))  # "Yan's work" -> "Yan work"
     words = normalise_name(text).split()
     people, used = _full_names(catalog, words)
-    if not people:
+    if people:  # and who has that first name and surname with middle names ("Matthew E. Peters", "Matthew Peters")
+        pairs = {tuple(r.name_key.split()): r.name_key for r in people if len((r.name_key or "").split()) == 2}
+        people = list({r.id: r for r in [*people, *(r for r, _ in _with_middle_names(catalog, pairs))]}.values())
+    else:
         initialled = _by_initials(catalog, text) or _by_first_and_last(catalog, text)
         if not initialled:
             return None

@@ -81,6 +81,21 @@ def test_namesakes_are_separate_people_and_each_ones_papers_come_first(demo):
     assert all(h.kind == "author" for h in result.hits[: len(theirs)])
 
 
+def test_a_two_word_name_also_names_who_has_it_with_middle_names(demo):
+    """Issue 39: "papers by Matthew Peters" names Matthew Peters (the literature graph's paper) and Matthew E.
+    Peters (ELMo's), two people to the catalog: both papers come first, each person kept apart."""
+    archive = demo.archive()
+    people = (*_ids(archive, "Matthew Peters"), *_ids(archive, "Matthew E. Peters"))
+    assert len(people) == 2
+    for query in ("papers by Matthew Peters", "papers by matthew peters"):
+        result = archive.search(query, limit=5)
+        assert result.people == tuple(sorted(people)), query
+        assert {h.paper.id for h in result.hits[:2]} == {"1805.02262", "1802.05365"}
+        assert all(h.kind == "author" and h.clears for h in result.hits[:2])
+    named = named_people(demo.catalog(), "Matthew E. Peters")  # the longer name names only its own
+    assert named is not None and named.ids == _ids(archive, "Matthew E. Peters")
+
+
 def test_filters_still_apply_to_the_persons_papers(demo):
     result = demo.archive().search("Bobby Yan", Filters(categories=("math.AG",)), limit=10)
     assert HINDSIGHT not in [h.paper.id for h in result.hits]
