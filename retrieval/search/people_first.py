@@ -4,9 +4,9 @@ A name is found as the catalog knows it: a full name ("Bobby Yan", "joseph m hel
 punctuation ignored), initials with a surname ("J. M. Hellerstein", "Hellerstein, J."), or a capitalised first name
 and surname without the middle names ("Joseph Hellerstein"). A two-word name also names the people who have it with
 middle names ("Matthew Peters": Matthew E. Peters too). Namesakes (several researchers with one name) stay separate
-people; the papers of each come first. The words around the name that
-only ask for someone's work ("papers by", "what does ... work on", "'s work on") are dropped; what is left is the
-topic, which orders the person's papers and finds the other papers that follow them.
+people; the papers of each come first. The words around the name that only ask for someone's work ("papers by",
+"what does ... work on", "'s work on") are dropped; what is left is the topic, which orders the person's papers and
+finds the other papers that follow them.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def _by_first_and_last(catalog: Catalog, query: str) -> list[tuple[Researcher, s
     pairs = {}
     for match in _FIRST_AND_LAST.finditer(query):
         first, last = normalise_name(match.group(1)), normalise_name(match.group(2))
-        if " " not in first + last and first not in NEVER_AT_EDGE and last not in NEVER_AT_EDGE and first != last:
+        if " " not in first + last and first not in NEVER_AT_EDGE and last not in NEVER_AT_EDGE:
             pairs[(first, last)] = f"{match.group(1)} {match.group(2)}"
     return _with_middle_names(catalog, pairs) if pairs else []
 
