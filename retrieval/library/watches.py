@@ -29,6 +29,7 @@ MAX_QUESTIONS = 25  # saved per user
 JUDGED_A_DAY = 20  # changes a day the model writes its sentence for, per user (LLM mode: each is one model call)
 MAX_QUERY = 300
 RELATIONS = ("supports", "extends", "contradicts")  # what new evidence does to the earlier answer (LLM mode)
+CITED = re.compile(r"\[(\d{1,2})\]")  # a judgement's citation of a numbered text: "[3]"
 
 
 def _now() -> datetime:
@@ -93,7 +94,7 @@ def judgement_parts(judgement: dict | None) -> tuple[str, list[tuple[str, str | 
         return None
     sources, parts, at = judgement.get("sources") or {}, [], 0
     text = str(judgement.get("text", ""))
-    for match in re.finditer(r"\[(\d{1,2})\]", text):
+    for match in CITED.finditer(text):
         parts += [(text[at : match.start()], None), (match.group(0), sources.get(match.group(1)))]
         at = match.end()
     parts.append((text[at:], None))
