@@ -5,10 +5,13 @@ Retrieval-only mode leads with them ("TripPy 55.29±0.28% Table 1: DST Results o
 sentence is short, else the shortest run of its words (at most `SPAN_WORDS`) holding the question's terms, marked
 "…" where it was cut. A question's terms weigh by what they are: a name or a figure ("TripPy", "MultiWOZ", "2.1")
 three times a plain word; a question asking how many or how much wants a figure the question does not hold; a
-"what is X" question prefers the sentence that defines X. A text of the paper whose title or abstract names what
-the question names (SPECTER's "adding authors as an input hurts performance") holds that name, though a text that
-names it itself ranks first. When no run holds enough of the question, there is no line: an answer is never
-forced.
+"what X does ..." question wants the figure of X, so the line must say what its figure measures (most of X's words,
+their initials: "JGA", or a table's caption, whose rows name no measure), and "how well ... correlate" wants a
+correlation; a "what is X" question prefers the sentence that defines X. A text of the paper whose title or
+abstract names what the question names (SPECTER's "adding authors as an input hurts performance") holds that name,
+though a text that names it itself ranks first. When no run holds enough of the question, there is no line: an
+answer is never forced. Retrieval-only mode hands it up to ten passages of the papers it found, beyond the three a
+paper shows (`assistant.retrieval_only`).
 """
 
 from __future__ import annotations
@@ -44,13 +47,17 @@ _NUMBER_WORDS = frozenset(
     eighteen nineteen twenty thirty forty fifty hundred thousand million billion dozen half twice""".split()
 )
 _WANTS_FIGURE = re.compile(
-    r"\b(how (many|much|large|big|long|fast|often|high|low|small)|number of|accuracy|score\w*|rate|perplexity|"
-    r"f1|bleu|rouge|precision|recall|percent\w*|size|length|margin|dimension\w*|speed-?up|latency|improve\w*)\b",
+    r"\b(how (many|much|large|big|long|fast|often|high|low|small|well)|number of|accuracy|score\w*|rate|perplexity|"
+    r"f1|bleu|rouge|precision|recall|percent\w*|size|length|margin|dimension\w*|speed-?up|latency|improve\w*|"
+    r"correlat\w*)\b",
     re.I,
 )
 _ASKS_WHAT = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?([^?,]+?)(?:\s+and\b|[?,]|$)",
                         re.I)  # fmt: skip
 _ASKS_WHICH = re.compile(r"^\s*(what|which|when|where)\b", re.I)
+_AUXILIARIES = frozenset("do does did is are was were has have had can could will would".split())
+_CORRELATION = re.compile(r"\bcorrelat", re.I)
+_CAPTION = re.compile(r"\bTable\s*\d+\s*:")  # a table's caption: its rows may not name the measure
 _TRIM = re.compile(r"^[^\w]+|[^\w%]+$")
 _FIGURE = re.compile(r"^[(\[~≈<>±−-]*\d[\d,.]*(?:\s*±\s*[\d.]+)?(?:%|[KMBkmb]|x|×)?(?:±[\d.]+%?)?[)\],.;:∗*]*$")
 _COUNTED = re.compile(  # "how many X does ...": what is counted
@@ -237,6 +244,28 @@ def _versions(question: str) -> list[str]:
             if _is_name(a) and not any(c.isdigit() for c in a) and re.fullmatch(r"v?\d+(\.\d+)*\W*", b)]  # fmt: skip
 
 
+def _kind(question: str, terms: dict[str, float]) -> tuple[frozenset[str], str | None]:
+    """What kind of figure a question asks for: X's plain words of "what X does ..." as keys ("joint goal accuracy"),
+    with their initials when there are two or more ("jga"); a correlation, when it asks how well two things
+    correlate."""
+    words = question.split()
+    verb = next((n for n, w in enumerate(words[:12]) if n > 1 and w.lower() in _AUXILIARIES), None)
+    if not words or words[0].lower() not in ("what", "which") or verb is None:
+        return (frozenset({"correlat"}), None) if _CORRELATION.search(question) else (frozenset(), None)
+    words = [w for w in words[1:verb] if terms.get(_key(w)) == WORD]
+    initials = "".join(w[0] for w in words).lower() if len(words) > 1 else None
+    return frozenset(map(_key, words)), initials
+
+
+def _of_kind(quote: str, kind: frozenset[str], initials: str | None) -> bool:
+    """Whether a line says what kind of figure it gives: more than half the words of the kind asked for (a word of
+    the line beginning with one: "correlation" for "correlat"), or their initials ("JGA"), or a table's caption (a
+    row's measure is in its table's header: "Table 2: DST Results")."""
+    keys = {_key(w) for w in quote.split()}
+    said = sum(1 for k in kind if any(key.startswith(k) for key in keys))
+    return 2 * said > len(kind) or (initials is not None and initials in keys) or bool(_CAPTION.search(quote))
+
+
 def asks_for_a_fact(question: str) -> bool:
     """A question asking for a figure ("how many", "what accuracy"), a definition ("what is X") or another fact
     ("which data set"): the only kind an answer line is looked for (not a topic typed into a search box, a "how
@@ -261,13 +290,17 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
     counted = frozenset(k for k in map(_key, counting.group(1).split()) if k in terms) if counting else frozenset()
     versions = _versions(question)
     covered = COVERED if wants_figure or subject else COVERED_ELSE
+    kind, initials = _kind(question, terms) if wants_figure else (frozenset(), None)
+    looked_for = terms | {initials: WORD} if initials else terms  # ("JGA" may end a run, not count in the total)
     best: tuple[_Unit, Evidence] | None = None
     for item in evidence:
         # "TripPy" for each text of the TripPy paper (a name, not a version: "2.1" is not what the paper is about)
         given = {n for n in names if not any(c.isdigit() for c in n)} & {_key(w) for w in item.about.split()}
-        for unit in _units(item.text, terms, wants_figure, subject, counted, frozenset(given)):
+        for unit in _units(item.text, looked_for, wants_figure, subject, counted, frozenset(given)):
             if unit.score < 0 or unit.held < covered * total or len(unit.quote.split()) < LEAST_WORDS:
                 continue
+            if kind and not _of_kind(unit.quote, kind, initials):
+                continue  # "What margin ...": a figure of something else (a click-through rate) is no answer
             if names and not names & ({_key(w) for w in unit.quote.split()} | given):
                 continue  # the question names its subject: the line, or the paper it is from, must name it too
             said = " ".join(_key(w) for w in unit.quote.split())

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import replace
 
-from assistant.answer_line import AnswerLine, Evidence, answer_line
+from assistant.answer_line import AnswerLine, Evidence, answer_line, asks_for_a_fact
 from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
-from assistant.tools.base import CardKind, PapersFound, PassagesFound, ProfileSummary, SourceBook, unavailable
+from assistant.tools.base import CardKind, PapersFound, Passage, PassagesFound, ProfileSummary, SourceBook, unavailable
 from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
+from retrieval.vectors.index import Filters
 from web.base import md_escape
 from web.compare import ComparePage
 from web.people import ResearcherPage
@@ -20,6 +22,7 @@ NOTICE = (
     "(e.g. `openai/gpt-4o-mini` with `OPENAI_API_KEY`, or `ollama_chat/qwen2.5` with `SCHOLARLOOM_LLM_API_BASE`) "
     "and restart._"
 )
+MORE_PASSAGES = 10  # of the found papers' passages, weighed for the answer line beyond the three a paper shown
 SEARCH_UNAVAILABLE = (
     "**Search is unavailable right now**: the catalog or the search index did not answer. Nothing is lost; "
     "please ask again in a minute."
@@ -59,7 +62,8 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
         answer = "\n".join([notice, "", _nothing_answers(query, result)])
         await ui.finish(answer, result.cards)
         return Answer(answer, result.cards, [], 1, sources=result.sources, weak=True)
-    passages, found, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui)
+    passages, found, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui,
+                                                   more=asks_for_a_fact(query))
     line = answer_line(query, _evidence(deps, result.cards, found))
     lines = [notice, "", *_answering(line, result.cards), _what_was_found(query, result), ""]
     if passages:
@@ -177,18 +181,36 @@ def _answering(line: AnswerLine | None, cards: list) -> list[str]:
             f"> {md_escape(line.quote)}", ""]  # fmt: skip
 
 
-async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI) -> tuple[list, list, SourceBook]:
+async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI,
+                        more: bool = False) -> tuple[list, list, SourceBook]:
     """The best full-text passages (with their pages) of the papers the search found: as cards, at most two papers'
     worth, and whole (what an answer line may quote); none when those papers have no full text here. Passages of
     other papers are left out: a paper the search did not find is no answer to the question. With the sources as
-    the search left them."""
+    the search left them. `more`: the question asks for a fact, and more of the found papers' passages are weighed
+    for its answer line (`_more_passages`)."""
     result = await run_tool(ui, deps, "search_fulltext", {"query": query, "limit": 10})
     if result.failed:
         return [], [], deps.sources
     ids = {card.id for card in found}
     passages = result.data.passages if isinstance(result.data, PassagesFound) else ()
     cards = [replace(card, quotes=card.quotes[:2]) for card in result.cards if card.id in ids][:2]
-    return cards, [p for p in passages if p.paper_id in ids], result.sources
+    mine = [p for p in passages if p.paper_id in ids]
+    if more:  # (a search, as the tools run: off the event loop)
+        mine += await asyncio.to_thread(_more_passages, deps, query, found, mine)
+    return cards, mine, result.sources
+
+
+def _more_passages(deps: ToolDeps, query: str, found: list, known: list[Passage]) -> list[Passage]:
+    """More passages of the found papers, for the answer line only: the search shows at most three a paper, and the
+    sentence that answers a fact can be a paper's fourth or fifth best (TripPy's WOZ 2.0 score). None when the found
+    papers have no full text."""
+    numbers = {card.id: card.number for card in found if card.number}
+    if not numbers or not known:
+        return []
+    seen = {(p.paper_id, p.text) for p in known}
+    hits = deps.archive.passages(query, Filters(paper_ids=tuple(numbers), viewer=deps.user), limit=MORE_PASSAGES).hits
+    return [Passage(h.paper.id, numbers[h.paper.id], h.page, h.text) for h in hits
+            if h.paper.id in numbers and (h.paper.id, h.text) not in seen]  # fmt: skip
 
 
 _PERSON = re.compile(r"\b(she|he|they|her|him|his|hers|their|them|this (?:person|researcher|author))\b", re.I)

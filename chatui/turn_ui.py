@@ -14,7 +14,7 @@ from assistant.tools.base import CardKind
 from assistant.turn import TurnMode
 from web.addresses import chat_path, citation_path, citations_path, thread_path
 
-STEP_OUTPUT_CHARS = 1_500
+STEP_OUTPUT_CHARS = 4_000  # of a tool's result shown in its step (whole lines; the model reads it all)
 MAX_CARDS = 10
 CARD_ELEMENT = "ScholarCard"  # renders paper, researcher, institution and comparison cards
 ACTIONS_ELEMENT = "AnswerActions"  # "Copy as markdown" and "Sources as BibTeX" under an answer
@@ -48,6 +48,26 @@ def answer_actions(markdown: str, cards: list[Card], thread_id: str | None) -> c
     return cl.CustomElement(name=ACTIONS_ELEMENT, props=props, display="inline")
 
 
+def step_output(text: str, most: int = STEP_OUTPUT_CHARS) -> str:
+    """A tool's result as its step shows it: whole lines up to `most` characters, then how many lines were left
+    out. A line is cut only when it alone is longer, at a space, marked with an ellipsis."""
+    if len(text) <= most:
+        return text
+    lines = text.splitlines()
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size + len(line) > most:
+            if not kept:
+                kept.append(line[:most].rsplit(" ", 1)[0] + " ...")
+            break
+        kept.append(line)
+        size += len(line) + 1
+    left = len(lines) - len(kept)
+    more = f"{left} more line{'' if left == 1 else 's'}" if left else "the rest of this line"
+    return "\n".join(kept) + f"\n\n*({more} not shown here; the model read it all)*"
+
+
 def step_input(arguments: dict) -> str:
     """The model's arguments as the JSON a step shows in a code block: no backtick can close the block."""
     return json.dumps(arguments, ensure_ascii=False, default=str).replace("`", "\\u0060")
@@ -75,7 +95,7 @@ class ChainlitTurnUI:
     async def tool_finished(self, handle: cl.Step, result: ToolResult) -> None:
         if (started := self._started.pop(id(handle), None)) is not None:
             self.tool_times.append((handle.name, time.perf_counter() - started))
-        handle.output = safe_markdown(result.output[:STEP_OUTPUT_CHARS])
+        handle.output = safe_markdown(step_output(result.output))
         if result.failed:
             handle.is_error = True
         await handle.update()

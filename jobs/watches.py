@@ -178,20 +178,20 @@ def parse_judgement(answer: str, earlier: int, new: int) -> dict:
     return {"relation": relation, "text": text}
 
 
-def judge(archive: Archive, ask: Callable[[list[dict]], str], question: SavedQuestion, found: list[dict],
+def judge(archive: Archive, ask: Callable[[list[dict]], str] | None, question: SavedQuestion, found: list[dict],
           unavailable: tuple[type[BaseException], ...] = (), allowed: Callable[[], bool] = lambda: True,
           ) -> dict | None:  # fmt: skip
     """The model's cited sentences on what `found` (new papers and passages) does to the earlier answer: {relation,
     text, sources: {number: paper id}}; None when there is nothing to weigh, the model may not be asked
-    (`allowed`: its owner's daily share), is unavailable or never answers as asked (the change then lists the
-    matching sentences alone)."""
+    (`allowed`: its owner's daily share; `ask` is None when their tokens are spent, and `allowed` says so), is
+    unavailable or never answers as asked (the change then lists the matching sentences alone)."""
     news = [p for p in found if p.get("quotes") and p.get("kind") != "version"][:5]
     if not news:
         return None
     before = [pid for pid in question.seen if question.cited.get(pid, {}).get("quotes")][:EARLIER]
     titles = {pid: paper.title for pid, paper in archive.papers(before, question.owner).items()} if before else {}
     earlier = [(pid, titles[pid], question.cited[pid]["quotes"]) for pid in before if pid in titles]
-    if not earlier or not allowed():  # nothing answered it before: nothing to weigh the new evidence against
+    if not earlier or not allowed() or ask is None:  # (nothing answered it before: nothing to weigh the new against)
         return None
     listed = [*earlier, *((p["id"], p["title"], p["quotes"]) for p in news)]
     lines = [f"Question: {question.query}", ""]
@@ -278,7 +278,7 @@ def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
             skipped.append(question.id)
             return False
 
-        return judge(archive, ask or analyst.ask, question, found, analyst.unavailable, allowed)
+        return judge(archive, ask, question, found, analyst.unavailable, allowed)
 
     # After a job that brought papers (no owner, no question): each question looks at what came since its last run.
     began, arrived = datetime.now(timezone.utc), None

@@ -174,6 +174,13 @@ async def test_retrieval_only_leads_with_the_answer_sentence_and_its_page(demo):
     assert re.search(rf"\[{n}, p\. 6\] \[TripPy", ui.final[lead:found])
     assert "> … TripPy 55.29±0.28% Table 1: DST Results on MultiWOZ 2.1" in ui.final[lead:found]
     assert outcome.lead is not None and outcome.lead.evidence.page == 6
+    # WOZ 2.0's row is TripPy's fifth best passage for its question, past the three a paper shows: still weighed
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [],
+                                     "What joint goal accuracy does TripPy reach on WOZ 2.0?", ui)  # fmt: skip
+    assert outcome.lead is not None and outcome.lead.evidence.page == 6
+    assert "TripPy 92.7±0.2% Table 2: DST Results on WOZ 2.0." in outcome.lead.quote
+    assert ui.final.index("own words") < ui.final.index("TripPy 92.7±0.2%") < ui.final.index("** matches **")
     ui = RecordingUI()
     outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "What is the boiling point of liquid argon?", ui)
     assert outcome.lead is None and "own words" not in ui.final and "Nothing in this archive answers" in ui.final

@@ -70,7 +70,7 @@ def test_a_table_row_is_quoted_as_it_stands_with_its_page():
     line = answer_line("What joint goal accuracy does TripPy reach on MultiWOZ 2.1?", evidence)
     assert line is not None and line.evidence.page == 6
     # the row and the table's caption, cut from the table's text with "…" where it was cut, never other words
-    assert "TripPy 55.29±0.28% Table 1: DST Results on MultiWOZ 2.1" in line.quote
+    assert "TripPy 55.29±0.28% Table 1: DST Results on MultiWOZ 2.1 in JGA" in line.quote  # the measure's initials
     assert line.quote.startswith("… ") and line.quote.strip("… ") in " ".join(TABLE.split())
     # "Figure 4" and "(3)" are not figures that answer; "MultiWOZ 2.0" is not "WOZ 2.0"
     assert answer_line("What joint goal accuracy does TripPy reach on WOZ 2.0?", evidence) is None
@@ -129,3 +129,41 @@ def test_a_figure_answers_from_its_own_sentence_not_the_one_before_it():
     line = answer_line("How many dialog qualities does the FED dataset annotate at the turn level?", evidence)
     assert line is not None and line.evidence.page == 3 and "eight at the turn level" in line.quote
 
+
+
+# TripPy p. 6: table 2's text as pypdf reads it, the paragraph before it run in ("includ-"); its caption does not name
+# the measure.
+WOZ = (
+    "Span predictors are presented only spans from the user utterances Ui to learn from (includ- Models WOZ 2.0 NBT "
+    "84.2% BERT-DST 87.7% GLAD 88.1% GCE 88.5% StateNet 88.9% SUMBT 91.0% TripPy 92.7±0.2% Table 2: DST Results on "
+    "WOZ 2.0. Models sim-M sim-R SMD-DST 96.8%∗ 94.4%∗ LU-DST 50.4% 87.1% BERT-DST 80.1% 89.6% TripPy 83.5±1.2% "
+    "90.0±0.2% Table 3: DST Results on sim-M and sim-R."
+)
+# ConvLab-2 (2005.07362), p. 8.
+CONVLAB = (
+    "Table 5 shows the human evaluation results of 5 dialog systems. Comparing with the simulated evaluation in "
+    "Table 1, we can see that Pearson’s correlation coefficient lies around 0.5 to 0.6 for most systems, indicating "
+    "that simulated evaluation correlates moderately with human evaluation."
+)
+
+
+def test_what_x_wants_a_figure_of_x_not_a_figure_beside_the_name():
+    """"What margin does SPECTER use ...": SPECTER's click-through gain is a figure near the name, but not a margin;
+    a line must say what kind of figure it gives (most of the words asked for, their initials, or a table's
+    caption: a row's measure stands in its table's header)."""
+    p6 = [Evidence(SPECTER_P6, "2004.07180", 3, 6, SPECTER)]
+    assert answer_line("What margin does SPECTER use in its triplet loss?", p6) is None
+    assert answer_line("What clickthrough rate gain does SPECTER reach?", p6) is not None
+    cited = [Evidence("SPECTER's ranker improved clickthrough by 46.5% (Table 4).", "2004.07180", 3, 6, SPECTER)]
+    assert answer_line("What margin does SPECTER use in its triplet loss?", cited) is None  # a mention, no caption
+    line = answer_line("What joint goal accuracy does TripPy reach on WOZ 2.0?", [Evidence(WOZ, "2005.02877", 1, 6)])
+    assert line is not None and "TripPy 92.7±0.2% Table 2: DST Results on WOZ 2.0." in line.quote
+    assert "sim-M" not in line.quote  # the sentence the row stands in, not the next table
+
+
+def test_how_well_asks_for_a_figure():
+    line = answer_line("How well does simulated evaluation of dialog systems correlate with human evaluation?",
+                       [Evidence(CONVLAB, "2005.07362", 3, 8)])  # fmt: skip
+    assert line is not None and "0.5 to 0.6" in line.quote
+    assert answer_line("How well does simulated evaluation of dialog systems correlate with human evaluation?",
+                       [Evidence(CONVLAB.split(" Comparing")[0], "2005.07362", 3, 8)]) is None  # no figure: no line
