@@ -20,6 +20,7 @@ import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from retrieval.vectors.windows import split_sentences
 
@@ -90,6 +91,7 @@ class AnswerLine:
     evidence: Evidence
 
 
+@lru_cache(maxsize=1 << 16)  # the same words come back in every run of a sentence
 def _key(word: str) -> str:
     """A word as the question and the text are compared: lower case, no edge punctuation or possessive, a plain
     ending taken off and a final "e" after it ("trained", "training" -> "train"; "improve", "improved" -> "improv";
@@ -154,13 +156,13 @@ class _Unit:
 
 def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defining: set[int] | None,
             counted: frozenset[str] = frozenset(), given: frozenset[str] = frozenset(),
-            figures_from: int = 0) -> tuple[float, float]:
+            figures_from: int = 0, figures: list[bool] | None = None) -> tuple[float, float]:
     """(score, weight held) of a run of words. The weight held counts the names its paper is about (`given`); the
     score counts only what the run says, so a text that names them itself ranks first. Score -1 when the question
     wants a figure and none stands within `NEAR` words of the question's terms in it (of what it counts, for "how
     many X": all of X's words held), or asks what X is (`defining` not None) and the run does not define it. The
     figure is looked for from word `figures_from` (a pair's second sentence: the one before only names what it is
-    about)."""
+    about). `figures`: which words are figures, as read in the whole sentence when the run is cut from one."""
     keys = [_key(w) for w in words]
     said = {k: terms[k] for k in keys if k in terms}
     held = said | {k: terms[k] for k in given if k in terms}
@@ -171,7 +173,7 @@ def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defin
     if counted and not counted <= held.keys():
         return -1.0, weight
     if wants_figure:
-        figures = _figures(words, terms, bool(counted))
+        figures = _figures(words, terms, bool(counted)) if figures is None else figures
         at = list(itertools.accumulate((k not in _STOP_KEYS for k in keys), initial=0))  # content words before
         near = [at[i] for i, k in enumerate(keys) if k in (counted or terms)]
         if not any(f and i >= figures_from and any(abs(at[i] - j) <= NEAR for j in near)
@@ -211,7 +213,7 @@ def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str 
                 if end - start >= SPAN_WORDS:
                     break
                 run = words[start : end + 1]
-                score, held = _scored(run, terms, wants_figure, None, counted, given)
+                score, held = _scored(run, terms, wants_figure, None, counted, given, figures=figures[start : end + 1])
                 head = "… " if start > 0 else ""
                 tail = " …" if end + 1 < len(words) else ""
                 units.append(_Unit(score, held, head + " ".join(run) + tail))
