@@ -91,7 +91,7 @@ class AnswerLine:
     evidence: Evidence
 
 
-@lru_cache(maxsize=1 << 16)  # the same words come back in every run of a sentence
+@lru_cache(maxsize=1 << 14)  # the same words come back in every run of a sentence (16K: a few MB)
 def _key(word: str) -> str:
     """A word as the question and the text are compared: lower case, no edge punctuation or possessive, a plain
     ending taken off and a final "e" after it ("trained", "training" -> "train"; "improve", "improved" -> "improv";
