@@ -4,14 +4,14 @@ Retrieval-only mode leads with them ("TripPy 55.29±0.28% Table 1: DST Results o
 [1, p. 6]) when a question asks for a fact. The line is always the source's own words, a whole sentence when the
 sentence is short, else the shortest run of its words (at most `SPAN_WORDS`) holding the question's terms, marked
 "…" where it was cut. A question's terms weigh by what they are: a name or a figure ("TripPy", "MultiWOZ", "2.1")
-three times a plain word; a question asking how many or how much wants a figure the question does not hold; a
-"what X does ..." question wants the figure of X, so the line must say what its figure measures (most of X's words,
-their initials: "JGA", or a table's caption, whose rows name no measure), and "how well ... correlate" wants a
-correlation; a "what is X" question prefers the sentence that defines X. A text of the paper whose title or
-abstract names what the question names (SPECTER's "adding authors as an input hurts performance") holds that name,
-though a text that names it itself ranks first. When no run holds enough of the question, there is no line: an
-answer is never forced. Retrieval-only mode hands it up to ten passages of the papers it found, beyond the three a
-paper shows (`assistant.retrieval_only`).
+three times a plain word; a question asking how many or how much wants a figure the question does not hold, beside
+what it counts; a "what X does ..." or "which X is ..." question wants X, so the line must say it (most of X's
+words, or their initials: "JGA"; for a result, a table's caption will do, its rows naming no measure), and "how well
+... correlate" wants a correlation; a "what is X" question prefers the sentence that defines X. A text of the
+paper whose title or abstract names what the question names (SPECTER's "adding authors as an input hurts
+performance") holds that name, though a text that names it itself ranks first. When no run holds enough of the
+question, there is no line: an answer is never forced. Retrieval-only mode hands it up to ten passages of the papers
+it found, beyond the three a paper shows (`assistant.retrieval_only`).
 """
 
 from __future__ import annotations
@@ -56,14 +56,21 @@ _WANTS_FIGURE = re.compile(
 _ASKS_WHAT = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?([^?,]+?)(?:\s+and\b|[?,]|$)",
                         re.I)  # fmt: skip
 _ASKS_WHICH = re.compile(r"^\s*(what|which|when|where)\b", re.I)
+# What a results table reports (its rows may not say it): a "what X" question asking for one of these may be
+# answered by a row quoted with its caption.
+_MEASURES = frozenset({"accuracy", "scor", "f1", "bleu", "rouge", "precision", "recall", "perplexity", "error", "map",
+                       "auc", "performanc", "result"})  # (as keys, `_key`)  # fmt: skip
 _AUXILIARIES = frozenset("do does did is are was were has have had can could will would".split())
 _CORRELATION = re.compile(r"\bcorrelat", re.I)
 _CAPTION = re.compile(r"\bTable\s*\d+\s*:")  # a table's caption: its rows may not name the measure
 _TRIM = re.compile(r"^[^\w]+|[^\w%]+$")
-_FIGURE = re.compile(r"^[(\[~≈<>±−-]*\d[\d,.]*(?:\s*±\s*[\d.]+)?(?:%|[KMBkmb]|x|×)?(?:±[\d.]+%?)?[)\],.;:∗*]*$")
+_FIGURE = re.compile(  # "55.29±0.28%", "23K", "2e-5" (a learning rate), "(4,096)"
+    r"^[(\[~≈<>±−-]*\d[\d,.]*(?:[eE][−-]?\d+)?(?:\s*±\s*[\d.]+)?(?:%|[KMBkmb]|x|×)?(?:±[\d.]+%?)?[)\],.;:∗*]*$"
+)
 _COUNTED = re.compile(  # "how many X does ...": what is counted
     r"\bhow\s+(?:many|much)\s+(.+?)\s+(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would)\b", re.I
 )
+_HOW_MANY = re.compile(r"\bhow\s+many\s+(\S+)", re.I)  # "how many annotators labeled ...": at least its first word
 _ENUMERATION = re.compile(r"^\(?\d{1,2}\)[,.;:]?$")  # "(3)" of a list, not a figure
 _YEAR = re.compile(r"^\(?(19[5-9]\d|20[0-3]\d)[a-z]?[).,;:]*$")
 # After a name: "SPECTER, a ...", "SPECTER: the ...", "SPECTER (a ...": starting a word only (linear under any scan)
@@ -247,25 +254,27 @@ def _versions(question: str) -> list[str]:
 
 
 def _kind(question: str, terms: dict[str, float]) -> tuple[frozenset[str], str | None]:
-    """What kind of figure a question asks for: X's plain words of "what X does ..." as keys ("joint goal accuracy"),
-    with their initials when there are two or more ("jga"); a correlation, when it asks how well two things
-    correlate."""
+    """What a question asks for: the plain words of X in "what X does ..." or "which X is ..." as keys ("joint goal
+    accuracy", "optimizer"), with their initials when there are two or more ("jga"); a correlation, when it asks how
+    well two things correlate. Nothing when X is a clause ("what happens when ...")."""
     words = question.split()
     verb = next((n for n, w in enumerate(words[:12]) if n > 1 and w.lower() in _AUXILIARIES), None)
-    if not words or words[0].lower() not in ("what", "which") or verb is None:
+    if not words or words[0].lower() not in ("what", "which") or verb is None or any(
+            _key(w) in _STOP_KEYS for w in words[1:verb]):  # fmt: skip
         return (frozenset({"correlat"}), None) if _CORRELATION.search(question) else (frozenset(), None)
     words = [w for w in words[1:verb] if terms.get(_key(w)) == WORD]
     initials = "".join(w[0] for w in words).lower() if len(words) > 1 else None
     return frozenset(map(_key, words)), initials
 
 
-def _of_kind(quote: str, kind: frozenset[str], initials: str | None) -> bool:
-    """Whether a line says what kind of figure it gives: more than half the words of the kind asked for (a word of
-    the line beginning with one: "correlation" for "correlat"), or their initials ("JGA"), or a table's caption (a
-    row's measure is in its table's header: "Table 2: DST Results")."""
+def _of_kind(quote: str, kind: frozenset[str], initials: str | None, tables: bool) -> bool:
+    """Whether a line says what it is about: more than half the words of the kind asked for (a word of the line
+    beginning with one: "correlation" for "correlat"), or their initials ("JGA"), or, when a result is asked for
+    (`tables`), a table's caption (a row's measure is in its table's header: "Table 2: DST Results")."""
     keys = {_key(w) for w in quote.split()}
     said = sum(1 for k in kind if any(key.startswith(k) for key in keys))
-    return 2 * said > len(kind) or (initials is not None and initials in keys) or bool(_CAPTION.search(quote))
+    return 2 * said > len(kind) or (initials is not None and initials in keys) or (
+        tables and bool(_CAPTION.search(quote)))
 
 
 def asks_for_a_fact(question: str) -> bool:
@@ -288,11 +297,12 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
     wants_figure = bool(_WANTS_FIGURE.search(question))
     asked = _ASKS_WHAT.match(question)
     subject = asked.group(1).strip() if asked and not wants_figure else None
-    counting = _COUNTED.search(question)
+    counting = _COUNTED.search(question) or _HOW_MANY.search(question)
     counted = frozenset(k for k in map(_key, counting.group(1).split()) if k in terms) if counting else frozenset()
     versions = _versions(question)
     covered = COVERED if wants_figure or subject else COVERED_ELSE
-    kind, initials = _kind(question, terms) if wants_figure else (frozenset(), None)
+    kind, initials = _kind(question, terms)
+    tables = wants_figure and bool(kind & _MEASURES)  # a result's table may answer, its caption naming no measure
     looked_for = terms | {initials: WORD} if initials else terms  # ("JGA" may end a run, not count in the total)
     best: tuple[_Unit, Evidence] | None = None
     for item in evidence:
@@ -301,7 +311,7 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
         for unit in _units(item.text, looked_for, wants_figure, subject, counted, frozenset(given)):
             if unit.score < 0 or unit.held < covered * total or len(unit.quote.split()) < LEAST_WORDS:
                 continue
-            if kind and not _of_kind(unit.quote, kind, initials):
+            if kind and not _of_kind(unit.quote, kind, initials, tables):
                 continue  # "What margin ...": a figure of something else (a click-through rate) is no answer
             if names and not names & ({_key(w) for w in unit.quote.split()} | given):
                 continue  # the question names its subject: the line, or the paper it is from, must name it too

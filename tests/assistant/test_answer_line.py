@@ -167,3 +167,36 @@ def test_how_well_asks_for_a_figure():
     assert line is not None and "0.5 to 0.6" in line.quote
     assert answer_line("How well does simulated evaluation of dialog systems correlate with human evaluation?",
                        [Evidence(CONVLAB.split(" Comparing")[0], "2005.07362", 3, 8)]) is None  # no figure: no line
+
+
+# TripPy p. 6 and p. 8, table 4 (p. 7); FED p. 3: as pypdf reads them.
+OPTIMIZER = (
+    "For optimization we use Adam optimizer (Kingma and Ba, 2014) and backpropagate through the entire network "
+    "including BERT, which constitutes a finetuning of the latter. The initial learning rate is set to 2e−5."
+)
+GENERALIZES = "Overall, TripPy clearly generalizes better over sample counts."
+ABLATION = (
+    "Model JGA Span prediction only (entire turn) 42.63% + triple copy mechanism 49.23% + dialog history 52.58% + "
+    "auxiliary features 54.08% + masking 54.29% TripPy (full sequence width) 55.29% Table 4: Ablation experiments for "
+    "our model."
+)
+ANNOTATORS = (
+    "Given that each of the 4712 data points was labeled by five annotators, post-processing was used to improve the "
+    "quality of the data through the removal of outliers."
+)
+
+
+def test_which_x_wants_a_sentence_about_x_not_any_sentence_naming_the_paper():
+    """"Which optimizer does TripPy use?" is not answered by a sentence that only names TripPy; "what batch size"
+    not by a results table (its caption stands for a measure of results, not a setting); "how many annotators
+    labeled ..." wants the annotators counted, with no "does" after them; a learning rate is written "2e−5"."""
+    trippy = [Evidence(GENERALIZES, "2005.02877", 1, 8, TRIPPY), Evidence(OPTIMIZER, "2005.02877", 1, 6, TRIPPY)]
+    line = answer_line("Which optimizer does TripPy use?", trippy)
+    assert line is not None and "Adam optimizer" in line.quote and line.evidence.page == 6
+    assert answer_line("Which optimizer does TripPy use?", trippy[:1]) is None
+    rate = answer_line("What learning rate does TripPy use?", trippy)
+    assert rate is not None and "2e−5" in rate.quote
+    assert answer_line("What batch size does TripPy use?", [Evidence(ABLATION, "2005.02877", 1, 7, TRIPPY)]) is None
+    fed = [Evidence(FED, "2006.12719", 2, 3, "FED"), Evidence(ANNOTATORS, "2006.12719", 2, 3, "FED")]
+    count = answer_line("How many annotators labeled each FED data point?", fed)
+    assert count is not None and "labeled by five annotators" in count.quote
