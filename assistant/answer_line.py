@@ -73,8 +73,9 @@ _COUNTED = re.compile(  # "how many X does ...": what is counted
 _HOW_MANY = re.compile(r"\bhow\s+many\s+(\S+)", re.I)  # "how many annotators labeled ...": at least its first word
 _ENUMERATION = re.compile(r"^\(?\d{1,2}\)[,.;:]?$")  # "(3)" of a list, not a figure
 _YEAR = re.compile(r"^\(?(19[5-9]\d|20[0-3]\d)[a-z]?[).,;:]*$")
-# After a name: "SPECTER, a ...", "SPECTER: the ...", "SPECTER (a ...": starting a word only (linear under any scan)
-_APPOSITION = re.compile(r"(?<!\S)[^\s,:(]*[,:(]\s*(?:an?|the)?\b")
+# After a name: "SPECTER, a ...", "SPECTER: the ...", "SPECTER (a ...": starting a word only (linear under any scan);
+# a comma only before an article ("TripPy, we hope ..." defines nothing)
+_APPOSITION = re.compile(r"(?<!\S)[^\s,:(]*(?:,\s*(?:an?|the)\b|[:(]\s*(?:an?|the)?\b)")
 _IS_A = re.compile(r"(?<!\S)\S+\s+(?:is|are)\s+(?:an?|the)\b")  # "SPECTER is a ..."
 _NOT_A_FIGURE_AFTER = frozenset({"table", "figure", "fig", "section", "sec", "eq", "equation", "appendix", "§",
                                  "chapter", "step", "line", "page", "al", "et"})

@@ -5,8 +5,9 @@ of unrelated papers looks as confident as a list of right ones. The floor reads 
 instead. A paper clears it when its best abstract point (abstract or sentence window) scores at least `dense`
 and no more than `gap` under the best paper of the list. A full-text passage clears it at `passage`. And when the
 query names something ("TripPy", "Semantic Scholar", "BM25"), what clears must name it too, when anything that
-clears does (`Floor.naming`): a question about one system is not answered by the papers beside it. A name most
-of the list holds ("LLM" among security papers) names the field, not the subject, and is not weighed (`telling`).
+clears does (`Floor.naming`): a question about one system is not answered by the papers beside it; and when none
+that clears names it, a paper under the cut that does clears (down to `phrase_dense`). A name most of the list
+holds ("LLM" among security papers) names the field, not the subject, and is not weighed (`telling`).
 
 The numbers are those of the bundled encoder (all-MiniLM-L6-v2), calibrated on the judged questions
 (`tests/fixtures/judged_questions.jsonl`, `python -m bench.precision`; BENCHMARKS.md, "Session 31"). On the
@@ -63,11 +64,17 @@ class Floor:
         Scholar", "BM25": `named_terms`) keep clearing, when any of them names it (most of it: those naming the
         most of those words), and so do those closer to the query than every paper that names it ("deep learning or
         LLMs": a paper on the first); the others no longer do: a paper about something else near the subject is no
-        answer to a question about it."""
+        answer to a question about it. When none that clears names it, the papers under the cut that name it most
+        clear, down to `phrase_dense` ("How many papers does SciDocs contain?": SPECTER's paper, at 0.43, introduces
+        SciDocs); never when nothing clears."""
         if not names:
             return clears
         found = [sum(1 for name in names if _says(text, name)) for text in texts]
         most = max((n for n, c in zip(found, clears, strict=True) if c), default=0)
+        if not most and any(clears):  # none that clears names it: those under the cut that name it most clear too
+            most = max((n for n, c in zip(found, cosines, strict=True) if (c or 0.0) >= self.phrase_dense), default=0)
+            clears = [k or (most > 0 and n == most and (c or 0.0) >= self.phrase_dense)
+                      for k, n, c in zip(clears, found, cosines, strict=True)]  # fmt: skip
         if not most:
             return clears
         naming = max(c or 0.0 for c, n, k in zip(cosines, found, clears, strict=True) if k and n == most)

@@ -90,6 +90,9 @@ def test_what_is_x_is_answered_by_the_sentence_that_defines_it_or_not_at_all():
     line = answer_line("What is SPECTER and how is it trained?", evidence)
     assert line is not None and line.evidence.page is None and line.quote.startswith("We propose SPECTER, a new")
     assert answer_line("What is SPECTER?", [Evidence(SPECTER_P8, "2004.07180", 3, 8)]) is None  # mentions, not defines
+    future = ("To further improve the DST capabilities of TripPy, we hope to introduce slot independence as at present "
+              "its tracking abilities are limited to slots that are predefined in the ontology.")  # TripPy p. 9
+    assert answer_line("What is TripPy?", [Evidence(future, "2005.02877", 1, 9, TRIPPY)]) is None  # "X, we": no
 
 
 def test_no_line_for_a_topic_a_person_or_what_the_texts_do_not_hold():

@@ -221,6 +221,11 @@ async def test_the_apis_say_which_hits_clear_the_relevance_floor(client):
         "q": "detecting software vulnerabilities with deep learning or LLMs", "limit": 5})).json()
     relevant = [h["id"] for h in either["hits"] if h["relevant"]]
     assert relevant[0] == "2512.12593" and "2512.12536" in relevant  # SHERLOCK (deep learning), then an LLM paper
+    # ... and when none that clears names it, a paper that does clears under the cut: SPECTER's paper introduces
+    # SciDocs, at 0.43, under an annotated corpus at 0.53 that names none
+    scidocs = (await client.get("/api/search", params={
+        "q": "How many papers does SciDocs contain?", "limit": 5})).json()
+    assert [h["id"] for h in scidocs["hits"] if h["relevant"]][0] == "2004.07180"
 
 
 async def test_papers_holding_the_question_phrases_are_answers_under_the_cut(client):
@@ -279,7 +284,8 @@ def test_a_name_most_of_the_list_holds_does_not_tell_it_apart():
 
 def test_what_the_query_names_is_named_by_what_clears():
     """Issue 39: a question naming its subject ("TripPy", "Semantic Scholar", "BM25", "LLMs") keeps, of what clears,
-    the papers that name it, and those closer to the query than every paper that does; nothing when none does."""
+    the papers that name it, and those closer to the query than every paper that does; when none that clears names
+    it, the papers under the cut naming it most clear too."""
     from retrieval.search.relevance import FLOOR, named_terms
 
     assert named_terms("What joint goal accuracy does TripPy reach on MultiWOZ 2.1?") == ["trippy", "multiwoz"]
@@ -296,6 +302,12 @@ def test_what_the_query_names_is_named_by_what_clears():
     assert FLOOR.naming([True, True, True], [0.6, 0.7, 0.8], texts[:3], ["trippy"]) == [True, True, True]  # closer
     assert FLOOR.naming([True, True], [0.7, 0.6], texts[1:3], ["trippy"]) == [True, True]  # none names it
     assert FLOOR.naming([True, True], [0.7, 0.6], ["llms and code", "an llm for code"], ["llm"]) == [True, True]
+    # none that clears names it: those under the cut naming it most clear, down to 0.35, when anything clears
+    corpora = ["annotated corpora of papers", "we introduce scidocs, an evaluation suite", "scidocs", "slot filling"]
+    assert FLOOR.naming([True, False, False, False], [0.53, 0.43, 0.34, 0.45], corpora, ["scidocs"]) == [
+        True, True, False, False]  # (0.53 stays: closer to the query than every paper naming it)  # fmt: skip
+    assert FLOOR.naming([True, False], [0.53, 0.43], corpora[:2], ["scidocs", "specter"]) == [True, True]
+    assert FLOOR.naming([False, False], [0.45, 0.43], corpora[:2], ["scidocs"]) == [False, False]  # nothing cleared
 
 
 async def test_the_search_page_folds_weaker_matches_and_says_when_nothing_answers(client):
