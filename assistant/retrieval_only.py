@@ -22,7 +22,7 @@ NOTICE = (
     "(e.g. `openai/gpt-4o-mini` with `OPENAI_API_KEY`, or `ollama_chat/qwen2.5` with `SCHOLARLOOM_LLM_API_BASE`) "
     "and restart._"
 )
-MORE_PASSAGES = 10  # of the found papers' passages, weighed for the answer line beyond the three a paper shown
+MORE_PASSAGES = 10  # of the found papers' passages, weighed for a fact's answer line beyond the three a paper shows
 SEARCH_UNAVAILABLE = (
     "**Search is unavailable right now**: the catalog or the search index did not answer. Nothing is lost; "
     "please ask again in a minute."
