@@ -7,11 +7,12 @@ sentence is short, else the shortest run of its words (at most `SPAN_WORDS`) hol
 three times a plain word; a question asking how many or how much wants a figure the question does not hold, beside
 what it counts; a "what X does ..." or "which X is ..." question wants X, so the line must say it (most of X's
 words, or their initials: "JGA"; for a result, a table's caption will do, its rows naming no measure), and "how well
-... correlate" wants a correlation; a "what is X" question prefers the sentence that defines X. A text of the
-paper whose title or abstract names what the question names (SPECTER's "adding authors as an input hurts
-performance") holds that name, though a text that names it itself ranks first. When no run holds enough of the
-question, there is no line: an answer is never forced. Retrieval-only mode hands it up to ten passages of the papers
-it found, beyond the three a paper shows (`assistant.retrieval_only`).
+... correlate" wants a correlation; a "what is X" question prefers the sentence that defines X (its paper's title
+alone, when that is the definition). A text of the paper whose title or abstract names what the question names
+(SPECTER's "adding authors as an input hurts performance") holds that name, though a text that names it itself
+ranks first. When no run holds enough of the question, there is no line: an answer is never forced. Retrieval-only
+mode hands it up to ten passages of the papers it found, beyond the three a paper shows
+(`assistant.retrieval_only`).
 """
 
 from __future__ import annotations
@@ -73,9 +74,10 @@ _COUNTED = re.compile(  # "how many X does ...": what is counted
 _HOW_MANY = re.compile(r"\bhow\s+many\s+(\S+)", re.I)  # "how many annotators labeled ...": at least its first word
 _ENUMERATION = re.compile(r"^\(?\d{1,2}\)[,.;:]?$")  # "(3)" of a list, not a figure
 _YEAR = re.compile(r"^\(?(19[5-9]\d|20[0-3]\d)[a-z]?[).,;:]*$")
-# After a name: "SPECTER, a ...", "SPECTER: the ...", "SPECTER (a ...": starting a word only (linear under any scan);
-# a comma only before an article ("TripPy, we hope ..." defines nothing)
-_APPOSITION = re.compile(r"(?<!\S)[^\s,:(]*(?:,\s*(?:an?|the)\b|[:(]\s*(?:an?|the)?\b)")
+# After a name: "SPECTER, a ...", "SPECTER: the ...", "SPECTER(a ...": starting a word only (linear under any scan);
+# a comma only before an article ("TripPy, we hope ..." defines nothing), never a name in brackets ("our embeddings
+# (SPECTER) compared")
+_APPOSITION = re.compile(r"(?<!\S)[^\s,:(]+(?:,\s*(?:an?|the)\b|[:(]\s*(?:an?|the)?\b)")
 _IS_A = re.compile(r"(?<!\S)\S+\s+(?:is|are)\s+(?:an?|the)\b")  # "SPECTER is a ..."
 _NOT_A_FIGURE_AFTER = frozenset({"table", "figure", "fig", "section", "sec", "eq", "equation", "appendix", "§",
                                  "chapter", "step", "line", "page", "al", "et"})
@@ -91,6 +93,7 @@ class Evidence:
     number: int
     page: int | None = None
     about: str = ""  # the paper's title and abstract: a name of the question they hold, each of its texts holds
+    title: str = ""  # the paper's title: a definition quoted from its first page ends with it
 
 
 @dataclass(frozen=True)
@@ -321,4 +324,16 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
                 continue  # "WOZ 2.0" is not "MultiWOZ 2.0"
             if best is None or unit.score > best[0].score:
                 best = (unit, item)
-    return AnswerLine(best[0].quote, best[1]) if best else None
+    if best is None:
+        return None
+    unit, item = best
+    return AnswerLine(_title_alone(unit.quote, item.title) if subject else unit.quote, item)
+
+
+def _title_alone(quote: str, title: str) -> str:
+    """A definition that is its paper's title ("TripPy: A Triple Copy Strategy for ..."), quoted from the first page
+    where pypdf runs the title into the authors' names and addresses as one sentence: the title alone."""
+    title = " ".join(title.split())
+    if title and len(quote) > len(title) and quote.lower().startswith(title.lower()):
+        return quote[: len(title)]
+    return quote

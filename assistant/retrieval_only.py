@@ -164,10 +164,12 @@ def _evidence(deps: ToolDeps, cards: list, passages: list) -> list[Evidence]:
     papers = deps.archive.papers(list(dict.fromkeys([*(c.id for c in cards), *(p.paper_id for p in passages)])),
                                  deps.user)  # fmt: skip
     about = {pid: f"{paper.title} {paper.abstract or ''}" for pid, paper in papers.items()}
-    evidence = [Evidence(p.text, p.paper_id, p.number, p.page, about.get(p.paper_id, "")) for p in passages]
+    titles = {pid: paper.title for pid, paper in papers.items()}
+    evidence = [Evidence(p.text, p.paper_id, p.number, p.page, about.get(p.paper_id, ""), titles.get(p.paper_id, ""))
+                for p in passages]  # fmt: skip
     for card in cards:
         if (paper := papers.get(card.id)) is not None and paper.abstract:
-            evidence.append(Evidence(paper.abstract, card.id, card.number, about=about[card.id]))
+            evidence.append(Evidence(paper.abstract, card.id, card.number, about=about[card.id], title=paper.title))
     return evidence
 
 

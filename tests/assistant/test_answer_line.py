@@ -203,3 +203,18 @@ def test_which_x_wants_a_sentence_about_x_not_any_sentence_naming_the_paper():
     fed = [Evidence(FED, "2006.12719", 2, 3, "FED"), Evidence(ANNOTATORS, "2006.12719", 2, 3, "FED")]
     count = answer_line("How many annotators labeled each FED data point?", fed)
     assert count is not None and "labeled by five annotators" in count.quote
+
+
+def test_a_definition_is_not_a_name_in_brackets_and_a_title_is_quoted_alone():
+    """"our embeddings (SPECTER) compared ..." mentions SPECTER, it does not define it; TripPy's first page, as pypdf
+    reads it, runs the title into the authors and their addresses: the title alone is quoted."""
+    seen = ("Visualization Figure 2 shows t-SNE (van der Maaten, 2014) projections of our embeddings (SPECTER) "
+            "compared with the SciBERT baseline")  # SPECTER p. 7  # fmt: skip
+    line = answer_line("What is SPECTER?", [Evidence(seen, "2004.07180", 3, 7, SPECTER, SPECTER),
+                                            Evidence(SPECTER_ABSTRACT, "2004.07180", 3, None, SPECTER, SPECTER)])
+    assert line is not None and line.quote.startswith("We propose SPECTER, a new method")
+    first = (f"{TRIPPY} Michael Heck, Carel van Niekerk, Nurul Lubis, Christian Geishauser, Hsien-Chin Lin, Marco "
+             "Moresi, Milica Gaˇsi ́c Heinrich Heine University D ̈usseldorf, Germany "
+             "{heckmi,niekerk,lubis,geishaus,linh,moresi,gasic}@hhu.de")  # fmt: skip
+    line = answer_line("What is TripPy?", [Evidence(first, "2005.02877", 1, 1, TRIPPY, TRIPPY)])
+    assert line is not None and line.quote == TRIPPY and line.evidence.page == 1
