@@ -11,6 +11,7 @@ from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
 from assistant.tools.base import CardKind, PapersFound, Passage, PassagesFound, ProfileSummary, SourceBook, unavailable
 from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
+from retrieval.search.relevance import named_terms, says
 from retrieval.vectors.index import Filters
 from web.base import md_escape
 from web.compare import ComparePage
@@ -65,7 +66,8 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
     passages, found, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui,
                                                    more=asks_for_a_fact(query))
     line = answer_line(query, _evidence(deps, result.cards, found))
-    lines = [notice, "", *_answering(line, result.cards), _what_was_found(query, result), ""]
+    lines = [notice, "", *_written_by(deps, query, result.cards), *_answering(line, result.cards),
+             _what_was_found(query, result), ""]  # fmt: skip
     if passages:
         lines += ["", "From their full text:", ""]
         for card in passages:
@@ -171,6 +173,28 @@ def _evidence(deps: ToolDeps, cards: list, passages: list) -> list[Evidence]:
         if (paper := papers.get(card.id)) is not None and paper.abstract:
             evidence.append(Evidence(paper.abstract, card.id, card.number, about=about[card.id], title=paper.title))
     return evidence
+
+
+_WHO_WROTE = re.compile(
+    r"^\s*who\s+(?:wrote|authored|proposed|introduced|developed|created|invented|made)\s+(\S.{0,300}?)\s*\??\s*$", re.I
+)
+
+
+def _written_by(deps: ToolDeps, query: str, cards: list) -> list[str]:
+    """"Who wrote SPECTER?": when the best paper's title names what the question names, its authors from the catalog,
+    first. Nothing when the question names nothing ("who wrote the paper on ...") or the title does not name it."""
+    asked = _WHO_WROTE.match(query)
+    names = named_terms(asked.group(1)) if asked else []
+    if not names or not cards or cards[0].kind != CardKind.PAPER:
+        return []
+    card = cards[0]
+    if not all(says(card.title.lower(), name) for name in names):
+        return []
+    authors = deps.archive.author_names([card.id]).get(card.id, [])
+    if not authors:
+        return []
+    listed = ", ".join(authors[:-1]) + f" and {authors[-1]}" if len(authors) > 1 else authors[0]
+    return [f"**Written by** {md_escape(listed)}: [{card.number}] [{md_escape(card.title)}]({card.path}).", ""]
 
 
 def _answering(line: AnswerLine | None, cards: list) -> list[str]:

@@ -69,7 +69,7 @@ class Floor:
         SciDocs); never when nothing clears."""
         if not names:
             return clears
-        found = [sum(1 for name in names if _says(text, name)) for text in texts]
+        found = [sum(1 for name in names if says(text, name)) for text in texts]
         most = max((n for n, c in zip(found, clears, strict=True) if c), default=0)
         if not most and any(clears):  # none that clears names it: those under the cut that name it most clear too
             most = max((n for n, c in zip(found, cosines, strict=True) if (c or 0.0) >= self.phrase_dense), default=0)
@@ -84,7 +84,7 @@ class Floor:
 def telling(names: list[str], texts: list[str]) -> list[str]:
     """The names that tell a list apart: those fewer than half its texts hold. A name most candidates hold ("LLM"
     among security papers) names the field, not the subject; `Floor.naming` weighs only the others."""
-    return [name for name in names if 2 * sum(_says(text, name) for text in texts) < len(texts)]
+    return [name for name in names if 2 * sum(says(text, name) for text in texts) < len(texts)]
 
 
 def phrases(text: str) -> frozenset[tuple[str, str]]:
@@ -136,11 +136,11 @@ def named_terms(query: str) -> list[str]:
     off."""
     words = _WORD.findall(re.sub(r"['’]s\b", "", query))
     names = [w[:-1] if w.endswith("s") and w[:-1].isupper() else w for n, w in enumerate(words)
-             if is_name(w, first=n == 0)]  # ("LLMs": "LLM", whose plural `_says` finds too)  # fmt: skip
+             if is_name(w, first=n == 0)]  # ("LLMs": "LLM", whose plural `says` finds too)  # fmt: skip
     return list(dict.fromkeys(name.lower() for name in names))
 
 
-def _says(text: str, name: str) -> bool:
+def says(text: str, name: str) -> bool:
     """Whether `text` holds `name` as a word of its own, or its plural ("LLM": "LLMs" too). Not a pattern built from
     the name: a plain scan, linear in the text whatever the name."""
     start = text.find(name)

@@ -186,6 +186,21 @@ async def test_retrieval_only_leads_with_the_answer_sentence_and_its_page(demo):
     assert outcome.lead is None and "own words" not in ui.final and "Nothing in this archive answers" in ui.final
 
 
+async def test_retrieval_only_says_who_wrote_the_paper_a_question_names(demo):
+    """"Who wrote SPECTER?": the paper whose title names it, its authors from the catalog, first; not when the best
+    paper's title does not name what was asked (ELMo's paper is "Deep contextualized word representations")."""
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "Who wrote SPECTER?", ui)
+    n = outcome.cards[0].number
+    assert outcome.cards[0].id == "2004.07180"
+    written = ui.final.index(f"**Written by** Arman Cohan, Sergey Feldman, Iz Beltagy, Doug Downey and Daniel S. Weld: "
+                             f"[{n}] [SPECTER: Document-level")  # fmt: skip
+    assert written < ui.final.index("** matches **")
+    ui = RecordingUI()
+    await Agent(None).turn(ToolDeps(demo.archive()), [], "Who introduced ELMo?", ui)
+    assert "Written by" not in ui.final
+
+
 async def test_retrieval_only_lists_the_named_researchers_papers_first(demo):
     ui = RecordingUI()
     outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "papers by Joseph M. Hellerstein", ui)
