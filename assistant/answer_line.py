@@ -268,6 +268,8 @@ def _kind(question: str, terms: dict[str, float]) -> tuple[frozenset[str], str |
         return (frozenset({"correlat"}), None) if _CORRELATION.search(question) else (frozenset(), None)
     words = [w for w in words[1:verb] if terms.get(_key(w)) == WORD]
     initials = "".join(w[0] for w in words).lower() if len(words) > 1 else None
+    if initials in _STOP_KEYS:  # "input size": "is" says nothing
+        initials = None
     return frozenset(map(_key, words)), initials
 
 

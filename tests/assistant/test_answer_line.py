@@ -159,6 +159,8 @@ def test_what_x_wants_a_figure_of_x_not_a_figure_beside_the_name():
     assert answer_line("What clickthrough rate gain does SPECTER reach?", p6) is not None
     cited = [Evidence("SPECTER's ranker improved clickthrough by 46.5% (Table 4).", "2004.07180", 3, 6, SPECTER)]
     assert answer_line("What margin does SPECTER use in its triplet loss?", cited) is None  # a mention, no caption
+    trained = [Evidence("TripPy is trained for 10 epochs on 512 dialogs.", "2005.02877", 1, 6, TRIPPY)]
+    assert answer_line("What input size does TripPy use?", trained) is None  # initials "is" are not "input size"
     line = answer_line("What joint goal accuracy does TripPy reach on WOZ 2.0?", [Evidence(WOZ, "2005.02877", 1, 6)])
     assert line is not None and "TripPy 92.7±0.2% Table 2: DST Results on WOZ 2.0." in line.quote
     assert "sim-M" not in line.quote  # the sentence the row stands in, not the next table
