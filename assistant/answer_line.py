@@ -6,13 +6,14 @@ sentence is short, else the shortest run of its words (at most `SPAN_WORDS`) hol
 "…" where it was cut. A question's terms weigh by what they are: a name or a figure ("TripPy", "MultiWOZ", "2.1")
 three times a plain word; a question asking how many or how much wants a figure the question does not hold, beside
 what it counts; a "what X does ..." or "which X is ..." question wants X, so the line must say it (most of X's
-words, or their initials: "JGA"; for a result, a table's caption will do, its rows naming no measure), and "how well
-... correlate" wants a correlation; a "what is X" question prefers the sentence that defines X (its paper's title
+words, or their initials: "JGA"; for a result, a table's caption will do, its rows naming no measure), as does
+a measure named after an article ("the test F1": a development set's F1 is no answer), and "how well ...
+correlate" wants a correlation; a "what is X" question prefers the sentence that defines X (its paper's title
 alone, when that is the definition). A text of the paper whose title or abstract names what the question names
 (SPECTER's "adding authors as an input hurts performance") holds that name, though a text that names it itself
 ranks first. When no run holds enough of the question, there is no line: an answer is never forced. Retrieval-only
 mode hands it up to ten passages of the papers it found, beyond the three a paper shows
-(`assistant.retrieval_only`).
+(`assistant.retrieval_only`). A measure pypdf ran into the next word ("F1improved") is read as two words.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ _ASKS_WHICH = re.compile(r"^\s*(what|which|when|where)\b", re.I)
 _MEASURES = frozenset({"accuracy", "scor", "f1", "bleu", "rouge", "precision", "recall", "perplexity", "error", "map",
                        "auc", "performanc", "result"})  # (as keys, `_key`)  # fmt: skip
 _AUXILIARIES = frozenset("do does did is are was were has have had can could will would".split())
+_ARTICLES = frozenset("the a an its their".split())
 _CORRELATION = re.compile(r"\bcorrelat", re.I)
 _CAPTION = re.compile(r"\bTable\s*\d+\s*:")  # a table's caption: its rows may not name the measure
 _TRIM = re.compile(r"^[^\w]+|[^\w%]+$")
@@ -79,6 +81,9 @@ _YEAR = re.compile(r"^\(?(19[5-9]\d|20[0-3]\d)[a-z]?[).,;:]*$")
 # (SPECTER) compared")
 _APPOSITION = re.compile(r"(?<!\S)[^\s,:(]+(?:,\s*(?:an?|the)\b|[:(]\s*(?:an?|the)?\b)")
 _IS_A = re.compile(r"(?<!\S)\S+\s+(?:is|are)\s+(?:an?|the)\b")  # "SPECTER is a ..."
+# A measure's name pypdf ran into the next word ("test set F1improved by 4.7%", "pushes F1to 87.4"): a capital, a few
+# letters and digits, then two or more lower-case letters ("word2vec" and "Mp3s" stay whole)
+_GLUED = re.compile(r"(?<!\S)([A-Z][A-Za-z]{0,3}\d+(?:\.\d+)?)([a-z]{2,})(?=[\s,.;:)]|$)")
 _NOT_A_FIGURE_AFTER = frozenset({"table", "figure", "fig", "section", "sec", "eq", "equation", "appendix", "§",
                                  "chapter", "step", "line", "page", "al", "et"})
 
@@ -200,7 +205,7 @@ def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str 
     that one names the subject), and inside a longer one (a table's text is one "sentence") each shortest run of
     at most `SPAN_WORDS` words that begins and ends on a term or a figure."""
     units = []
-    sentences = split_sentences(" ".join(text.split()))
+    sentences = split_sentences(_GLUED.sub(r"\1 \2", " ".join(text.split())))
     for n, sentence in enumerate(sentences):
         words = sentence.split(" ")
         fragment = n == 0 and sentence[:1].islower()  # a passage can begin inside a sentence
@@ -265,12 +270,27 @@ def _kind(question: str, terms: dict[str, float]) -> tuple[frozenset[str], str |
     verb = next((n for n, w in enumerate(words[:12]) if n > 1 and w.lower() in _AUXILIARIES), None)
     if not words or words[0].lower() not in ("what", "which") or verb is None or any(
             _key(w) in _STOP_KEYS for w in words[1:verb]):  # fmt: skip
-        return (frozenset({"correlat"}), None) if _CORRELATION.search(question) else (frozenset(), None)
-    words = [w for w in words[1:verb] if terms.get(_key(w)) == WORD]
+        if _CORRELATION.search(question):
+            return frozenset({"correlat"}), None
+        words = [w for w in _measured(words) if terms.get(_key(w)) == WORD]
+    else:
+        words = [w for w in words[1:verb] if terms.get(_key(w)) == WORD]
     initials = "".join(w[0] for w in words).lower() if len(words) > 1 else None
     if initials in _STOP_KEYS:  # "input size": "is" says nothing
         initials = None
     return frozenset(map(_key, words)), initials
+
+
+def _measured(words: list[str]) -> list[str]:
+    """The words that name the measure a question asks for, from an article to the measure ("How much does ELMo
+    improve the test F1 on SQuAD?": "test F1": a development set's F1 is no answer; "What is the joint goal accuracy
+    of ...": "joint goal accuracy")."""
+    for n, word in enumerate(words):
+        if _key(word) in _MEASURES:
+            articles = [i for i in range(max(0, n - 3), n) if words[i].lower() in _ARTICLES]
+            if articles:
+                return words[articles[-1] + 1 : n + 1]
+    return []
 
 
 def _of_kind(quote: str, kind: frozenset[str], initials: str | None, tables: bool) -> bool:

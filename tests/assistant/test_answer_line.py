@@ -220,3 +220,29 @@ def test_a_definition_is_not_a_name_in_brackets_and_a_title_is_quoted_alone():
              "{heckmi,niekerk,lubis,geishaus,linh,moresi,gasic}@hhu.de")  # fmt: skip
     line = answer_line("What is TripPy?", [Evidence(first, "2005.02877", 1, 1, TRIPPY, TRIPPY)])
     assert line is not None and line.quote == TRIPPY and line.evidence.page == 1
+
+
+# ELMo (1802.05365) p. 4 and p. 6, as pypdf reads them: "F1improved" is one word there.
+ELMO = "Deep contextualized word representations"
+ELMO_TEST = (
+    "After adding ELMo to the baseline model, test set F1improved by 4.7% from 81.1% to 85.8%, a 24.9% relative error "
+    "reduction over the baseline, and improving the overall single model state-of-the-art by 1.4%."
+)
+ELMO_DEV = (
+    "Task Input Only Input & Output Output Only SQuAD 85.1 85.6 84.8 SNLI 88.9 89.5 88.7 SRL 84.7 84.3 80.9 Table 3: "
+    "Development set performance for SQuAD, SNLI and SRL when including ELMo at different lo- cations in the "
+    "supervised model."
+)
+
+
+def test_the_measure_asked_for_is_the_one_quoted_and_a_measure_run_into_a_word_is_read():
+    """"How much does ELMo improve the test F1 on SQuAD?" asks for the test set's F1: the development set's table
+    (which names SQuAD, as the test sentence does not) is no answer, and the test sentence's "F1improved" (pypdf ran
+    the words together) holds F1. "What is the perplexity of ..." is not answered by an F1."""
+    elmo = [Evidence(ELMO_DEV, "1802.05365", 1, 6, ELMO), Evidence(ELMO_TEST, "1802.05365", 1, 4, ELMO)]
+    line = answer_line("How much does ELMo improve the test F1 on SQuAD?", elmo)
+    assert line is not None and line.evidence.page == 4 and "test set F1 improved by 4.7%" in line.quote
+    assert answer_line("How much does ELMo improve the test F1 on SQuAD?", elmo[:1]) is None
+    assert answer_line("What is the perplexity of ELMo on SQuAD?", elmo[1:]) is None  # a figure of an F1
+    jga = answer_line("What is the joint goal accuracy of TripPy on WOZ 2.0?", [Evidence(WOZ, "2005.02877", 1, 6)])
+    assert jga is not None and "TripPy 92.7±0.2% Table 2: DST Results on WOZ 2.0." in jga.quote  # a caption will do
