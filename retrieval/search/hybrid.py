@@ -11,7 +11,15 @@ import numpy as np
 from retrieval.library.uploads import visible_papers
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
-from retrieval.search.relevance import FLOOR, named_terms, phrases, phrases_held, telling
+from retrieval.search.relevance import (
+    FLOOR,
+    coined_terms,
+    content_words,
+    named_terms,
+    phrases,
+    phrases_held,
+    telling,
+)
 from retrieval.vectors.embeddings import Embedded, Embedder, SparseVector
 from retrieval.vectors.index import PASSAGE_KINDS, Filters, Index, PaperScore
 from retrieval.vectors.store import PointHit
@@ -109,7 +117,8 @@ def search(
 
     The hits that clear the relevance floor come first (`FLOOR.pool` candidates are weighed, so one ranked just
     past `limit` can take a weaker hit's place; by their cosines, the query's phrases they hold and the names that
-    tell them apart, `retrieval.search.relevance`), then the others. When no abstract clears it, the full text is
+    tell them apart, `retrieval.search.relevance`), then the others. When no abstract clears it, a paper whose title
+    names the name the query is about does (`Floor.titled`: "TinyBERT"); when none does either, the full text is
     asked (unless not `full_text`): papers with a passage that clears it come first (kind "passage", with that
     passage's page)."""
     text = clean_query(query)
@@ -127,6 +136,9 @@ def search(
     asked = phrases(text)
     held = [phrases_held(asked, t) for t in texts] if asked else None
     clears = FLOOR.naming(FLOOR.papers(cosines, held), cosines, texts, telling(names, texts))
+    if not any(clears):  # a paper whose title names the name the query is about ("TinyBERT": 0.40)
+        titles = [paper.title.lower() for _, paper in weighed]
+        clears = FLOOR.titled(cosines, titles, coined_terms(text), len(content_words(text)))
     cleared = {paper.id for (_, paper), c in zip(weighed, clears, strict=True) if c}
     found = [w for w in weighed if w[1].id in cleared] + [w for w in weighed if w[1].id not in cleared]
     if full_text and not any(clears):

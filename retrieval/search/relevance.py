@@ -7,7 +7,11 @@ and no more than `gap` under the best paper of the list. A full-text passage cle
 query names something ("TripPy", "Semantic Scholar", "BM25"), what clears must name it too, when anything that
 clears does (`Floor.naming`): a question about one system is not answered by the papers beside it; and when none
 that clears names it, a paper under the cut that does clears (down to `phrase_dense`). A name most of the list
-holds ("LLM" among security papers) names the field, not the subject, and is not weighed (`telling`).
+holds ("LLM" among security papers) names the field, not the subject, and is not weighed (`telling`). When
+nothing clears, a query that is mostly a name it coins ("TinyBERT", "What is ALBERT?") is answered by the papers
+whose titles lead with it (`Floor.titled`): the encoder does not know a new name, and scores its paper under the
+cut (0.40 for "TinyBERT"); of the demo's 199 titles that begin with such a name, asking the name alone showed its
+paper 67 times before, 195 after (BENCHMARKS.md, "Session 39").
 
 The numbers are those of the bundled encoder (all-MiniLM-L6-v2), calibrated on the judged questions
 (`tests/fixtures/judged_questions.jsonl`, `python -m bench.precision`; BENCHMARKS.md, "Session 31"). On the
@@ -39,6 +43,7 @@ class Floor:
     pool: int = 10  # candidates weighed to fill a list, so a clearing paper ranked 6th can take a weak 5th's place
     phrase_dense: float = 0.35  # a paper holding the query's phrases clears down to this cosine, when it holds
     phrase_part: int = 3  # more than 1/phrase_part of the phrases the cleared paper holding the most holds
+    titled_dense: float = 0.2  # a paper whose title names the name a query is about clears down to this (`titled`)
 
     def papers(self, cosines: list[float | None], held: list[int] | None = None) -> list[bool]:
         """Which papers of a list (their best dense cosines; None: the dense side did not score it) clear it. With
@@ -55,6 +60,19 @@ class Floor:
             return clears
         return [k or (c is not None and c >= self.phrase_dense and self.phrase_part * n > most)
                 for k, c, n in zip(clears, cosines, held, strict=True)]  # fmt: skip
+
+    def titled(self, cosines: list[float | None], titles: list[str], coined: list[str], asked: int) -> list[bool]:
+        """When nothing clears: the papers whose titles lead with what the query is about (`leads`: "TinyBERT: ...",
+        "... Framework: BM25 and Beyond"), a name it coins (`coined_terms`: "TinyBERT", "ALBERT") that makes up at
+        least a third of its content words (`asked`: "How many parameters does TinyBERT have?"; not "efficiency of
+        C4 photosynthesis in crops") and that fewer than half of the list's titles hold (`telling`: "3D" names a
+        field), down to `titled_dense`. The encoder does not know a new name: TinyBERT's paper scores 0.40 for
+        "TinyBERT" and 0.33 for the question, under the cut. A title that only mentions the name ("... in
+        stretched dry DNA") is not about it. Those leading with the most of the names clear."""
+        names = telling(coined, titles) if coined and 3 * len(coined) >= asked else []
+        found = [sum(1 for name in names if leads(title, name)) for title in titles]
+        most = max((n for n, c in zip(found, cosines, strict=True) if (c or 0.0) >= self.titled_dense), default=0)
+        return [most > 0 and n == most and (c or 0.0) >= self.titled_dense for n, c in zip(found, cosines, strict=True)]
 
     def passages(self, cosines: list[float | None]) -> list[bool]:
         return [c is not None and c >= self.passage for c in cosines]
@@ -138,6 +156,29 @@ def named_terms(query: str) -> list[str]:
     names = [w[:-1] if w.endswith("s") and w[:-1].isupper() else w for n, w in enumerate(words)
              if is_name(w, first=n == 0)]  # ("LLMs": "LLM", whose plural `says` finds too)  # fmt: skip
     return list(dict.fromkeys(name.lower() for name in names))
+
+
+def coined_terms(query: str) -> list[str]:
+    """The names a query coins, lower case, each once: capitals past the first letter or letters with digits
+    ("TinyBERT", "ALBERT", "BM25"; not "Semantic" nor a Roman numeral)."""
+    words = _WORD.findall(re.sub(r"['’]s\b", "", query))
+    names = [w[:-1] if w.endswith("s") and w[:-1].isupper() else w for w in words
+             if is_name(w, first=True) and not _ROMAN.fullmatch(w)]  # fmt: skip
+    return list(dict.fromkeys(name.lower() for name in names))
+
+
+_ROMAN = re.compile(r"[IVXLC]+")
+
+
+def leads(title: str, name: str) -> bool:
+    """Whether a title, or a part of it after a colon, begins with `name` as a word of its own ("tinybert: distilling
+    bert ...", "the probabilistic relevance framework: bm25 and beyond"; not "... localization in stretched dry
+    dna")."""
+    for part in title.split(":"):
+        part = part.lstrip()
+        if part.startswith(name) and (len(part) == len(name) or not _wordish(part[len(name)])):
+            return True
+    return False
 
 
 def says(text: str, name: str) -> bool:

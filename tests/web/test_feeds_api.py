@@ -310,6 +310,40 @@ def test_what_the_query_names_is_named_by_what_clears():
     assert FLOOR.naming([False, False], [0.45, 0.43], corpora[:2], ["scidocs"]) == [False, False]  # nothing cleared
 
 
+async def test_a_name_the_encoder_does_not_know_finds_the_paper_its_title_leads_with(client):
+    """Issue 39: "TinyBERT" scores its own paper at 0.40, under the floor: the archive said nothing answered it.
+    A query mostly made of a name it coins clears the papers whose titles lead with that name; a name most titles
+    hold ("3D"), a name that is a small part of the question ("C4" photosynthesis) and a title that only
+    mentions it do not, and a question answered by a full text still finds its passage."""
+    for query, name in (("TinyBERT", "TinyBERT"), ("How many parameters does TinyBERT have?", "TinyBERT"),
+                        ("ALBERT", "ALBERT")):  # fmt: skip
+        found = (await client.get("/api/search", params={"q": query, "limit": 5})).json()
+        relevant = [h["title"].split(":")[0] for h in found["hits"] if h["relevant"]]
+        assert not found["weak"] and relevant == [name], (query, relevant)
+    for absent in ("3D printing of concrete buildings", "efficiency of C4 photosynthesis in crops",
+                   "DNA methylation in ageing"):  # ("... in stretched dry DNA": a title that mentions it)
+        assert (await client.get("/api/search", params={"q": absent})).json()["weak"], absent
+    margin = (await client.get("/api/search", params={
+        "q": "What margin does SPECTER use in its triplet loss?", "limit": 5})).json()
+    assert margin["hits"][0]["id"] == "2004.07180" and margin["hits"][0]["matched"] == "passage"
+
+
+def test_a_title_leads_with_a_name_the_query_coins():
+    from retrieval.search.relevance import Floor, coined_terms, leads
+
+    assert coined_terms("How many parameters does TinyBERT have?") == ["tinybert"]
+    assert coined_terms("LLMs on Semantic Scholar, part II") == ["llm"]  # not a plain capital, nor a numeral
+    assert leads("tinybert: distilling bert", "tinybert") and leads("the prf: bm25 and beyond", "bm25")
+    assert not leads("tinyberts and more", "tinybert") and not leads("localization in dry dna", "dna")
+    floor = Floor(titled_dense=0.2)
+    titles = ["tinybert: distilling bert", "albert: a lite bert", "on bert"]
+    assert floor.titled([0.33, 0.3, 0.5], titles, ["tinybert"], 3) == [True, False, False]
+    assert floor.titled([0.33, 0.3, 0.5], titles, ["tinybert"], 4) == [False] * 3  # a quarter of the question
+    assert floor.titled([0.19, 0.3, 0.5], titles, ["tinybert"], 1) == [False] * 3  # under 0.2
+    assert floor.titled([0.3, 0.3, 0.5], titles, ["tinybert", "albert"], 2) == [True, True, False]
+    assert floor.titled([0.3, 0.3], ["3d a", "3d b"], ["3d"], 1) == [False, False]  # most titles hold it
+
+
 async def test_the_search_page_folds_weaker_matches_and_says_when_nothing_answers(client):
     """The search page lists what clears the relevance floor, folds the rest behind "Show N weaker matches", shows
     where in a full text a paper was found, and says plainly when nothing here answers (the closest matches
