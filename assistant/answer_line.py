@@ -99,6 +99,7 @@ class Evidence:
     page: int | None = None
     about: str = ""  # the paper's title and abstract: a name of the question they hold, each of its texts holds
     title: str = ""  # the paper's title: a definition quoted from its first page ends with it
+    whole: bool = False  # the text begins where its source does (an abstract, a title), never inside a sentence
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,7 @@ def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defin
 
 
 def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str | None,
-           counted: frozenset[str], given: frozenset[str]) -> list[_Unit]:
+           counted: frozenset[str], given: frozenset[str], whole: bool = False) -> list[_Unit]:
     """What a text may be quoted as: each sentence up to `SENTENCE_CHARS` whole (or with the sentence before, when
     that one names the subject), and inside a longer one (a table's text is one "sentence") each shortest run of
     at most `SPAN_WORDS` words that begins and ends on a term or a figure."""
@@ -208,7 +209,7 @@ def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str 
     sentences = split_sentences(_GLUED.sub(r"\1 \2", " ".join(text.split())))
     for n, sentence in enumerate(sentences):
         words = sentence.split(" ")
-        fragment = n == 0 and sentence[:1].islower()  # a passage can begin inside a sentence
+        fragment = n == 0 and not whole and sentence[:1].islower()  # a passage can begin inside a sentence
         if len(sentence) <= SENTENCE_CHARS:
             defining = _defining_positions(words, subject) if subject else None
             score, held = _scored(words, terms, wants_figure, defining, counted, given)
@@ -334,7 +335,7 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
     for item in evidence:
         # "TripPy" for each text of the TripPy paper (a name, not a version: "2.1" is not what the paper is about)
         given = {n for n in names if not any(c.isdigit() for c in n)} & {_key(w) for w in item.about.split()}
-        for unit in _units(item.text, looked_for, wants_figure, subject, counted, frozenset(given)):
+        for unit in _units(item.text, looked_for, wants_figure, subject, counted, frozenset(given), item.whole):
             if unit.score < 0 or unit.held < covered * total or len(unit.quote.split()) < LEAST_WORDS:
                 continue
             if kind and not _of_kind(unit.quote, kind, initials, tables):

@@ -65,7 +65,7 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
         return Answer(answer, result.cards, [], 1, sources=result.sources, weak=True)
     passages, found, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui,
                                                    more=asks_for_a_fact(query))
-    line = answer_line(query, _evidence(deps, result.cards, found))
+    line = answer_line(query, _evidence(deps, result.cards, found)) or answer_line(query, _titles(deps, result.cards))
     lines = [notice, "", *_written_by(deps, query, result.cards), *_answering(line, result.cards),
              _what_was_found(query, result), ""]  # fmt: skip
     if passages:
@@ -171,8 +171,19 @@ def _evidence(deps: ToolDeps, cards: list, passages: list) -> list[Evidence]:
                 for p in passages]  # fmt: skip
     for card in cards:
         if (paper := papers.get(card.id)) is not None and paper.abstract:
-            evidence.append(Evidence(paper.abstract, card.id, card.number, about=about[card.id], title=paper.title))
+            evidence.append(Evidence(paper.abstract, card.id, card.number, about=about[card.id], title=paper.title,
+                                     whole=True))  # fmt: skip
     return evidence
+
+
+def _titles(deps: ToolDeps, cards: list) -> list[Evidence]:
+    """The found papers' titles, quoted when nothing else answers: a title that leads with a name defines it ("What
+    is TinyBERT?": "TinyBERT: Distilling BERT for Natural Language Understanding", when its abstract never says
+    what TinyBERT is)."""
+    papers = deps.archive.papers([c.id for c in cards], deps.user)
+    return [Evidence(paper.title, card.id, card.number, about=f"{paper.title} {paper.abstract or ''}",
+                     title=paper.title, whole=True)
+            for card in cards if (paper := papers.get(card.id)) is not None]  # fmt: skip
 
 
 _WHO_WROTE = re.compile(

@@ -201,6 +201,20 @@ async def test_retrieval_only_says_who_wrote_the_paper_a_question_names(demo):
     assert "Written by" not in ui.final
 
 
+async def test_retrieval_only_answers_a_name_its_encoder_does_not_know_with_the_paper_named_after_it(demo):
+    """"What is TinyBERT?" said nothing here answered it (the encoder scores TinyBERT's paper at 0.33); now its
+    paper is the one card, and, as its abstract never says what TinyBERT is, its title leads as the definition. An
+    abstract that does say it still leads ("PyTerrier is a Python-based retrieval framework ...")."""
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "What is TinyBERT?", ui)
+    assert [c.title for c in outcome.cards] == ["TinyBERT: Distilling BERT for Natural Language Understanding"]
+    assert not outcome.weak and "Nothing in this archive" not in ui.final
+    assert outcome.lead is not None and outcome.lead.quote == outcome.cards[0].title
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "What is PyTerrier?", ui)
+    assert outcome.lead is not None and outcome.lead.quote.startswith("PyTerrier is a Python-based retrieval")
+
+
 async def test_retrieval_only_lists_the_named_researchers_papers_first(demo):
     ui = RecordingUI()
     outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "papers by Joseph M. Hellerstein", ui)

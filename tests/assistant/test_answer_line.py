@@ -246,3 +246,12 @@ def test_the_measure_asked_for_is_the_one_quoted_and_a_measure_run_into_a_word_i
     assert answer_line("What is the perplexity of ELMo on SQuAD?", elmo[1:]) is None  # a figure of an F1
     jga = answer_line("What is the joint goal accuracy of TripPy on WOZ 2.0?", [Evidence(WOZ, "2005.02877", 1, 6)])
     assert jga is not None and "TripPy 92.7±0.2% Table 2: DST Results on WOZ 2.0." in jga.quote  # a caption will do
+
+
+def test_a_title_or_an_abstract_begins_where_its_text_does():
+    """A passage may begin inside a sentence ("… "), an abstract or a title never does, lower case or not."""
+    title = "ceLLMate: Sandboxing Browser AI Agents"
+    line = answer_line("What is ceLLMate?", [Evidence(title, "2512.12594", 1, None, title, title, whole=True)])
+    assert line is not None and line.quote == title
+    line = answer_line("What is ceLLMate?", [Evidence(title, "2512.12594", 1, 3, title, title)])
+    assert line is not None and line.quote == f"… {title}"  # (a passage's first words)
