@@ -13,8 +13,6 @@ from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.search.relevance import (
     FLOOR,
-    coined_terms,
-    content_words,
     named_terms,
     phrases,
     phrases_held,
@@ -138,7 +136,7 @@ def search(
     clears = FLOOR.naming(FLOOR.papers(cosines, held), cosines, texts, telling(names, texts))
     if not any(clears):  # a paper whose title names the name the query is about ("TinyBERT": 0.40)
         titles = [paper.title.lower() for _, paper in weighed]
-        clears = FLOOR.titled(cosines, titles, coined_terms(text), len(content_words(text)))
+        clears = FLOOR.titled(cosines, titles, text)
     cleared = {paper.id for (_, paper), c in zip(weighed, clears, strict=True) if c}
     found = [w for w in weighed if w[1].id in cleared] + [w for w in weighed if w[1].id not in cleared]
     if full_text and not any(clears):

@@ -8,10 +8,10 @@ query names something ("TripPy", "Semantic Scholar", "BM25"), what clears must n
 clears does (`Floor.naming`): a question about one system is not answered by the papers beside it; and when none
 that clears names it, a paper under the cut that does clears (down to `phrase_dense`). A name most of the list
 holds ("LLM" among security papers) names the field, not the subject, and is not weighed (`telling`). When
-nothing clears, a query that is mostly a name it coins ("TinyBERT", "What is ALBERT?") is answered by the papers
-whose titles lead with it (`Floor.titled`): the encoder does not know a new name, and scores its paper under the
-cut (0.40 for "TinyBERT"); of the demo's 199 titles that begin with such a name, asking the name alone showed its
-paper 67 times before, 195 after (BENCHMARKS.md, "Session 39").
+nothing clears, a query that is mostly a name ("TinyBERT", "What is ALBERT?", "Pyserini") is answered by the
+papers named after it (`Floor.titled`): the encoder does not know a new name, and scores its paper under the cut
+(0.40 for "TinyBERT"). Of the demo's 219 titles that begin with a one-word name and a colon, asking the name alone
+showed its paper 72 times before, 214 after (BENCHMARKS.md, "Session 39").
 
 The numbers are those of the bundled encoder (all-MiniLM-L6-v2), calibrated on the judged questions
 (`tests/fixtures/judged_questions.jsonl`, `python -m bench.precision`; BENCHMARKS.md, "Session 31"). On the
@@ -61,16 +61,32 @@ class Floor:
         return [k or (c is not None and c >= self.phrase_dense and self.phrase_part * n > most)
                 for k, c, n in zip(clears, cosines, held, strict=True)]  # fmt: skip
 
-    def titled(self, cosines: list[float | None], titles: list[str], coined: list[str], asked: int) -> list[bool]:
-        """When nothing clears: the papers whose titles lead with what the query is about (`leads`: "TinyBERT: ...",
-        "... Framework: BM25 and Beyond"), a name it coins (`coined_terms`: "TinyBERT", "ALBERT") that makes up at
-        least a third of its content words (`asked`: "How many parameters does TinyBERT have?"; not "efficiency of
-        C4 photosynthesis in crops") and that fewer than half of the list's titles hold (`telling`: "3D" names a
-        field), down to `titled_dense`. The encoder does not know a new name: TinyBERT's paper scores 0.40 for
-        "TinyBERT" and 0.33 for the question, under the cut. A title that only mentions the name ("... in
-        stretched dry DNA") is not about it. Those leading with the most of the names clear."""
-        names = telling(coined, titles) if coined and 3 * len(coined) >= asked else []
-        found = [sum(1 for name in names if leads(title, name)) for title in titles]
+    def titled(self, cosines: list[float | None], titles: list[str], query: str) -> list[bool]:
+        """When nothing clears: the papers named after what the query is about, down to `titled_dense`. A title is
+        named after a name the query coins (`coined_terms`: "TinyBERT", "ALBERT") when it, or a part of it after a
+        colon, leads with it (`leads`: "TinyBERT: ...", "... Framework: BM25 and Beyond"), and after another word
+        of the query when that word is all it says before its colon ("Pyserini: A Python Toolkit ..."). The names
+        some title is named after must make up at least a third of the query's content words ("How many
+        parameters does TinyBERT have?"; not "LASER eye surgery recovery time", "efficiency of C4 photosynthesis
+        in crops"), and fewer than half of the list's titles may hold them (`telling`: "3D" names a field). The
+        encoder does not know a new name: TinyBERT's paper scores 0.40 for "TinyBERT" and 0.33 for the question,
+        under the cut. A title that only mentions the name ("... in stretched dry DNA") is not about it. Those
+        named after the most of the names clear."""
+        coined = coined_terms(query)
+        stop, _ = _words()
+        plain = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w not in coined and w not in stop]
+
+        def named(title: str, name: str) -> bool:
+            if name in coined:
+                return leads(title, name)
+            head, colon, _ = title.partition(":")
+            return bool(colon) and head.strip() == name
+
+        names = [name for name in [*coined, *plain] if any(named(title, name) for title in titles)]
+        names = telling(names, titles)
+        if not names or 3 * len(names) < len(content_words(query)):
+            return [False for _ in titles]
+        found = [sum(1 for name in names if named(title, name)) for title in titles]
         most = max((n for n, c in zip(found, cosines, strict=True) if (c or 0.0) >= self.titled_dense), default=0)
         return [most > 0 and n == most and (c or 0.0) >= self.titled_dense for n, c in zip(found, cosines, strict=True)]
 

@@ -312,11 +312,11 @@ def test_what_the_query_names_is_named_by_what_clears():
 
 async def test_a_name_the_encoder_does_not_know_finds_the_paper_its_title_leads_with(client):
     """Issue 39: "TinyBERT" scores its own paper at 0.40, under the floor: the archive said nothing answered it.
-    A query mostly made of a name it coins clears the papers whose titles lead with that name; a name most titles
-    hold ("3D"), a name that is a small part of the question ("C4" photosynthesis) and a title that only
-    mentions it do not, and a question answered by a full text still finds its passage."""
+    A query mostly made of a name clears the papers named after it ("Pyserini: A Python Toolkit ..."); a name
+    most titles hold ("3D"), a name that is a small part of the question ("C4" photosynthesis) and a title that
+    only mentions it do not, and a question answered by a full text still finds its passage."""
     for query, name in (("TinyBERT", "TinyBERT"), ("How many parameters does TinyBERT have?", "TinyBERT"),
-                        ("ALBERT", "ALBERT")):  # fmt: skip
+                        ("ALBERT", "ALBERT"), ("What is Pyserini?", "Pyserini")):  # fmt: skip
         found = (await client.get("/api/search", params={"q": query, "limit": 5})).json()
         relevant = [h["title"].split(":")[0] for h in found["hits"] if h["relevant"]]
         assert not found["weak"] and relevant == [name], (query, relevant)
@@ -328,7 +328,7 @@ async def test_a_name_the_encoder_does_not_know_finds_the_paper_its_title_leads_
     assert margin["hits"][0]["id"] == "2004.07180" and margin["hits"][0]["matched"] == "passage"
 
 
-def test_a_title_leads_with_a_name_the_query_coins():
+def test_a_title_named_after_what_the_query_is_about():
     from retrieval.search.relevance import Floor, coined_terms, leads
 
     assert coined_terms("How many parameters does TinyBERT have?") == ["tinybert"]
@@ -337,11 +337,18 @@ def test_a_title_leads_with_a_name_the_query_coins():
     assert not leads("tinyberts and more", "tinybert") and not leads("localization in dry dna", "dna")
     floor = Floor(titled_dense=0.2)
     titles = ["tinybert: distilling bert", "albert: a lite bert", "on bert"]
-    assert floor.titled([0.33, 0.3, 0.5], titles, ["tinybert"], 3) == [True, False, False]
-    assert floor.titled([0.33, 0.3, 0.5], titles, ["tinybert"], 4) == [False] * 3  # a quarter of the question
-    assert floor.titled([0.19, 0.3, 0.5], titles, ["tinybert"], 1) == [False] * 3  # under 0.2
-    assert floor.titled([0.3, 0.3, 0.5], titles, ["tinybert", "albert"], 2) == [True, True, False]
-    assert floor.titled([0.3, 0.3], ["3d a", "3d b"], ["3d"], 1) == [False, False]  # most titles hold it
+    assert floor.titled([0.33, 0.3, 0.5], titles, "How many parameters does TinyBERT have?") == [True, False, False]
+    assert floor.titled([0.33, 0.3, 0.5], titles, "TinyBERT layer width dropout") == [False] * 3  # a quarter of it
+    assert floor.titled([0.19, 0.3, 0.5], titles, "TinyBERT") == [False] * 3  # under 0.2
+    assert floor.titled([0.3, 0.3, 0.5], titles, "TinyBERT or ALBERT") == [True, True, False]
+    assert floor.titled([0.3, 0.3], ["3d a", "3d b"], "3D") == [False, False]  # most titles hold it
+    # a plain word: when it is all a title says before its colon
+    tools = ["pyserini: a python toolkit", "toolkits for retrieval: pyserini and more", "laser: layer-wise alignment",
+             "on anserini", "ranking"]  # fmt: skip
+    cosines = [0.4, 0.4, 0.3, 0.3, 0.3]
+    assert floor.titled(cosines, tools, "What is Pyserini?") == [True, False, False, False, False]
+    assert floor.titled(cosines, tools, "laser eye surgery") == [False, False, True, False, False]  # a third
+    assert floor.titled(cosines, tools, "laser eye surgery recovery") == [False] * 5  # a quarter
 
 
 async def test_the_search_page_folds_weaker_matches_and_says_when_nothing_answers(client):
