@@ -16,6 +16,7 @@ from retrieval.search.relevance import (
     named_terms,
     phrases,
     phrases_held,
+    says,
     telling,
 )
 from retrieval.vectors.embeddings import Embedded, Embedder, SparseVector
@@ -176,7 +177,8 @@ def _hit(s: PaperScore | PointHit, paper: Paper, rank: int, quote: list[str], cl
 def _in_full_text(catalog, index: Index, embedded: Embedded, filters: Filters, limit: int, found: list,
                   names: list[str]) -> list:  # fmt: skip
     """When no abstract clears the floor: the papers whose best full-text passage does (naming what the query
-    names, `Floor.naming`), best first, before the (weak) abstract hits."""
+    names, `Floor.naming`; none, when the query names something none of those papers names), best first,
+    before the (weak) abstract hits."""
     passages = index.passages(embedded, filters, limit=max(limit, FLOOR.pool))
     best: dict[str, PointHit] = {}
     for p in passages:
@@ -188,6 +190,9 @@ def _in_full_text(catalog, index: Index, embedded: Embedded, filters: Filters, l
     first = [(p, papers[pid]) for pid, p in best.items() if pid in papers]
     said = {pid: " ".join(p.text for p in passages if p.paper_id == pid) for pid in best}  # its passages found
     texts = [f"{paper.title} {said[paper.id]}".lower() for _, paper in first]
+    abouts = [f"{text} {(paper.abstract or '').lower()}" for text, (_, paper) in zip(texts, first, strict=True)]
+    if names and not any(says(about, name) for about in abouts for name in names):
+        return found  # a question naming its subject ("SIGMA rules for SIEM"): papers never naming it answer nothing
     named = FLOOR.naming([True] * len(first), [p.dense for p, _ in first], texts, names)
     first = [pair for pair, keep in zip(first, named, strict=True) if keep]
     return first + [(s, paper) for s, paper in found if paper.id not in best]

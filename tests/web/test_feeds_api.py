@@ -321,7 +321,8 @@ async def test_a_name_the_encoder_does_not_know_finds_the_paper_its_title_leads_
         relevant = [h["title"].split(":")[0] for h in found["hits"] if h["relevant"]]
         assert not found["weak"] and relevant == [name], (query, relevant)
     for absent in ("3D printing of concrete buildings", "efficiency of C4 photosynthesis in crops",
-                   "DNA methylation in ageing"):  # ("... in stretched dry DNA": a title that mentions it)
+                   "DNA methylation in ageing",  # ("... in stretched dry DNA": a title that mentions it)
+                   "SIGMA rule detection for SIEM"):  # (a passage at 0.377 naming neither cleared before)
         assert (await client.get("/api/search", params={"q": absent})).json()["weak"], absent
     margin = (await client.get("/api/search", params={
         "q": "What margin does SPECTER use in its triplet loss?", "limit": 5})).json()
