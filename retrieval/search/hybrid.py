@@ -207,7 +207,9 @@ def search_passages(
     limit: int = 8,
     per_paper: int | None = None,
 ) -> PassageResult:
-    """Hybrid search over full-text passages, best first, each with its page (and section when known).
+    """Hybrid search over full-text passages, best first, each with its page (and section when known). A passage
+    clears the floor by its cosine and what the query names (`Floor.naming`); none does when the query names
+    something that no clearing passage, nor its paper's title or abstract, names.
 
     With `per_paper`, at most that many passages of one paper are kept, so the hits group into papers."""
     text = clean_query(query)
@@ -227,7 +229,11 @@ def search_passages(
     shown = [p for p in points if p.paper_id in papers]
     texts = [f"{papers[p.paper_id].title} {p.text}".lower() for p in shown]
     cosines = [p.dense for p in shown]
-    clears = FLOOR.naming(FLOOR.passages(cosines), cosines, texts, named_terms(text))
+    names = named_terms(text)
+    clears = FLOOR.naming(FLOOR.passages(cosines), cosines, texts, names)
+    if names and not any(says(f"{t} {(papers[p.paper_id].abstract or '').lower()}", name)
+                         for t, p, c in zip(texts, shown, clears, strict=True) if c for name in names):  # fmt: skip
+        clears = [False for _ in shown]  # a question naming its subject: papers never naming it answer nothing
     hits = [
         PassageHit(papers[p.paper_id], p.score, rank, p.number, p.page, p.section, p.text, p.dense, cleared)
         for rank, (p, cleared) in enumerate(zip(shown, clears, strict=True), start=1)

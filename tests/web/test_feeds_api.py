@@ -324,6 +324,8 @@ async def test_a_name_the_encoder_does_not_know_finds_the_paper_its_title_leads_
                    "DNA methylation in ageing",  # ("... in stretched dry DNA": a title that mentions it)
                    "SIGMA rule detection for SIEM"):  # (a passage at 0.377 naming neither cleared before)
         assert (await client.get("/api/search", params={"q": absent})).json()["weak"], absent
+    sigma = (await client.get("/api/passages", params={"q": "SIGMA rule detection for SIEM"})).json()
+    assert sigma["weak"] and not any(h["relevant"] for h in sigma["hits"])  # (the same passage, on its own)
     margin = (await client.get("/api/search", params={
         "q": "What margin does SPECTER use in its triplet loss?", "limit": 5})).json()
     assert margin["hits"][0]["id"] == "2004.07180" and margin["hits"][0]["matched"] == "passage"
