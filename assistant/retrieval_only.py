@@ -65,7 +65,8 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
         return Answer(answer, result.cards, [], 1, sources=result.sources, weak=True)
     passages, found, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui,
                                                    more=asks_for_a_fact(query))
-    line = answer_line(query, _evidence(deps, result.cards, found)) or answer_line(query, _titles(deps, result.cards))
+    evidence, titles = _evidence(deps, result.cards, found)
+    line = answer_line(query, evidence) or answer_line(query, titles)  # a title only when nothing else answers
     lines = [notice, "", *_written_by(deps, query, result.cards), *_answering(line, result.cards),
              _what_was_found(query, result), ""]  # fmt: skip
     if passages:
@@ -160,30 +161,26 @@ def _nothing_answers(query: str, result) -> str:
             "paperclip, or ask more broadly (fewer or more general words).")
 
 
-def _evidence(deps: ToolDeps, cards: list, passages: list) -> list[Evidence]:
+def _evidence(deps: ToolDeps, cards: list, passages: list) -> tuple[list[Evidence], list[Evidence]]:
     """What an answer line may quote: the found papers' full-text passages in the order found, then their
-    abstracts (a definition is often an abstract's first sentences)."""
+    abstracts (a definition is often an abstract's first sentences); and apart, their titles, quoted only when
+    nothing else answers: a title that leads with a name defines it ("What is TinyBERT?": "TinyBERT: Distilling BERT
+    for Natural Language Understanding", when its abstract never says what TinyBERT is)."""
     papers = deps.archive.papers(list(dict.fromkeys([*(c.id for c in cards), *(p.paper_id for p in passages)])),
                                  deps.user)  # fmt: skip
     about = {pid: f"{paper.title} {paper.abstract or ''}" for pid, paper in papers.items()}
     titles = {pid: paper.title for pid, paper in papers.items()}
     evidence = [Evidence(p.text, p.paper_id, p.number, p.page, about.get(p.paper_id, ""), titles.get(p.paper_id, ""))
                 for p in passages]  # fmt: skip
+    named = []
     for card in cards:
-        if (paper := papers.get(card.id)) is not None and paper.abstract:
+        if (paper := papers.get(card.id)) is None:
+            continue
+        if paper.abstract:
             evidence.append(Evidence(paper.abstract, card.id, card.number, about=about[card.id], title=paper.title,
                                      whole=True))  # fmt: skip
-    return evidence
-
-
-def _titles(deps: ToolDeps, cards: list) -> list[Evidence]:
-    """The found papers' titles, quoted when nothing else answers: a title that leads with a name defines it ("What
-    is TinyBERT?": "TinyBERT: Distilling BERT for Natural Language Understanding", when its abstract never says
-    what TinyBERT is)."""
-    papers = deps.archive.papers([c.id for c in cards], deps.user)
-    return [Evidence(paper.title, card.id, card.number, about=f"{paper.title} {paper.abstract or ''}",
-                     title=paper.title, whole=True)
-            for card in cards if (paper := papers.get(card.id)) is not None]  # fmt: skip
+        named.append(Evidence(paper.title, card.id, card.number, about=about[card.id], title=paper.title, whole=True))
+    return evidence, named
 
 
 _WHO_WROTE = re.compile(
