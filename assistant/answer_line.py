@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from retrieval.search.relevance import spelled_out
 from retrieval.vectors.windows import split_sentences
 
 SPAN_WORDS = 30  # the longest run of words quoted from inside a long sentence (a table's text is one "sentence")
@@ -238,7 +239,9 @@ def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str 
 
 
 def _defining_positions(words: list[str], subject: str) -> set[int]:
-    """Where a text defines `subject`: "X is a", "X, a", "X (", "X:", "propose(s) X", "introduce(s) X", "called X"."""
+    """Where a text defines `subject`: "X is a", "X, a" (not a list's last item: "A and X, the"), "X (", "X:",
+    "propose(s) X", "introduce(s) X", "called X", and where it spells X out ("Stanford Question Answering Dataset
+    (SQuAD)": `spelled_out`)."""
     wanted = [_key(w) for w in subject.split() if _key(w)]
     found: set[int] = set()
     if not wanted:
@@ -249,8 +252,10 @@ def _defining_positions(words: list[str], subject: str) -> set[int]:
             continue
         after = " ".join(words[i + size - 1 : i + size + 2]).lower()
         before = _key(words[i - 1]) if i else ""
-        if (_APPOSITION.match(after) or _IS_A.match(after)
-                or before in _NAMING_VERBS):  # fmt: skip
+        listed = before in ("and", "or") and words[i + size - 1].endswith(",")  # "coreference and SQuAD, the λ"
+        if ((_APPOSITION.match(after) and not listed) or _IS_A.match(after) or before in _NAMING_VERBS
+                or (size == 1 and words[i].startswith("(")
+                    and spelled_out(subject.strip(), [" ".join(words[max(0, i - 12) : i + 1])]))):  # fmt: skip
             found.add(i)
     return found
 

@@ -146,6 +146,9 @@ def _what_was_found(query: str, result) -> str:
     found += ", best first"
     if isinstance(result.data, PapersFound) and result.data.named_people:
         found += " (the papers of the researcher named come first)"
+    if isinstance(result.data, PapersFound) and result.data.note:  # "Read "GRPO" as ...": how it was searched
+        note = result.data.note.rstrip(".")
+        found += f" ({md_escape(note[:1].lower() + note[1:])})"
     return (f"{found}. Each card below is one paper with the sentences of its abstract that match best; its number"
             " is how to ask about it (\"tell me more about [1]\") and its title opens its page.")
 

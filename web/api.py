@@ -90,7 +90,8 @@ class NamedResearcherOut(BaseModel):
 
 class SearchOut(BaseModel):
     query: str
-    note: str | None
+    note: str | None = Field(description="Why nothing matched, or how a name the archive spells out was read "
+                                         "(Read \"GRPO\" as \"Group Relative Policy Optimization\", ...)")  # fmt: skip
     researchers: list[NamedResearcherOut] = Field(description="The researchers the query names (namesakes apart)")
     weak: bool = Field(description="No hit clears the relevance floor: the archive does not answer this well, and "
                                    "the hits are only the closest matches")  # fmt: skip
@@ -110,7 +111,7 @@ class PassageHitOut(BaseModel):
 
 class PassagesOut(BaseModel):
     query: str
-    note: str | None
+    note: str | None = Field(description="Why nothing matched, or how a name the archive spells out was read")
     weak: bool = Field(description="No passage clears the relevance floor")
     hits: list[PassageHitOut]
 

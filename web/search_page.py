@@ -85,8 +85,8 @@ class SearchPage:
                 lines += [""]
         if self.researchers or self.institutions:
             lines += ["## Papers", ""]
-        if self.note:
-            lines += [self.note, ""]
+        if self.note:  # (it may quote the query and a paper's words: "Read "GRPO" as ...")
+            lines += [md_escape(self.note), ""]
         if self.weak:
             lines += [f"**{WEAK}**", "", "## Closest matches", ""]
         lines += _rows_markdown(self.weaker if self.weak else self.rows)

@@ -107,6 +107,7 @@ class PapersFound:
     named_people: tuple[str, ...] = ()
     weak: bool = False  # no paper cleared the relevance floor: the cards are only the closest matches
     weaker: int = 0  # papers under the floor left out beside those that cleared it
+    note: str | None = None  # how the search read the query ("Read "GRPO" as "Group Relative Policy ...", ...")
 
 
 @dataclass(frozen=True)

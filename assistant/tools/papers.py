@@ -108,6 +108,8 @@ def search_papers(
         lines = [f"Nothing in this archive answers {md_escape(result.query)!r} well: no paper clears the relevance "
                  "floor. These are only the closest matches, weak evidence: say that the archive does not answer "
                  "it rather than answer from them."]  # fmt: skip
+    if result.note and not weak:  # how the search read the query ("Read "GRPO" as ..., as papers ... spell it out")
+        lines.append(md_escape(result.note))
     if result.people:
         named = list(deps.archive.researchers_by_ids(list(result.people)).values())
         people = "; ".join(f"{md_escape(r.name)} (researcher id {r.id})" for r in named)
@@ -123,7 +125,8 @@ def search_papers(
                           tuple(Quote(s) for s in hit.sentences)))  # fmt: skip
     if weaker:
         lines.append(f"({weaker} weaker match{'es' if weaker != 1 else ''} under the relevance floor left out.)")
-    found = PapersFound(result.query, tuple(r.name for r in named), weak=weak, weaker=weaker)
+    found = PapersFound(result.query, tuple(r.name for r in named), weak=weak, weaker=weaker,
+                        note=None if weak else result.note)  # fmt: skip
     return ToolResult("\n".join(lines), cards, data=found)
 
 
@@ -204,6 +207,8 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
     if weak:
         lines[0] = (f"No full-text passage answers {md_escape(result.query)!r} well (none clears the relevance "
                     "floor). These are only the closest passages, weak evidence:")  # fmt: skip
+    elif result.note:  # how the search read the query
+        lines.append(md_escape(result.note))
     for hit in hits:
         n = deps.sources.number(hit.paper)
         path = deps.sources.entries[hit.paper.id][2]

@@ -13,19 +13,23 @@ from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.search.relevance import (
     FLOOR,
+    about_names,
     named_terms,
     phrases,
     phrases_held,
     says,
+    spelled_out,
     telling,
 )
 from retrieval.vectors.embeddings import Embedded, Embedder, SparseVector
 from retrieval.vectors.index import PASSAGE_KINDS, Filters, Index, PaperScore
-from retrieval.vectors.store import PointHit
+from retrieval.vectors.store import SPARSE, PointHit
 from retrieval.vectors.windows import split_sentences
 
 MAX_QUERY_CHARS = 1_000
 MAX_LIMIT = 100
+READING_DEPTH = 30  # the papers BM25 ranks first for a query whose name the encoder may not know, read for how
+# they spell the name out (`spelled_out`)
 EMPTY_QUERY = "The query is empty: ask about a topic, a method or a paper title."
 
 
@@ -109,6 +113,7 @@ def search(
     sentences: int = 0,
     full_text: bool = True,
     quote_weak: bool = True,
+    spelled: dict[str, str] | None = None,
 ) -> SearchResult:
     """Hybrid search over titles and abstracts, one hit per paper, best first; with sentences > 0, the
     sentences of each abstract that match the query best (of those that clear the floor only, when not
@@ -119,7 +124,9 @@ def search(
     tell them apart, `retrieval.search.relevance`), then the others. When no abstract clears it, a paper whose title
     names the name the query is about does (`Floor.titled`: "TinyBERT"); when none does either, the full text is
     asked (unless not `full_text`): papers with a passage that clears it come first (kind "passage", with that
-    passage's page)."""
+    passage's page). Before that, a query about a name the archive's texts spell out ("What is GRPO?": "Group
+    Relative Policy Optimization (GRPO)") is asked again with the name spelled out (`spelled`: name -> words), and
+    only the papers and passages that name it clear (`spelled_out`; the note says how the name was read)."""
     text = clean_query(query)
     if not text:
         return SearchResult(text, [], note=EMPTY_QUERY)
@@ -131,17 +138,28 @@ def search(
     weighed = [(s, papers[s.paper_id]) for s in scored if s.paper_id in papers]
     cosines = [s.dense.score if s.dense else None for s, _ in weighed]
     texts = [f"{paper.title} {paper.abstract}".lower() for _, paper in weighed]
-    names = named_terms(text)
+    names = [name.lower() for name in spelled] if spelled else named_terms(text)
     asked = phrases(text)
     held = [phrases_held(asked, t) for t in texts] if asked else None
     clears = FLOOR.naming(FLOOR.papers(cosines, held), cosines, texts, telling(names, texts))
-    if not any(clears):  # a paper whose title names the name the query is about ("TinyBERT": 0.40)
+    if spelled:  # asked again with a name spelled out: only what names it answers
+        clears = [c and _names_one(t, spelled) for c, t in zip(clears, texts, strict=True)]
+    elif not any(clears):  # a paper whose title names the name the query is about ("TinyBERT": 0.40)
         titles = [paper.title.lower() for _, paper in weighed]
         clears = FLOOR.titled(cosines, titles, text)
+    passages = None
+    if not any(clears) and not spelled and (about := about_names(text)):
+        passages = index.passages(embedded, filters, limit=max(limit, FLOOR.pool)) if full_text else []
+        reading = _reading(text, about, _lexical_texts(catalog, index, embedded, filters) + [p.text for p in passages])
+        if reading:
+            again = search(catalog, index, embedder, _spelled_query(text, reading), filters, limit, sentences,
+                           full_text, quote_weak, spelled=reading)  # fmt: skip
+            if not again.weak:
+                return replace(again, query=text, note=_reading_note(reading))
     cleared = {paper.id for (_, paper), c in zip(weighed, clears, strict=True) if c}
     found = [w for w in weighed if w[1].id in cleared] + [w for w in weighed if w[1].id not in cleared]
     if full_text and not any(clears):
-        found = _in_full_text(catalog, index, embedded, filters, limit, found, names)
+        found = _in_full_text(catalog, index, embedded, filters, limit, found, names, passages, spelled)
     found = found[:limit]
     quotes: list[list[str]] = [[] for _ in found]
     if sentences:
@@ -167,6 +185,48 @@ def search(
     return SearchResult(text, hits, note)
 
 
+def _reading(query: str, names: list[str], texts: list[str]) -> dict[str, str]:
+    """The names a query is about (`about_names`, lower case) that the texts spell out: the name as the query
+    writes it -> the words the texts spell it out as (`spelled_out`)."""
+    written = {}
+    for word in query.split():
+        word = word.strip(_EDGE)
+        written.setdefault(word.lower(), word)
+    reading = {}
+    for name in names:
+        own = written.get(name) or written.get(f"{name}s", "")[:-1]  # ("LLMs": "LLM", whose plural texts hold too)
+        words = spelled_out(own, texts) if own else None
+        if words:
+            reading[own] = words
+    return reading
+
+
+_EDGE = ".,;:!?()[]'\"“”‘’"
+
+
+def _lexical_texts(catalog: Catalog, index: Index, embedded: Embedded, filters: Filters) -> list[str]:
+    """The titles and abstracts BM25 ranks first for a query (`READING_DEPTH`): those that hold its words, names the
+    encoder may not know included."""
+    lexical = [s.paper_id for s in index.papers(embedded, filters, limit=READING_DEPTH, sides=(SPARSE,))]
+    holders = visible_papers(catalog, lexical, filters.viewer)
+    return [f"{holders[i].title} {holders[i].abstract}" for i in lexical if i in holders]
+
+
+def _spelled_query(text: str, reading: dict[str, str]) -> str:
+    return f"{text} ({'; '.join(reading.values())})"
+
+
+def _reading_note(reading: dict[str, str]) -> str:
+    read = ", ".join(f'"{name}" as "{words}"' for name, words in reading.items())
+    return f"Read {read}, as papers in this archive spell it out."
+
+
+def _names_one(text: str, spelled: dict[str, str]) -> bool:
+    """Whether a text names one of the names spelled out, or says one of their spellings."""
+    lower = text.lower()
+    return any(says(lower, name.lower()) or words.lower() in lower for name, words in spelled.items())
+
+
 def _hit(s: PaperScore | PointHit, paper: Paper, rank: int, quote: list[str], cleared: bool) -> SearchHit:
     if isinstance(s, PointHit):  # a paper found by a passage of its full text (it cleared the floor there)
         return SearchHit(paper, s.score, rank, "passage", s.page, quote, dense=s.dense, clears=True)
@@ -175,14 +235,17 @@ def _hit(s: PaperScore | PointHit, paper: Paper, rank: int, quote: list[str], cl
 
 
 def _in_full_text(catalog, index: Index, embedded: Embedded, filters: Filters, limit: int, found: list,
-                  names: list[str]) -> list:  # fmt: skip
+                  names: list[str], passages: list[PointHit] | None = None,
+                  spelled: dict[str, str] | None = None) -> list:  # fmt: skip
     """When no abstract clears the floor: the papers whose best full-text passage does (naming what the query
-    names, `Floor.naming`; none, when the query names something none of those papers names), best first,
-    before the (weak) abstract hits."""
-    passages = index.passages(embedded, filters, limit=max(limit, FLOOR.pool))
+    names, `Floor.naming`; none, when the query names something none of those papers names; with `spelled`, only
+    passages naming the name spelled out), best first, before the (weak) abstract hits. `passages`: those already
+    found for this query."""
+    if passages is None:
+        passages = index.passages(embedded, filters, limit=max(limit, FLOOR.pool))
     best: dict[str, PointHit] = {}
     for p in passages:
-        if FLOOR.passages([p.dense])[0] and p.paper_id not in best:
+        if FLOOR.passages([p.dense])[0] and p.paper_id not in best and (not spelled or _names_one(p.text, spelled)):
             best[p.paper_id] = p
     if not best:
         return found
@@ -206,18 +269,22 @@ def search_passages(
     filters: Filters = Filters(),
     limit: int = 8,
     per_paper: int | None = None,
+    spelled: dict[str, str] | None = None,
 ) -> PassageResult:
     """Hybrid search over full-text passages, best first, each with its page (and section when known). A passage
     clears the floor by its cosine and what the query names (`Floor.naming`); none does when the query names
     something that no clearing passage, nor its paper's title or abstract, names.
 
-    With `per_paper`, at most that many passages of one paper are kept, so the hits group into papers."""
+    A question about a name the archive's texts spell out is asked again with it spelled out, as `search` does
+    (`spelled`); then only passages naming it clear. With `per_paper`, at most that many passages of one paper are
+    kept, so the hits group into papers."""
     text = clean_query(query)
     if not text:
         return PassageResult(text, [], note=EMPTY_QUERY)
     limit = max(1, min(limit, MAX_LIMIT))
     # grouping needs the whole fused candidate list, or one long paper fills every slot
-    points = index.passages(embedder.query(text), filters, limit=2 * index.params.candidates if per_paper else limit)
+    embedded = embedder.query(text)
+    points = index.passages(embedded, filters, limit=2 * index.params.candidates if per_paper else limit)
     if per_paper:
         kept, seen = [], {}
         for point in points:
@@ -229,11 +296,22 @@ def search_passages(
     shown = [p for p in points if p.paper_id in papers]
     texts = [f"{papers[p.paper_id].title} {p.text}".lower() for p in shown]
     cosines = [p.dense for p in shown]
-    names = named_terms(text)
+    names = [name.lower() for name in spelled] if spelled else named_terms(text)
     clears = FLOOR.naming(FLOOR.passages(cosines), cosines, texts, names)
+    if spelled:  # asked again with a name spelled out: only passages naming it answer
+        clears = [c and _names_one(p.text, spelled) for c, p in zip(clears, shown, strict=True)]
     if names and not any(says(f"{t} {(papers[p.paper_id].abstract or '').lower()}", name)
                          for t, p, c in zip(texts, shown, clears, strict=True) if c for name in names):  # fmt: skip
         clears = [False for _ in shown]  # a question naming its subject: papers never naming it answer nothing
+    if not any(clears) and not spelled and (about := about_names(text)):
+        more = index.passages(embedded, filters, limit=READING_DEPTH)  # (a passage may spell it out, "(SQuAD)")
+        said = [p.text for p in more] + _lexical_texts(catalog, index, embedded, filters)
+        reading = _reading(text, about, said)
+        if reading:
+            again = search_passages(catalog, index, embedder, _spelled_query(text, reading), filters, limit,
+                                    per_paper, spelled=reading)  # fmt: skip
+            if not again.weak:
+                return replace(again, query=text, note=_reading_note(reading))
     hits = [
         PassageHit(papers[p.paper_id], p.score, rank, p.number, p.page, p.section, p.text, p.dense, cleared)
         for rank, (p, cleared) in enumerate(zip(shown, clears, strict=True), start=1)

@@ -31,6 +31,7 @@ recall 0.839-0.874 -> 0.886-0.898 (BENCHMARKS.md, "Session 37").
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -195,6 +196,75 @@ def leads(title: str, name: str) -> bool:
         if part.startswith(name) and (len(part) == len(name) or not _wordish(part[len(name)])):
             return True
     return False
+
+
+def about_names(query: str) -> list[str]:
+    """The names a query coins (`coined_terms`) when it is about them: they make up at least a third of its content
+    words ("How many parameters does TinyBERT have?", "What is GRPO?"; not "LASER eye surgery recovery time")."""
+    coined = coined_terms(query)
+    return coined if coined and 3 * len(coined) >= len(content_words(query)) else []
+
+
+def spelled_out(name: str, texts: Iterable[str]) -> str | None:
+    """What the texts spell a name out as, where they define it: the words right before "(NAME)" whose initials are
+    the name's capitals ("Stanford Question Answering Dataset (SQuAD)", "Low-Rank Adaptation (LoRA)", "Group
+    Relative Policy Optimization (GRPO)", "normalized Discounted Cumulative Gain (nDCG)"; a hyphen's parts may count
+    as words, and "of", "and", ... may be left out),
+    as most of them spell it (case aside; ties: the first met). None when no text spells it out. A plain scan for
+    the name, no pattern built from it."""
+    capitals = [c.lower() for c in name if c.isupper()]
+    if name[:1].islower():  # a prefix's word is spelled out too ("multimodal Retrieval-Augmented Generation (mRAG)")
+        capitals.insert(0, name[0])
+    if len(capitals) < 2:
+        return None
+    counts: dict[str, int] = {}
+    spelling: dict[str, str] = {}
+    for text in texts:
+        for marker in (f"({name})", f"({name}s)"):
+            start = text.find(marker)
+            while start != -1:
+                words = text[max(0, start - 200) : start].split()[-(2 * len(capitals) + 2) :]
+                found = _initialled(words, capitals)
+                if found:
+                    key = found.lower()
+                    counts[key] = counts.get(key, 0) + 1
+                    spelling.setdefault(key, found)
+                start = text.find(marker, start + 1)
+    if not counts:
+        return None
+    return spelling[max(counts, key=counts.__getitem__)]  # (the first of the most common: dicts keep their order)
+
+
+def _initialled(words: list[str], capitals: list[str]) -> str | None:
+    """The shortest run of words ending the list whose initials spell `capitals` (see `spelled_out`)."""
+    for start in range(len(words) - 1, -1, -1):
+        run = [w.strip("\"'“”‘’,;:") for w in words[start:]]
+        if not run[0][:1].isalpha() or any(not w for w in run):
+            return None
+        if _spells(run, capitals):
+            return " ".join(run)
+    return None
+
+
+def _spells(run: list[str], capitals: list[str]) -> bool:
+    """Whether a run of words spells the capitals by its initials: each word, or each part of a hyphened word,
+    gives its first letter; a small word ("of", "and") may give none."""
+    options: list[list[list[str]]] = []
+    for word in run:
+        parts = [p for p in word.split("-") if p]
+        forms = [[word[0].lower()], [p[0].lower() for p in parts]]
+        if word.lower() in _SMALL:
+            forms.append([])
+        options.append(forms)
+    reach = {0}  # how many of the capitals the words so far can spell
+    for forms in options:
+        reach = {n + len(f) for n in reach for f in forms if capitals[n : n + len(f)] == f}
+        if not reach:
+            return False
+    return len(capitals) in reach
+
+
+_SMALL = frozenset("of and for the in on to a an with by".split())
 
 
 def says(text: str, name: str) -> bool:

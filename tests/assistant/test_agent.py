@@ -215,6 +215,21 @@ async def test_retrieval_only_answers_a_name_its_encoder_does_not_know_with_the_
     assert outcome.lead is not None and outcome.lead.quote.startswith("PyTerrier is a Python-based retrieval")
 
 
+
+async def test_retrieval_only_answers_what_a_name_is_where_the_archive_spells_it_out(demo):
+    """"What is SQuAD?" said nothing here answered it: the encoder does not know the name, and no paper is named
+    after it. ELMo's p. 4 spells it out ("The Stanford Question Answering Dataset (SQuAD) ... contains 100K+ ...
+    question-answer pairs"): that sentence leads, as a definition (a list's "and SQuAD, the" on p. 8 is none), and
+    the answer says how the name was read. The model is told too."""
+    ui = RecordingUI()
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "What is SQuAD?", ui)
+    assert not outcome.weak and [c.id for c in outcome.cards] == ["1802.05365"]
+    assert outcome.lead is not None and outcome.lead.evidence.page == 4
+    assert "Stanford Question Answering Dataset (SQuAD)" in outcome.lead.quote and "100K+" in outcome.lead.quote
+    assert '(read "SQuAD" as "Stanford Question Answering Dataset", as papers in this archive spell it out)' in ui.final
+    steps = {step["name"]: step["output"] for step in ui.steps}
+    assert 'Read "SQuAD" as "Stanford Question Answering Dataset"' in steps["search_papers"]
+
 async def test_retrieval_only_lists_the_named_researchers_papers_first(demo):
     ui = RecordingUI()
     outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "papers by Joseph M. Hellerstein", ui)

@@ -255,3 +255,18 @@ def test_a_title_or_an_abstract_begins_where_its_text_does():
     assert line is not None and line.quote == title
     line = answer_line("What is ceLLMate?", [Evidence(title, "2512.12594", 1, 3, title, title)])
     assert line is not None and line.quote == f"… {title}"  # (a passage's first words)
+
+
+def test_a_name_spelled_out_is_defined_and_a_lists_last_item_is_not():
+    """ELMo p. 4 spells SQuAD out: that defines it. P. 8 ends a list with it ("For coreference and SQuAD, the λ is
+    strongly favored", pypdf losing the λ): no apposition, so no definition, though the sentence is shorter."""
+    listed = ("For coreference and SQuAD, the this is strongly favored, but the distribution is less peaked for the "
+              "other tasks.")  # ELMo p. 8
+    spelled = ("Question answeringThe Stanford Question Answering Dataset (SQuAD) (Rajpurkar et al., 2016) contains "
+               "100K+ crowd sourced questionanswer pairs where the answer is a span in a given Wikipedia paragraph.")
+    assert answer_line("What is SQuAD?", [Evidence(listed, "1802.05365", 1, 8, ELMO)]) is None
+    line = answer_line("What is SQuAD?", [Evidence(listed, "1802.05365", 1, 8, ELMO),
+                                          Evidence(spelled, "1802.05365", 1, 4, ELMO)])  # fmt: skip
+    assert line is not None and line.evidence.page == 4 and line.quote == spelled
+    named = "Our baseline model uses SQuAD (Rajpurkar et al., 2016) as its training data."  # brackets, not a spelling
+    assert answer_line("What is SQuAD?", [Evidence(named, "1802.05365", 1, 4, ELMO)]) is None
