@@ -190,7 +190,7 @@ def _reading(query: str, names: list[str], texts: list[str]) -> dict[str, str]:
     writes it -> the words the texts spell it out as (`spelled_out`)."""
     written = {}
     for word in query.split():
-        word = word.strip(_EDGE)
+        word = word.strip(_EDGE).removesuffix("'s").removesuffix("’s")  # ("GRPO's": "GRPO")
         written.setdefault(word.lower(), word)
     reading = {}
     for name in names:
