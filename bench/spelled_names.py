@@ -1,6 +1,6 @@
 """Names the archive spells out: every name an abstract or a full-text passage of the archive defines by spelling it
-out ("Stanford Question Answering Dataset (SQuAD)", "Group Relative Policy Optimization (GRPO)"), asked for by that
-name alone and as "What is X?".
+out ("Stanford Question Answering Dataset (SQuAD)", "Group Relative Policy Optimization (GRPO)", "FED (fine-grained
+evaluation of dialog)"), asked for by that name alone and as "What is X?".
 
     .venv/bin/python -m bench.spelled_names --data-dir /tmp/demo [--no-reading] [--show N]
 
@@ -31,7 +31,8 @@ from retrieval.search.relevance import coined_terms, says, spelled_out
 from scholarloom.settings import Settings
 
 FORMS = ("{}", "What is {}?")
-_BRACKETED = re.compile(r"\(([A-Za-z][\w-]{1,15})\)")
+_BRACKETED = re.compile(r"\(([A-Za-z][\w-]{1,15})\)")  # "... (SQuAD)"
+_BEFORE = re.compile(r"(?<![\w-])([A-Za-z][\w-]{1,15}) \(")  # "FED (fine-grained evaluation of dialog)"
 
 
 def spelled(archive) -> dict[str, tuple[str, set[str]]]:
@@ -46,12 +47,12 @@ def spelled(archive) -> dict[str, tuple[str, set[str]]]:
     spellings: dict[str, list[str]] = defaultdict(list)
     papers: dict[str, set[str]] = defaultdict(set)
     for pid, text in texts:
-        for m in _BRACKETED.finditer(text):
+        for m in [*_BRACKETED.finditer(text), *_BEFORE.finditer(text)]:
             name = m.group(1)
             name = name[:-1] if name.endswith("s") and name[:-1].isupper() else name
             if coined_terms(name) != [name.lower()]:
                 continue
-            words = spelled_out(name, [text[max(0, m.start() - 200) : m.end()]])
+            words = spelled_out(name, [text[max(0, m.start() - 200) : m.end() + 100]])
             if words:
                 spellings[name].append(words)
                 papers[name].add(pid)

@@ -209,9 +209,9 @@ def spelled_out(name: str, texts: Iterable[str]) -> str | None:
     """What the texts spell a name out as, where they define it: the words right before "(NAME)" whose initials are
     the name's capitals ("Stanford Question Answering Dataset (SQuAD)", "Low-Rank Adaptation (LoRA)", "Group
     Relative Policy Optimization (GRPO)", "normalized Discounted Cumulative Gain (nDCG)"; a hyphen's parts may count
-    as words, and "of", "and", ... may be left out),
-    as most of them spell it (case aside; ties: the first met). None when no text spells it out. A plain scan for
-    the name, no pattern built from it."""
+    as words, and "of", "and", ... may be left out), or the words in brackets right after it ("FED (fine-grained
+    evaluation of dialog)"), as most of them spell it (case aside; ties: the first met). None when no text spells
+    it out. A plain scan for the name, no pattern built from it."""
     capitals = [c.lower() for c in name if c.isupper()]
     if name[:1].islower():  # a prefix's word is spelled out too ("multimodal Retrieval-Augmented Generation (mRAG)")
         capitals.insert(0, name[0])
@@ -230,10 +230,30 @@ def spelled_out(name: str, texts: Iterable[str]) -> str | None:
                     counts[key] = counts.get(key, 0) + 1
                     spelling.setdefault(key, found)
                 start = text.find(marker, start + 1)
+        for found in _spelled_after(text, name, capitals):  # the other way round: "FED (fine-grained evaluation ...)"
+            key = found.lower()
+            counts[key] = counts.get(key, 0) + 1
+            spelling.setdefault(key, found)
     if not counts:
         return None
     return spelling[max(counts, key=counts.__getitem__)]  # (the first of the most common: dicts keep their order)
 
+
+
+def _spelled_after(text: str, name: str, capitals: list[str]) -> list[str]:
+    """The spellings a text gives in brackets right after the name, all the brackets spelling it ("FED (fine-grained
+    evaluation of dialog)")."""
+    found = []
+    start = text.find(f"{name} (")
+    while start != -1:
+        opened = start + len(name) + 2
+        closed = text.find(")", opened, opened + 100)
+        inside = text[opened:closed] if closed != -1 and not (start and _wordish(text[start - 1])) else "("
+        words = [w.strip(",;:") for w in inside.split()]
+        if words and "(" not in inside and all(words) and _spells(words, capitals):
+            found.append(" ".join(words))
+        start = text.find(f"{name} (", start + 1)
+    return found
 
 def _initialled(words: list[str], capitals: list[str]) -> str | None:
     """The shortest run of words ending the list whose initials spell `capitals` (see `spelled_out`)."""

@@ -377,6 +377,9 @@ def test_a_name_spelled_out_by_its_initials():
     assert spelled_out("CD", ["change detection (CD) and compact discs (CD), change detection (CD)"]) == (
         "change detection")  # the spelling most texts give
     assert spelled_out("GRPO", ["we use GRPO (Shao et al.)", "Group Policy Optimization (GRPO)"]) is None
+    assert spelled_out("FED", ["the FED (fine-grained evaluation of dialog) data"]) == (
+        "fine-grained evaluation of dialog")  # the other way round
+    assert spelled_out("FED", ["UNFED (fine-grained evaluation of dialog)", "FED (a (b) c)"]) is None
     assert about_names("What is GRPO?") == ["grpo"] and about_names("LASER eye surgery recovery time") == []
 
 def test_a_title_named_after_what_the_query_is_about():
