@@ -218,7 +218,7 @@ def _spelled_query(text: str, reading: dict[str, str]) -> str:
 
 def _reading_note(reading: dict[str, str]) -> str:
     read = ", ".join(f'"{name}" as "{words}"' for name, words in reading.items())
-    return f"Read {read}, as papers in this archive spell it out."
+    return f"Read {read}, as papers in this archive spell {'it' if len(reading) == 1 else 'them'} out."
 
 
 def _names_one(text: str, spelled: dict[str, str]) -> bool:
@@ -300,7 +300,7 @@ def search_passages(
     clears = FLOOR.naming(FLOOR.passages(cosines), cosines, texts, names)
     if spelled:  # asked again with a name spelled out: only passages naming it answer
         clears = [c and _names_one(p.text, spelled) for c, p in zip(clears, shown, strict=True)]
-    if names and not any(says(f"{t} {(papers[p.paper_id].abstract or '').lower()}", name)
+    elif names and not any(says(f"{t} {(papers[p.paper_id].abstract or '').lower()}", name)
                          for t, p, c in zip(texts, shown, clears, strict=True) if c for name in names):  # fmt: skip
         clears = [False for _ in shown]  # a question naming its subject: papers never naming it answer nothing
     if not any(clears) and not spelled and (about := about_names(text)):
