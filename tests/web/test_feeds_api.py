@@ -381,6 +381,13 @@ def test_a_name_spelled_out_by_its_initials():
         "fine-grained evaluation of dialog")  # the other way round
     assert spelled_out("FED", ["UNFED (fine-grained evaluation of dialog)", "FED (a (b) c)"]) is None
     assert about_names("What is GRPO?") == ["grpo"] and about_names("LASER eye surgery recovery time") == []
+    # the note quotes the query and a paper's words: text, never a link or markup, on the markdown page
+    from retrieval.search.hybrid import SearchResult
+    from web.search_page import build_search_page
+
+    hostile = 'Read "XSS" as "[x](javascript:alert(1)) <img src=x>", as papers in this archive spell it out.'
+    page = build_search_page(SearchResult("What is XSS?", [], note=hostile), {}).to_markdown()
+    assert "\\[x\\](javascript" in page and "&lt;img src=x&gt;" in page and "<img" not in page
 
 def test_a_title_named_after_what_the_query_is_about():
     from retrieval.search.relevance import Floor, coined_terms, leads

@@ -36,7 +36,9 @@ async def _everything_public(client, upload_id: int) -> str:
     texts = []
     asked = [("/api/passages", {"q": PHRASE}), ("/api/search", {"q": PHRASE}), ("/search", {"q": TITLE}),
              ("/api/search", {"q": "LongEval"}), ("/papers", {}), ("/sitemap.xml", {}), ("/llms.txt", {}),
-             ("/feeds/papers.xml", {}), ("/api/passages", {"q": PHRASE, "paper": f"upload:{upload_id}"})]
+             ("/feeds/papers.xml", {}), ("/api/passages", {"q": PHRASE, "paper": f"upload:{upload_id}"}),
+             # the upload spells out "Kalpesh Krishna (KK)": a search reads a name as the texts it may see spell it
+             ("/api/search", {"q": "KK Allen"}), ("/api/passages", {"q": "KK Allen"}), ("/search", {"q": "KK Allen"})]
     for path, params in asked:
         answer = await client.get(path, params=params)
         assert answer.status_code in (200, 404), path
@@ -96,6 +98,9 @@ async def test_uploads_are_checked_indexed_private_and_deleted(instance):
     assert (fixed["title"], fixed["authors"], fixed["state"]) == ("Zebrafish Faithfulness Guidelines",
                                                                   ["K. Krishna", "K. Lo"], "indexed")  # fmt: skip
     assert (await jo.get("/api/search", params={"q": "zebrafish"})).json()["hits"][0]["url"] == item["url"]
+    for path in ("/api/search", "/api/passages"):  # its owner's searches read "KK" as the upload spells it
+        read = (await jo.get(path, params={"q": "KK Allen"})).json()
+        assert read["note"] == 'Read "KK" as "Kalpesh Krishna", as papers in this archive spell it out.', path
 
     missing = await jo.get("/api/library/999999")
     for client in (kim, anonymous):  # another user's item is the same 404 as one that does not exist
