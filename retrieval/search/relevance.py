@@ -239,7 +239,6 @@ def spelled_out(name: str, texts: Iterable[str]) -> str | None:
     return spelling[max(counts, key=counts.__getitem__)]  # (the first of the most common: dicts keep their order)
 
 
-
 def _spelled_after(text: str, name: str, capitals: list[str]) -> list[str]:
     """The spellings a text gives in brackets right after the name, all the brackets spelling it ("FED (fine-grained
     evaluation of dialog)")."""
@@ -254,6 +253,7 @@ def _spelled_after(text: str, name: str, capitals: list[str]) -> list[str]:
             found.append(" ".join(words))
         start = text.find(f"{name} (", start + 1)
     return found
+
 
 def _initialled(words: list[str], capitals: list[str]) -> str | None:
     """The shortest run of words ending the list whose initials spell `capitals` (see `spelled_out`)."""
