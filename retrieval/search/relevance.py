@@ -34,6 +34,7 @@ recall 0.839-0.874 -> 0.886-0.898 (BENCHMARKS.md, "Session 37").
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -220,26 +221,20 @@ def spelled_out(name: str, texts: Iterable[str]) -> str | None:
         capitals.insert(0, name[0])
     if len(capitals) < 2:
         return None
-    counts: dict[str, int] = {}
-    spelling: dict[str, str] = {}
+    spellings: list[str] = []
     for text in texts:
         for marker in (f"({name})", f"({name}s)"):
             start = text.find(marker)
             while start != -1:
                 words = text[max(0, start - 200) : start].split()[-(2 * len(capitals) + 2) :]
-                found = _initialled(words, capitals)
-                if found:
-                    key = found.lower()
-                    counts[key] = counts.get(key, 0) + 1
-                    spelling.setdefault(key, found)
+                spellings += filter(None, [_initialled(words, capitals)])
                 start = text.find(marker, start + 1)
-        for found in _spelled_after(text, name, capitals):  # the other way round: "FED (fine-grained evaluation ...)"
-            key = found.lower()
-            counts[key] = counts.get(key, 0) + 1
-            spelling.setdefault(key, found)
-    if not counts:
-        return None
-    return spelling[max(counts, key=counts.__getitem__)]  # (the first of the most common: dicts keep their order)
+        spellings += _spelled_after(text, name, capitals)  # the other way round: "FED (fine-grained evaluation ...)"
+    counts = Counter(s.lower() for s in spellings)
+    first = {}
+    for s in spellings:
+        first.setdefault(s.lower(), s)
+    return first[max(counts, key=counts.__getitem__)] if counts else None  # (ties: the first met)
 
 
 def _spelled_after(text: str, name: str, capitals: list[str]) -> list[str]:
