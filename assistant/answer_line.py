@@ -3,16 +3,17 @@
 Retrieval-only mode leads with them ("TripPy 55.29±0.28% Table 1: DST Results on MultiWOZ 2.1 in JGA", quoted from
 [1, p. 6]) when a question asks for a fact. The line is always the source's own words, a whole sentence when the
 sentence is short, else the shortest run of its words (at most `SPAN_WORDS`) holding the question's terms, marked
-"…" where it was cut. A question's terms weigh by what they are: a name or a figure ("TripPy", "MultiWOZ", "2.1")
-three times a plain word; a question asking how many or how much wants a figure the question does not hold, beside
-what it counts; a "what X does ..." or "which X is ..." question wants X, so the line must say it (most of X's
-words, or their initials: "JGA"; for a result, a table's caption will do, its rows naming no measure), as does
-a measure named after an article ("the test F1": a development set's F1 is no answer), and "how well ...
-correlate" wants a correlation; a "what is X" question prefers the sentence that defines X (its paper's title
-alone, when that is the definition). A text of the paper whose title or abstract names what the question names
-(SPECTER's "adding authors as an input hurts performance") holds that name, though a text that names it itself
-ranks first. When no run holds enough of the question, there is no line: an answer is never forced. Retrieval-only
-mode hands it up to ten passages of the papers it found, beyond the three a paper shows
+"…" where it was cut. A question's terms weigh by what they are: a name or a figure ("TripPy", "MultiWOZ", "2.1",
+"Semantic Scholar" inside a question) three times a plain word; a question asking how many or how much wants a
+figure the question does not hold, beside what it counts (not as one item of a list: "280M nodes, representing
+papers, authors, entities" does not count author nodes); a "what X does ..." or "which X is ..." question wants X,
+so the line must say it (most of X's words, or their initials: "JGA"; for a result, a table's caption will do, its
+rows naming no measure), as does a measure named after an article ("the test F1": a development set's F1 is no
+answer), and "how well ... correlate" wants a correlation; a "what is X" question prefers the sentence that defines
+X (its paper's title alone, when that is the definition). A text of the paper whose title or abstract names what the
+question names (SPECTER's "adding authors as an input hurts performance") holds that name, though a text that names
+it itself ranks first. When no run holds enough of the question, there is no line: an answer is never forced.
+Retrieval-only mode hands it up to ten passages of the papers it found, beyond the three a paper shows
 (`assistant.retrieval_only`). A measure pypdf ran into the next word ("F1improved") is read as two words.
 """
 
@@ -136,18 +137,23 @@ _NOT_A_FIGURE_AFTER_KEYS = _keyed(_NOT_A_FIGURE_AFTER)
 _NAMING_VERBS = _keyed(["propose", "introduce", "call", "present", "name"])  # "we propose X", "called X"
 
 
-def _is_name(word: str) -> bool:
-    """A name or a figure: capitals past the first letter ("TripPy", "SPECTER", "ELMo"), or a digit ("2.1")."""
+def _is_name(word: str, first: bool = True) -> bool:
+    """A name or a figure: capitals past the first letter ("TripPy", "SPECTER", "ELMo"), or a digit ("2.1"); unless
+    the word is `first` (of a sentence), a capital ("Semantic Scholar" inside a question)."""
     bare = _TRIM.sub("", word)
-    return any(c.isdigit() for c in bare) or any(c.isupper() for c in bare[1:])
+    return any(c.isdigit() for c in bare) or any(c.isupper() for c in bare[1:]) or (
+        not first and bare[:1].isupper())
 
 
 def _terms(question: str) -> dict[str, float]:
+    """The question's terms as keys, each with its weight: a name (`_is_name`) or a plain word."""
     terms: dict[str, float] = {}
-    for word in question.split():
+    words = question.split()
+    for n, word in enumerate(words):
         key = _key(word)
         if key and key not in _STOP_KEYS and (len(key) > 1 or key.isdigit()):
-            terms[key] = max(terms.get(key, 0.0), NAME if _is_name(word) else WORD)
+            first = n == 0 or words[n - 1].endswith((".", "?", "!", ":"))
+            terms[key] = max(terms.get(key, 0.0), NAME if _is_name(word, first) else WORD)
     return terms
 
 
@@ -188,8 +194,10 @@ def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defin
     if defining is not None and not defining:
         return -1.0, weight
     score = sum(said.values()) + (DEFINES if defining else 0.0) - 0.01 * len(words)
-    if counted and not counted <= held.keys():
-        return -1.0, weight
+    if counted:  # what it counts, said (not as one item of a list: a figure then counts them all) or given
+        alone = {k for i, k in enumerate(keys) if k in counted and not _listed(words, i)}
+        if not counted <= alone | (held.keys() - said.keys()):
+            return -1.0, weight
     if wants_figure:
         figures = _figures(words, terms, bool(counted)) if figures is None else figures
         at = list(itertools.accumulate((k not in _STOP_KEYS for k in keys), initial=0))  # content words before
@@ -199,6 +207,18 @@ def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defin
             return -1.0, weight
         score += WANTED_FIGURE
     return score, weight
+
+
+def _listed(words: list[str], i: int) -> bool:
+    """Whether word `i` is one item of a list of single words ("papers, authors, entities and ...", "A, B and C")."""
+    def comma(j: int) -> bool:
+        return 0 <= j < len(words) and words[j].endswith(",")
+
+    def joined(j: int) -> bool:
+        return 0 <= j < len(words) and words[j].lower() in ("and", "or")
+
+    return ((comma(i) and (comma(i - 1) or comma(i + 1))) or (comma(i - 1) and joined(i + 1))
+            or (joined(i - 1) and comma(i - 2)))  # fmt: skip
 
 
 def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str | None,
@@ -326,6 +346,7 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
     if not total:
         return None
     names = {k for k, w in terms.items() if w == NAME}
+    plain = terms.keys() - names
     wants_figure = bool(_WANTS_FIGURE.search(question))
     asked = _ASKS_WHAT.match(question)
     subject = asked.group(1).strip() if asked and not wants_figure else None
@@ -345,8 +366,12 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
                 continue
             if kind and not _of_kind(unit.quote, kind, initials, tables):
                 continue  # "What margin ...": a figure of something else (a click-through rate) is no answer
-            if names and not names & ({_key(w) for w in unit.quote.split()} | given):
+            quoted = {_key(w) for w in unit.quote.split()}
+            if names and not names & (quoted | given):
                 continue  # the question names its subject: the line, or the paper it is from, must name it too
+            if plain and not (wants_figure or subject) and not plain & quoted:
+                continue  # names alone, no figure nor definition ("Iz Beltagy, Kyle Lo, Arman Cohan": "What has Iz
+                # Beltagy written?")
             said = " ".join(_key(w) for w in unit.quote.split())
             if any(f" {v} " not in f" {said} " for v in versions):
                 continue  # "WOZ 2.0" is not "MultiWOZ 2.0"

@@ -270,3 +270,31 @@ def test_a_name_spelled_out_is_defined_and_a_lists_last_item_is_not():
     assert line is not None and line.evidence.page == 4 and line.quote == spelled
     named = "Our baseline model uses SQuAD (Rajpurkar et al., 2016) as its training data."  # brackets, not a spelling
     assert answer_line("What is SQuAD?", [Evidence(named, "1802.05365", 1, 4, ELMO)]) is None
+
+
+def test_capitals_inside_a_question_name_what_its_paper_is_about_and_names_alone_answer_nothing():
+    """"Semantic Scholar" inside a question is a name, as "TripPy" is: the sentence of p. 2 that counts the unique
+    paper nodes need not say it when its paper's title does (it did not hold enough of the question when the two
+    words weighed as plain ones). A figure counting a list of things ("280M nodes, representing papers, authors,
+    entities and ...") does not count one of them ("author nodes"). A line of names alone, an author list, answers
+    no question about the person."""
+    about = ("Construction of the Literature Graph in Semantic Scholar We describe a deployed scalable system for "
+             "organizing published scientific literature into a heterogeneous graph.")
+    nodes = ("While some of the paper sources provide these attributes as metadata, it is often necessary to extract "
+             "them from the paper PDF (details in §3). We deterministically remove duplicate papers based on string "
+             "similarity of their metadata, resulting in 37M unique paper nodes.")  # 1805.02262, p. 2
+    question = "How many unique paper nodes does the Semantic Scholar literature graph have?"
+    line = answer_line(question, [Evidence(nodes, "1805.02262", 1, 2, about)])
+    assert line is not None and line.quote.endswith("resulting in 37M unique paper nodes.")
+    assert answer_line(question, [Evidence(nodes, "1805.02262", 1, 2, "A graph of papers")]) is None  # not its paper
+    graph = ("The resulting literature graph consists of more than 280M nodes, representing papers, authors, entities "
+             "and various interactions between them (e.g., authorships, citations, entity mentions).")  # the abstract
+    typed = ("Authors. Each node of this type represents a unique author, with attributes such as ‘first name’ and "
+             "‘last name’. The literature graph has 12M nodes of this type.")  # p. 2
+    evidence = [Evidence(graph, "1805.02262", 1, None, about, whole=True), Evidence(typed, "1805.02262", 1, 2, about)]
+    line = answer_line("How many author nodes are in the Semantic Scholar literature graph?", evidence)
+    assert line is not None and line.evidence.page == 2 and line.quote.endswith("has 12M nodes of this type.")
+    assert answer_line("How many author nodes are in the Semantic Scholar literature graph?", evidence[:1]) is None
+    authors = "Iz Beltagy, Kyle Lo, Arman Cohan."
+    about = f"SciBERT: A Pretrained Language Model for Scientific Text {authors}"
+    assert answer_line("What has Iz Beltagy written?", [Evidence(authors, "1903.10676", 1, 1, about)]) is None
