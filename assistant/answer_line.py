@@ -37,7 +37,7 @@ COVERED = 0.5  # the share of the question's weight a run must hold when it asks
 COVERED_ELSE = 0.75  # ... and when it asks anything else
 LEAST_WORDS = 5  # a line of fewer words ("ELMo?") says nothing
 NEAR = 4  # a wanted figure stands at most this many words from one of the question's terms (stop words not counted)
-PAIRED = 0.5  # what quoting the sentence before too costs (one sentence is preferred when it holds as much)
+PAIRED = 0.5  # what quoting each sentence before it costs (one sentence is preferred when it holds as much)
 
 _STOP = frozenset(
     """a an the of on in to for by with and or at as from into about over under than then that this these those
@@ -223,9 +223,10 @@ def _listed(words: list[str], i: int) -> bool:
 
 def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str | None,
            counted: frozenset[str], given: frozenset[str], whole: bool = False) -> list[_Unit]:
-    """What a text may be quoted as: each sentence up to `SENTENCE_CHARS` whole (or with the sentence before, when
-    that one names the subject), and inside a longer one (a table's text is one "sentence") each shortest run of
-    at most `SPAN_WORDS` words that begins and ends on a term or a figure."""
+    """What a text may be quoted as: each sentence up to `SENTENCE_CHARS` whole (or with the one or two sentences
+    before, when those name the subject: "Among these, MultiWOZ 2.1 is ... There are 5 domains ..."), and inside a
+    longer one (a table's text is one "sentence") each shortest run of at most `SPAN_WORDS` words that begins and
+    ends on a term or a figure."""
     units = []
     sentences = split_sentences(_GLUED.sub(r"\1 \2", " ".join(text.split())))
     for n, sentence in enumerate(sentences):
@@ -235,11 +236,12 @@ def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str 
             defining = _defining_positions(words, subject) if subject else None
             score, held = _scored(words, terms, wants_figure, defining, counted, given)
             units.append(_Unit(score, held, ("… " if fragment else "") + sentence))
-            if n and len(sentences[n - 1]) + len(sentence) <= SENTENCE_CHARS * 3 // 2:
-                pair = f"{sentences[n - 1]} {sentence}".split(" ")
-                defining = _defining_positions(pair, subject) if subject else None
-                score, held = _scored(pair, terms, wants_figure, defining, counted, given, len(pair) - len(words))
-                units.append(_Unit(score - PAIRED, held, " ".join(pair)))
+            for back in (1, 2):
+                if n >= back and sum(len(x) for x in sentences[n - back : n + 1]) <= SENTENCE_CHARS * 3 // 2:
+                    pair = " ".join(sentences[n - back : n + 1]).split(" ")
+                    defining = _defining_positions(pair, subject) if subject else None
+                    score, held = _scored(pair, terms, wants_figure, defining, counted, given, len(pair) - len(words))
+                    units.append(_Unit(score - PAIRED * back, held, " ".join(pair)))
             continue
         if not wants_figure:
             continue  # a run cut from a long sentence answers a figure (a table's row), nothing else

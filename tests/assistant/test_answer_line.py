@@ -298,3 +298,18 @@ def test_capitals_inside_a_question_name_what_its_paper_is_about_and_names_alone
     authors = "Iz Beltagy, Kyle Lo, Arman Cohan."
     about = f"SciBERT: A Pretrained Language Model for Scientific Text {authors}"
     assert answer_line("What has Iz Beltagy written?", [Evidence(authors, "1903.10676", 1, 1, about)]) is None
+
+
+def test_a_figure_may_be_quoted_with_the_two_sentences_that_name_what_it_is_of():
+    """TripPy p. 5 names MultiWOZ 2.1 two sentences before it counts its domain-slot pairs: the three are quoted, as
+    a sentence is with the one before it. Without the sentence naming the version there is no line ("MultiWOZ 2.0"
+    has other counts)."""
+    named = "Among these, MultiWOZ 2.1 is by far the most challenging dataset. "
+    counts = ("It is comprised of over 10000 multi-domain dialogs defined over a fairly large ontology. There are 5 "
+              "domains (train, restaurant, hotel, taxi, attraction) with 30 domain-slot pairs that appear in all "
+              "portions of the data. The other datasets are single-domain and significantly smaller.")
+    question = "How many domains and domain-slot pairs does MultiWOZ 2.1 have?"
+    line = answer_line(question, [Evidence(named + counts, "2005.02877", 1, 5, TRIPPY)])
+    assert line is not None and line.quote.startswith(named) and "with 30 domain-slot pairs" in line.quote
+    assert line.quote.endswith("portions of the data.")
+    assert answer_line(question, [Evidence(counts, "2005.02877", 1, 5, TRIPPY)]) is None
