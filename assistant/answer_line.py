@@ -10,11 +10,12 @@ papers, authors, entities" does not count author nodes); a "what X does ..." or 
 so the line must say it (most of X's words, or their initials: "JGA"; for a result, a table's caption will do, its
 rows naming no measure), as does a measure named after an article ("the test F1": a development set's F1 is no
 answer), and "how well ... correlate" wants a correlation; a "what is X" question prefers the sentence that defines
-X (its paper's title alone, when that is the definition). A text of the paper whose title or abstract names what the
-question names (SPECTER's "adding authors as an input hurts performance") holds that name, though a text that names
-it itself ranks first. When no run holds enough of the question, there is no line: an answer is never forced.
-Retrieval-only mode hands it up to ten passages of the papers it found, beyond the three a paper shows
-(`assistant.retrieval_only`). A measure pypdf ran into the next word ("F1improved") is read as two words.
+X (its paper's title alone, when that is the definition). A text of the paper whose title or abstract (or two of
+whose texts found) names what the question names (SPECTER's "adding authors as an input hurts performance") holds
+that name, though a text that names it itself ranks first. When no run holds enough of the question, there is no
+line: an answer is never forced. Retrieval-only mode hands it up to ten passages of the papers it found, beyond the
+three a paper shows (`assistant.retrieval_only`). A measure pypdf ran into the next word ("F1improved") is read as
+two words.
 """
 
 from __future__ import annotations
@@ -359,11 +360,13 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
     kind, initials = _kind(question, terms)
     tables = wants_figure and bool(kind & _MEASURES)  # a result's table may answer, its caption naming no measure
     looked_for = terms | {initials: WORD} if initials else terms  # ("JGA" may end a run, not count in the total)
+    evidence = list(evidence)
+    named_by = _named_by(evidence, {n for n in names if not any(c.isdigit() for c in n)})
     best: tuple[_Unit, Evidence] | None = None
     for item in evidence:
         # "TripPy" for each text of the TripPy paper (a name, not a version: "2.1" is not what the paper is about)
-        given = {n for n in names if not any(c.isdigit() for c in n)} & {_key(w) for w in item.about.split()}
-        for unit in _units(item.text, looked_for, wants_figure, subject, counted, frozenset(given), item.whole):
+        given = named_by[item.paper_id]
+        for unit in _units(item.text, looked_for, wants_figure, subject, counted, given, item.whole):
             if unit.score < 0 or unit.held < covered * total or len(unit.quote.split()) < LEAST_WORDS:
                 continue
             if kind and not _of_kind(unit.quote, kind, initials, tables):
@@ -383,6 +386,21 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
         return None
     unit, item = best
     return AnswerLine(_title_alone(unit.quote, item.title) if subject else unit.quote, item)
+
+
+def _named_by(evidence: list[Evidence], names: set[str]) -> dict[str, frozenset[str]]:
+    """The names each paper of the evidence is about: those its title or abstract holds, and those two or more of its
+    texts hold (ELMo's paper names ELMo in its full text only: "we call them ELMo"; a paper naming it once, as
+    related work, is not about it)."""
+    texts: dict[str, list[Evidence]] = {}
+    for item in evidence:
+        texts.setdefault(item.paper_id, []).append(item)
+    about = {}
+    for paper, items in texts.items():
+        in_about = names & {_key(w) for item in {item.about for item in items} for w in item.split()}
+        told = [names & {_key(w) for w in item.text.split()} for item in items]
+        about[paper] = frozenset(n for n in names if n in in_about or sum(n in held for held in told) >= 2)
+    return about
 
 
 def _title_alone(quote: str, title: str) -> str:

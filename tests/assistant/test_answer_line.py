@@ -1,5 +1,7 @@
 """The answer sentence found without a model (issue 39), on passages as the demo's PDFs give them."""
 
+from dataclasses import replace
+
 from assistant.answer_line import Evidence, answer_line
 
 # TripPy (2005.02877), p. 6: table 1's text as pypdf reads it, then the paragraph after it.
@@ -313,3 +315,19 @@ def test_a_figure_may_be_quoted_with_the_two_sentences_that_name_what_it_is_of()
     assert line is not None and line.quote.startswith(named) and "with 30 domain-slot pairs" in line.quote
     assert line.quote.endswith("portions of the data.")
     assert answer_line(question, [Evidence(counts, "2005.02877", 1, 5, TRIPPY)]) is None
+
+
+def test_a_paper_naming_a_name_in_two_of_its_texts_is_about_it():
+    """ELMo's title and abstract never say "ELMo"; its full text does, passage after passage. The p. 4 sentence that
+    counts its filters (not naming ELMo) answers, from that paper; a paper naming ELMo in one text is not about it."""
+    filters = ("The context insensitive type representation uses 2048 character n-gram convolutional filters followed "
+               "by two highway layers (Srivastava et al., 2015) and a linear projection down to a 512 representation.")
+    named = ["ELMo is a task specific combination of the intermediate layer representations in the biLM.",  # p. 3
+             "Additionally, we analyze the sensitivity to where ELMo is included in the task model (Sec.5.2)."]  # p. 6
+    question = "How many character n-gram convolutional filters does ELMo use?"
+    evidence = [Evidence(filters, "1802.05365", 1, 4, ELMO), Evidence(named[0], "1802.05365", 1, 3, ELMO),
+                Evidence(named[1], "1802.05365", 1, 6, ELMO)]  # fmt: skip
+    line = answer_line(question, evidence)
+    assert line is not None and line.evidence.page == 4 and line.quote == filters
+    assert answer_line(question, evidence[:2]) is None  # one text naming it
+    assert answer_line(question, [evidence[0], *(replace(e, paper_id="x") for e in evidence[1:])]) is None
