@@ -48,8 +48,8 @@ _STOP = frozenset(
     reach reached reaches achieve achieved achieves get gets got use used uses using give gives gave make makes
     report reported reports show shows shown say says said tell find found per""".split()
 )
-_NUMBER_WORDS = frozenset(
-    """one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
+_NUMBER_WORDS = frozenset(  # (not "one": "in one of the papers", "one can" count nothing)
+    """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
     eighteen nineteen twenty thirty forty fifty hundred thousand million billion dozen half twice""".split()
 )
 _WANTS_FIGURE = re.compile(
@@ -187,14 +187,16 @@ def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defin
     wants a figure and none stands within `NEAR` words of the question's terms in it (of what it counts, for "how
     many X": all of X's words held), or asks what X is (`defining` not None) and the run does not define it. The
     figure is looked for from word `figures_from` (a pair's second sentence: the one before only names what it is
-    about). `figures`: which words are figures, as read in the whole sentence when the run is cut from one."""
+    about, and earns nothing for a name of its paper's). `figures`: which words are figures, as read in the whole
+    sentence when the run is cut from one."""
     keys = [_key(w) for w in words]
     said = {k: terms[k] for k in keys if k in terms}
     held = said | {k: terms[k] for k in given if k in terms}
     weight = sum(held.values())
     if defining is not None and not defining:
         return -1.0, weight
-    score = sum(said.values()) + (DEFINES if defining else 0.0) - 0.01 * len(words)
+    scored = {k: w for k, w in said.items() if k not in given or k in keys[figures_from:]}
+    score = sum(scored.values()) + (DEFINES if defining else 0.0) - 0.01 * len(words)
     if counted:  # what it counts, said (not as one item of a list: a figure then counts them all) or given
         alone = {k for i, k in enumerate(keys) if k in counted and not _listed(words, i)}
         if not counted <= alone | (held.keys() - said.keys()):

@@ -331,3 +331,21 @@ def test_a_paper_naming_a_name_in_two_of_its_texts_is_about_it():
     assert line is not None and line.evidence.page == 4 and line.quote == filters
     assert answer_line(question, evidence[:2]) is None  # one text naming it
     assert answer_line(question, [evidence[0], *(replace(e, paper_id="x") for e in evidence[1:])]) is None
+
+
+def test_the_sentences_quoted_before_the_answer_earn_nothing_for_the_papers_own_name_and_one_is_no_figure():
+    """ELMo p. 6: the sentence giving the SNLI accuracy is quoted alone, not with the two before it for their
+    "ELMo" (its paper's name, which the sentence need not say). "In one of the papers" counts nothing."""
+    about = f"{ELMO} ELMo"
+    before = ("A small λ is preferred in most cases with ELMo, although for NER, a task with a smaller training set, "
+              "the results are insensitive to λ (not shown). The overall trend is similar with CoVe but with smaller "
+              "increases over the baseline. ")
+    snli = ("For SNLI, averaging all layers with λ=1 improves development accuracy from 88.2 to 88.7% over using just "
+            "the last layer.")
+    line = answer_line("What accuracy does ELMo reach on SNLI?", [Evidence(before + snli, "1802.05365", 1, 6, about)])
+    assert line is not None and line.quote == snli
+    mentions = ("Each node of this type represents a textual reference of an entity in one of the papers, with "
+                "attributes such as ‘mention text’, ‘context’, and ‘confidence’.")  # 1805.02262, p. 2
+    about = "Construction of the Literature Graph in Semantic Scholar"
+    question = "How many entities does the Semantic Scholar literature graph link?"
+    assert answer_line(question, [Evidence(mentions, "1805.02262", 1, 2, about)]) is None
