@@ -36,7 +36,7 @@ WANTED_FIGURE = 3.0  # what a figure weighs in a run, when the question asks for
 DEFINES = 3.0  # what a defining phrase ("X is a", "we propose X") weighs, when the question asks what X is
 COVERED = 0.5  # the share of the question's weight a run must hold when it asks for a figure or a definition
 COVERED_ELSE = 0.75  # ... and when it asks anything else
-LEAST_WORDS = 5  # a line of fewer words ("ELMo?") says nothing
+LEAST_WORDS = 5  # a line of fewer words ("ELMo?", "… paper draft 13 …": its "…" not counted) says nothing
 NEAR = 4  # a wanted figure stands at most this many words from one of the question's terms (stop words not counted)
 PAIRED = 0.5  # what quoting each sentence before it costs (one sentence is preferred when it holds as much)
 
@@ -369,7 +369,7 @@ def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | Non
         # "TripPy" for each text of the TripPy paper (a name, not a version: "2.1" is not what the paper is about)
         given = named_by[item.paper_id]
         for unit in _units(item.text, looked_for, wants_figure, subject, counted, given, item.whole):
-            if unit.score < 0 or unit.held < covered * total or len(unit.quote.split()) < LEAST_WORDS:
+            if unit.score < 0 or unit.held < covered * total or len(unit.quote.replace("…", " ").split()) < LEAST_WORDS:
                 continue
             if kind and not _of_kind(unit.quote, kind, initials, tables):
                 continue  # "What margin ...": a figure of something else (a click-through rate) is no answer

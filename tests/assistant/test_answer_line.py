@@ -349,3 +349,12 @@ def test_the_sentences_quoted_before_the_answer_earn_nothing_for_the_papers_own_
     about = "Construction of the Literature Graph in Semantic Scholar"
     question = "How many entities does the Semantic Scholar literature graph link?"
     assert answer_line(question, [Evidence(mentions, "1805.02262", 1, 2, about)]) is None
+
+
+def test_a_run_of_three_words_is_too_short_though_marked_cut_at_both_ends():
+    """"… paper draft 13 …" (a footnote's number in a long run-on text) says nothing: its "…" are not words."""
+    text = ("Footnotes of the system description, as pypdf reads them from the page margin with the running header and "
+            "the page numbers in between the words of the text, the paper draft 13 and the code release notes, the "
+            "annotation guidelines that were followed by the annotators, the evaluation scripts and the test sets "
+            "that are released with it")
+    assert answer_line("How many papers are in the draft?", [Evidence(text, "1805.02262", 1, 7)]) is None
