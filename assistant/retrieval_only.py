@@ -11,7 +11,7 @@ from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
 from assistant.tools.base import CardKind, PapersFound, Passage, PassagesFound, ProfileSummary, SourceBook, unavailable
 from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
-from retrieval.search.relevance import named_terms, says
+from retrieval.search.relevance import named_terms, names_its_own
 from retrieval.vectors.index import Filters
 from web.base import md_escape
 from web.compare import ComparePage
@@ -24,6 +24,7 @@ NOTICE = (
     "and restart._"
 )
 MORE_PASSAGES = 10  # of the found papers' passages, weighed for a fact's answer line beyond the three a paper shows
+NAMING_PASSAGES = 20  # of the best paper's passages, read for how it names what "who wrote X" asks about
 SEARCH_UNAVAILABLE = (
     "**Search is unavailable right now**: the catalog or the search index did not answer. Nothing is lost; "
     "please ask again in a minute."
@@ -67,8 +68,8 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
                                                    more=asks_for_a_fact(query))
     evidence, titles = _evidence(deps, result.cards, found)
     line = answer_line(query, evidence) or answer_line(query, titles)  # a title only when nothing else answers
-    lines = [notice, "", *_written_by(deps, query, result.cards), *_answering(line, result.cards),
-             _what_was_found(query, result), ""]  # fmt: skip
+    written = await asyncio.to_thread(_written_by, deps, query, result.cards)  # (may search the paper's passages)
+    lines = [notice, "", *written, *_answering(line, result.cards), _what_was_found(query, result), ""]
     if passages:
         lines += ["", "From their full text:", ""]
         for card in passages:
@@ -192,15 +193,25 @@ _WHO_WROTE = re.compile(
 
 
 def _written_by(deps: ToolDeps, query: str, cards: list) -> list[str]:
-    """"Who wrote SPECTER?": when the best paper's title names what the question names, its authors from the catalog,
-    first. Nothing when the question names nothing ("who wrote the paper on ...") or the title does not name it."""
+    """"Who wrote SPECTER?": when the best paper is the one that named what the question names, its authors from the
+    catalog, first. That paper: its title is the name and a colon ("SPECTER: ..."), or its abstract or full text
+    says it named it ("we call them ELMo", "It also introduces the FED dataset": `names_its_own`); not a title
+    that only mentions it ("Unsupervised Evaluation of Interactive Dialog with DialoGPT" did not make DialoGPT,
+    nor "ImageNet classification with deep convolutional neural networks" ImageNet). Nothing when the question
+    names nothing ("who wrote the paper on ...")."""
     asked = _WHO_WROTE.match(query)
-    names = named_terms(asked.group(1)) if asked else []
+    names = named_terms(query) if asked else []  # (of the whole question: "Pyserini" after "Who wrote" is a name)
     if not names or not cards or cards[0].kind != CardKind.PAPER:
         return []
     card = cards[0]
-    if not all(says(card.title.lower(), name) for name in names):
-        return []
+    if not all(card.title.partition(":")[0].strip().lower() == name for name in names):
+        paper = deps.archive.papers([card.id], deps.user).get(card.id)
+        naming = "; ".join(f"we call them {name}; we propose {name}; we introduce {name}" for name in names)
+        within = Filters(paper_ids=(card.id,), viewer=deps.user)
+        hits = deps.archive.passages(naming, within, limit=NAMING_PASSAGES).hits
+        texts = [(paper.abstract or "") if paper else "", *(h.text for h in hits)]
+        if not all(any(names_its_own(text, name) for text in texts) for name in names):
+            return []
     authors = deps.archive.author_names([card.id]).get(card.id, [])
     if not authors:
         return []

@@ -146,7 +146,7 @@ def search(
         clears = [c and _names_one(t, spelled) for c, t in zip(clears, texts, strict=True)]
     elif not any(clears):  # a paper whose title names the name the query is about ("TinyBERT": 0.40)
         titles = [paper.title.lower() for _, paper in weighed]
-        clears = FLOOR.titled(cosines, titles, text)
+        clears = FLOOR.titled(cosines, titles, text, [(paper.abstract or "").lower() for _, paper in weighed])
     passages = None
     if not any(clears) and not spelled and (about := about_names(text)):
         passages = index.passages(embedded, filters, limit=max(limit, FLOOR.pool)) if full_text else []

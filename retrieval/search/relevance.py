@@ -1,20 +1,21 @@
 """When a hit is worth showing: the relevance floor.
 
-Fused scores say only how a hit ranks against the others (each side's scores are divided by its best), so a list
-of unrelated papers looks as confident as a list of right ones. The floor reads the dense side's own cosine
-instead. A paper clears it when its best abstract point (abstract or sentence window) scores at least `dense`
-and no more than `gap` under the best paper of the list. A full-text passage clears it at `passage`. And when the
-query names something ("TripPy", "Semantic Scholar", "BM25"), what clears must name it too, when anything that
-clears does (`Floor.naming`): a question about one system is not answered by the papers beside it; and when none
-that clears names it, a paper under the cut that does clears (down to `phrase_dense`). A name most of the list
-holds ("LLM" among security papers) names the field, not the subject, and is not weighed (`telling`). When
-nothing clears, a query that is mostly a name ("TinyBERT", "What is ALBERT?", "Pyserini") is answered by the
-papers named after it (`Floor.titled`): the encoder does not know a new name, and scores its paper under the cut
-(0.40 for "TinyBERT"). Of the demo's 219 titles that begin with a one-word name and a colon, asking the name alone
-showed its paper 72 times before, 214 after (BENCHMARKS.md, "Session 39"). A name no title is named after but the
-archive's texts spell out ("Group Relative Policy Optimization (GRPO)": `spelled_out`) is asked for again as they
-spell it (`retrieval.search.hybrid`); of the 643 such names of the demo, "What is X?" showed a paper spelling X
-out 73 times before, 348 after (BENCHMARKS.md, "Session 40").
+Fused scores say only how a hit ranks against the others (each side's scores are divided by its best), so a list of
+unrelated papers looks as confident as a list of right ones. The floor reads the dense side's own cosine instead. A
+paper clears it when its best abstract point (abstract or sentence window) scores at least `dense` and no more than
+`gap` under the best paper of the list. A full-text passage clears it at `passage`. And when the query names
+something ("TripPy", "Semantic Scholar", "BM25"), what clears must name it too, when anything that clears does
+(`Floor.naming`): a question about one system is not answered by the papers beside it; and when none that clears
+names it, a paper under the cut that does clears (down to `phrase_dense`). A name most of the list holds ("LLM"
+among security papers) names the field, not the subject, and is not weighed (`telling`). When nothing clears, a
+query that is mostly a name ("TinyBERT", "What is ALBERT?", "Pyserini") is answered by the papers named after it
+(`Floor.titled`: the title leads with it, or the abstract says the paper named it, "We introduce LLaMA, ...",
+`names_its_own`): the encoder does not know a new name, and scores its paper under the cut (0.40 for "TinyBERT"). Of
+the demo's 219 titles that begin with a one-word name and a colon, asking the name alone showed its paper 72 times
+before, 214 after (BENCHMARKS.md, "Session 39"). A name no title is named after but the archive's texts spell out
+("Group Relative Policy Optimization (GRPO)": `spelled_out`) is asked for again as they spell it
+(`retrieval.search.hybrid`); of the 643 such names of the demo, "What is X?" showed a paper spelling X out 73 times
+before, 348 after (BENCHMARKS.md, "Session 40").
 
 The numbers are those of the bundled encoder (all-MiniLM-L6-v2), calibrated on the judged questions
 (`tests/fixtures/judged_questions.jsonl`, `python -m bench.precision`; BENCHMARKS.md, "Session 31"). On the
@@ -66,7 +67,8 @@ class Floor:
         return [k or (c is not None and c >= self.phrase_dense and self.phrase_part * n > most)
                 for k, c, n in zip(clears, cosines, held, strict=True)]  # fmt: skip
 
-    def titled(self, cosines: list[float | None], titles: list[str], query: str) -> list[bool]:
+    def titled(self, cosines: list[float | None], titles: list[str], query: str,
+               abstracts: list[str] | None = None) -> list[bool]:  # fmt: skip
         """When nothing clears: the papers named after what the query is about, down to `titled_dense`. A title is
         named after a name the query coins (`coined_terms`: "TinyBERT", "ALBERT") when it, or a part of it after a
         colon, leads with it (`leads`: "TinyBERT: ...", "... Framework: BM25 and Beyond"), and after another word
@@ -75,23 +77,26 @@ class Floor:
         parameters does TinyBERT have?"; not "LASER eye surgery recovery time", "efficiency of C4 photosynthesis
         in crops"), and fewer than half of the list's titles may hold them (`telling`: "3D" names a field). The
         encoder does not know a new name: TinyBERT's paper scores 0.40 for "TinyBERT" and 0.33 for the question,
-        under the cut. A title that only mentions the name ("... in stretched dry DNA") is not about it. Those
-        named after the most of the names clear."""
+        under the cut. A title that only mentions the name ("... in stretched dry DNA") is not about it. A paper
+        whose abstract (`abstracts`, lower case) says it named a coined name ("We introduce LLaMA, a collection of
+        ...": `names_its_own`) is named after it too. Those named after the most of the names clear."""
         coined = coined_terms(query)
         stop, _ = _words()
         plain = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w not in coined and w not in stop]
 
-        def named(title: str, name: str) -> bool:
+        said = abstracts or ["" for _ in titles]
+
+        def named(i: int, name: str) -> bool:
             if name in coined:
-                return leads(title, name)
-            head, colon, _ = title.partition(":")
+                return leads(titles[i], name) or names_its_own(said[i], name)
+            head, colon, _ = titles[i].partition(":")
             return bool(colon) and head.strip() == name
 
-        names = [name for name in [*coined, *plain] if any(named(title, name) for title in titles)]
+        names = [name for name in [*coined, *plain] if any(named(i, name) for i in range(len(titles)))]
         names = telling(names, titles)
         if not names or 3 * len(names) < len(content_words(query)):
             return [False for _ in titles]
-        found = [sum(1 for name in names if named(title, name)) for title in titles]
+        found = [sum(1 for name in names if named(i, name)) for i in range(len(titles))]
         most = max((n for n, c in zip(found, cosines, strict=True) if (c or 0.0) >= self.titled_dense), default=0)
         return [most > 0 and n == most and (c or 0.0) >= self.titled_dense for n, c in zip(found, cosines, strict=True)]
 
@@ -283,6 +288,28 @@ def _spells(run: list[str], capitals: list[str]) -> bool:
 
 
 _SMALL = frozenset("of and for the in on to a an with by".split())
+
+
+# "we call them ELMo", "We propose SPECTER", "This paper introduces the FED dataset": a name of the paper's own
+_NAMING = re.compile(r"\b(?:we|this (?:paper|work|article)|it(?: also)?)\s+(?:call|propose|introduce|present|name|dub|"
+                     r"term)\w*\b", re.I)  # fmt: skip
+_NAMED_WITHIN = 4  # words after the verb: "we call them ELMo", "We call our model SPECTER", "introduces the FED"
+_TIES = frozenset("to use using on with based of from for by and or in upon over via".split())
+_QUOTES = "\"'“”‘’()[]{}.,;:!?"
+
+
+def names_its_own(text: str, name: str) -> bool:
+    """Whether a text says its paper named `name` (lower case): a naming verb after "we", "this paper" or "it", then
+    the name within `_NAMED_WITHIN` words, none of them tying it to something else ("we propose a method based on
+    BERT", "we present SPECTER, using BERT" name no BERT of their own; nor does "a BERT-based model")."""
+    for found in _NAMING.finditer(text):
+        for word in text[found.end() : found.end() + 200].split()[:_NAMED_WITHIN]:
+            bare = word.strip(_QUOTES).lower()
+            if bare in (name, f"{name}s"):
+                return True
+            if bare in _TIES or word.endswith((".", ",", ";", ":")):
+                break
+    return False
 
 
 def says(text: str, name: str) -> bool:

@@ -412,6 +412,32 @@ def test_a_title_named_after_what_the_query_is_about():
     assert floor.titled(cosines, tools, "laser eye surgery recovery") == [False] * 5  # a quarter
 
 
+def test_a_paper_whose_abstract_says_it_named_the_name_is_named_after_it():
+    """"We introduce LLaMA, a collection of ...": the paper named LLaMA, though its title may not lead with it. Not
+    a paper that builds on the name ("we propose a method based on BERT", "a BERT-based model")."""
+    from retrieval.search.relevance import Floor, names_its_own
+
+    assert names_its_own("we call them elmo (embeddings from language models)", "elmo")
+    assert names_its_own("In this work, We call our model SPECTER.", "specter")
+    assert names_its_own("It also introduces the FED dataset which is", "fed")
+    assert not names_its_own("we propose a method based on bert for", "bert")
+    assert not names_its_own("we present a BERT-based model", "bert")
+    assert not names_its_own("we introduce a model. BERT is", "bert")  # (another sentence)
+    abstracts = ["in this paper we present multimedqa, a benchmark", "we evaluate on multimedqa and more", ""]
+    titles = ["large language models encode clinical knowledge", "clinical llms", "results on multimedqa"]
+    floor = Floor(titled_dense=0.2)
+    assert floor.titled([0.3, 0.4, 0.3], titles, "What is MultiMedQA?", abstracts) == [True, False, False]
+    assert floor.titled([0.3, 0.4, 0.3], titles, "What is MultiMedQA?") == [False, False, False]  # titles alone
+
+
+async def test_a_name_a_papers_abstract_introduces_finds_that_paper(client):
+    """Issue 39: "What is MultiMedQA?" scored its paper ("Large language models encode clinical knowledge", whose
+    abstract presents MultiMedQA) under the floor, and no title leads with the name: nothing answered it."""
+    for query, paper in (("MultiMedQA", "openalex:W4384071683"), ("What is GNMT?", "1609.08144")):
+        found = (await client.get("/api/search", params={"q": query, "limit": 5})).json()
+        assert not found["weak"] and [h["id"] for h in found["hits"] if h["relevant"]] == [paper], query
+
+
 async def test_the_search_page_folds_weaker_matches_and_says_when_nothing_answers(client):
     """The search page lists what clears the relevance floor, folds the rest behind "Show N weaker matches", shows
     where in a full text a paper was found, and says plainly when nothing here answers (the closest matches
