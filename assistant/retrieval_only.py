@@ -11,7 +11,7 @@ from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
 from assistant.tools.base import CardKind, PapersFound, Passage, PassagesFound, ProfileSummary, SourceBook, unavailable
 from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
-from retrieval.search.relevance import named_terms, names_its_own
+from retrieval.search.relevance import named_terms, names_its_own, says
 from retrieval.vectors.index import Filters
 from web.base import md_escape
 from web.compare import ComparePage
@@ -250,15 +250,32 @@ async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI,
 
 def _more_passages(deps: ToolDeps, query: str, found: list, known: list[Passage]) -> list[Passage]:
     """More passages of the found papers, for the answer line only: the search shows at most three a paper, and the
-    sentence that answers a fact can be a paper's fourth or fifth best (TripPy's WOZ 2.0 score). None when the found
-    papers have no full text."""
+    sentence that answers a fact can be a paper's fourth or fifth best (TripPy's WOZ 2.0 score). Asked again without
+    the names the found papers are all about: inside SPECTER's paper "SPECTER" tells no passage from another, and
+    "Which optimizer does SPECTER use?" found its "Adam optimizer" passage only as "Which optimizer does use?". None
+    when the found papers have no full text."""
     numbers = {card.id: card.number for card in found if card.number}
     if not numbers or not known:
         return []
     seen = {(p.paper_id, p.text) for p in known}
-    hits = deps.archive.passages(query, Filters(paper_ids=tuple(numbers), viewer=deps.user), limit=MORE_PASSAGES).hits
-    return [Passage(h.paper.id, numbers[h.paper.id], h.page, h.text) for h in hits
-            if h.paper.id in numbers and (h.paper.id, h.text) not in seen]  # fmt: skip
+    within = Filters(paper_ids=tuple(numbers), viewer=deps.user)
+    papers = deps.archive.papers(list(numbers), deps.user)
+    about = [f"{paper.title} {paper.abstract or ''}".lower() for paper in papers.values()]
+    own = {name for name in named_terms(query) if about and all(says(text, name) for text in about)}
+    rest = " ".join(w for w in query.split() if _bare(w) not in own)  # "Which optimizer does use?"
+    more = []
+    for asked in [query, rest] if own and rest.strip() else [query]:
+        for h in deps.archive.passages(asked, within, limit=MORE_PASSAGES).hits:
+            if h.paper.id in numbers and (h.paper.id, h.text) not in seen:
+                seen.add((h.paper.id, h.text))
+                more.append(Passage(h.paper.id, numbers[h.paper.id], h.page, h.text))
+    return more
+
+
+def _bare(word: str) -> str:
+    """A question's word as `named_terms` gives it: lower case, no edge punctuation nor possessive."""
+    bare = word.strip("?.,!:;\"'()").lower()
+    return bare.removesuffix("'s").removesuffix("’s")
 
 
 _PERSON = re.compile(r"\b(she|he|they|her|him|his|hers|their|them|this (?:person|researcher|author))\b", re.I)

@@ -181,6 +181,10 @@ async def test_retrieval_only_leads_with_the_answer_sentence_and_its_page(demo):
     assert outcome.lead is not None and outcome.lead.evidence.page == 6
     assert "TripPy 92.7±0.2% Table 2: DST Results on WOZ 2.0." in outcome.lead.quote
     assert ui.final.index("own words") < ui.final.index("TripPy 92.7±0.2%") < ui.final.index("** matches **")
+    # SPECTER's "Adam optimizer" passage is found by its paper's passages asked without the paper's own name
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "Which optimizer does SPECTER use?", RecordingUI())
+    assert outcome.lead is not None and outcome.lead.evidence.page == 5
+    assert outcome.lead.quote.startswith("For training, we use the Adam optimizer (Kingma and Ba, 2014)")
     ui = RecordingUI()
     outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "What is the boiling point of liquid argon?", ui)
     assert outcome.lead is None and "own words" not in ui.final and "Nothing in this archive answers" in ui.final
