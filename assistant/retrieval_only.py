@@ -9,7 +9,16 @@ from dataclasses import replace
 from assistant.answer_line import AnswerLine, Evidence, answer_line, asks_for_a_fact
 from assistant.questions import ARXIV_MENTION, named_profile
 from assistant.tools import ToolDeps
-from assistant.tools.base import CardKind, PapersFound, Passage, PassagesFound, ProfileSummary, SourceBook, unavailable
+from assistant.tools.base import (
+    Card,
+    CardKind,
+    PapersFound,
+    Passage,
+    PassagesFound,
+    ProfileSummary,
+    SourceBook,
+    unavailable,
+)
 from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
 from retrieval.search.relevance import named_terms, names_its_own, says
 from retrieval.vectors.index import Filters
@@ -51,7 +60,9 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
     profile = await _about_someone_or_somewhere(deps, query, ui, notice)
     if profile is not None:
         return profile
-    result = await run_tool(ui, deps, "search_papers", {"query": question.searched, "limit": 5})
+    searched = _it_named(deps, question.searched)  # "How many layers does it have?", after a paper was shown
+    query = searched if searched != question.searched else query
+    result = await run_tool(ui, deps, "search_papers", {"query": searched, "limit": 5})
     if unavailable(result):
         answer = SEARCH_UNAVAILABLE
         await ui.finish(answer, [])
@@ -64,7 +75,7 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
         answer = "\n".join([notice, "", _nothing_answers(query, result)])
         await ui.finish(answer, result.cards)
         return Answer(answer, result.cards, [], 1, sources=result.sources, weak=True)
-    passages, found, sources = await _full_text_of(deps.after(result), question.searched, result.cards, ui,
+    passages, found, sources = await _full_text_of(deps.after(result), searched, result.cards, ui,
                                                    more=asks_for_a_fact(query))
     evidence, titles = _evidence(deps, result.cards, found)
     line = answer_line(query, evidence) or answer_line(query, titles)  # a title only when nothing else answers
@@ -287,11 +298,48 @@ _CITES = re.compile(r"\b(cit(?:e|es|ed|ing|ation|ations)|follow(?:ed|s)? (?:up|o
 _REFERENCES = re.compile(r"\b(reference\w*|build[s]? on|based on|prior work)\b", re.I)
 
 
+def _last_paper(deps: ToolDeps) -> Card | None:
+    """The paper "it" refers to: the first paper the last answer showed, unless that answer found nothing that
+    answers well (its cards were only the closest matches)."""
+    return None if deps.focus_weak else next((c for c in deps.focus if c.kind == CardKind.PAPER), None)
+
+
+# "it" that refers to nothing: "Is it true that ...", "is it possible to ...", "it seems"
+_EMPTY_IT = frozenset("true possible likely known necessary worth easy hard better is was seems".split())
+
+
+def _it_named(deps: ToolDeps, text: str) -> str:
+    """A question about "it" (or "its", "this paper", "the paper") after an answer that showed a paper, as search
+    reads it: the paper named where the question says "it" ("How many layers does it have?" after TinyBERT's paper:
+    "How many layers does TinyBERT have?"), by its title's name ("TinyBERT: ...") or else its whole title in quotes.
+    The question as it is when nothing was shown, or "it" refers to nothing ("Is it true that ...")."""
+    paper = _last_paper(deps)
+    found = _THING.search(text) if paper is not None else None
+    if found is None or paper is None:
+        return text
+    after = text[found.end() :].split()
+    if found.group(1).lower() == "it" and after and after[0].lower().strip("?.,!") in _EMPTY_IT:
+        return text
+    head, colon, _ = paper.title.partition(":")
+    name = head.strip() if colon and len(head.split()) <= 3 else f'"{paper.title}"'
+    said = f"{name}'s" if found.group(1).lower() == "its" else name
+    return f"{text[: found.start()]}{said}{text[found.end() :]}"
+
+
 async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Answer | None:
-    """A follow-up that names no one ("who else did she write with?", "what cites it?") is about what the last
-    answer showed: its first researcher card for a person, its first paper card for a thing."""
+    """A follow-up that names no one ("who else did she write with?", "what cites it?", "who wrote it?") is about
+    what the last answer showed: its first researcher card for a person, its first paper card for a thing (none when
+    that answer found nothing that answers well)."""
     person = next((c for c in deps.focus if c.kind == CardKind.RESEARCHER), None)
-    paper = next((c for c in deps.focus if c.kind == CardKind.PAPER), None)
+    paper = _last_paper(deps)
+    if paper is not None and _THING.search(query) and _WHO_WROTE.match(query):
+        authors = deps.archive.author_names([paper.id]).get(paper.id, [])
+        if authors:
+            listed = ", ".join(authors[:-1]) + f" and {authors[-1]}" if len(authors) > 1 else authors[0]
+            answer = (f"{notice}\n\n**Written by** {md_escape(listed)}: [{paper.number}] "
+                      f"[{md_escape(paper.title)}]({paper.path}).")  # fmt: skip
+            await ui.finish(answer, [paper])
+            return Answer(answer, [paper], [paper.number] if paper.number else [], 0, sources=deps.sources)
     if person is not None and _PERSON.search(query):
         if _WROTE_WITH.search(query):
             result = await run_tool(ui, deps, "get_researcher", {"researcher_id": int(person.id)})

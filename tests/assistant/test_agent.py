@@ -356,6 +356,41 @@ async def test_retrieval_only_follow_ups_resolve_she_and_it(demo):
     assert ui.steps[0]["name"] == "search_papers"  # nothing to resolve "she" against: a plain search
 
 
+async def test_retrieval_only_questions_about_it_are_about_the_paper_just_shown(demo):
+    """Without a model, "How many layers does it have?" after "What is TinyBERT?" searched "it": ELMo's paper
+    answered. Now "it" names the paper the last answer showed first, by its title's name ("TinyBERT: ...") or its
+    whole title; "Who wrote it?" gives that paper's authors and keeps it shown, so "What cites it?" stays on it.
+    After an answer that found nothing that answers well, "it" is not resolved against its closest matches."""
+    from assistant.conversation import Chat, Conversation
+
+    chat = Chat(Agent(None), demo.archive(), "alice", Conversation())
+    tiny = await chat.ask("What is TinyBERT?", RecordingUI())
+    assert tiny.cards[0].id == "openalex:W3105966348"
+    ui = RecordingUI()
+    layers = await chat.ask("How many layers does it have?", ui)
+    assert ui.steps[0]["arguments"]["query"] == "How many layers does TinyBERT have?"
+    assert layers.cards[0].id == tiny.cards[0].id
+    ui = RecordingUI()
+    written = await chat.ask("Who wrote it?", ui)
+    assert ui.steps == [] and [c.id for c in written.cards] == [tiny.cards[0].id]
+    assert f"**Written by** Xiaoqi Jiao, Yichun Yin, Lifeng Shang, Xin Jiang, Xiao Dong Chen, Linlin Li, Fang Wang " \
+           f"and Qun Liu: [{tiny.cards[0].number}] [TinyBERT" in written.text  # fmt: skip
+    ui = RecordingUI()
+    await chat.ask("What cites it?", ui)
+    assert ui.steps[0]["name"] == "get_cited_by" and ui.steps[0]["arguments"] == {"paper_id": tiny.cards[0].id}
+    elmo = await chat.ask("What is ELMo?", RecordingUI())
+    ui = RecordingUI()
+    await chat.ask("How many units do its biLSTM layers have?", ui)
+    assert elmo.cards[0].id == "1802.05365" and ui.steps[0]["arguments"]["query"] == (
+        """How many units do "Deep contextualized word representations"'s biLSTM layers have?""")
+    closest = await chat.ask("coral reef bleaching under ocean warming", RecordingUI())
+    assert closest.weak and chat.conversation.focus_weak
+    ui = RecordingUI()
+    unresolved = await chat.ask("Who wrote it?", ui)
+    assert "Written by" not in unresolved.text and ui.steps[0]["name"] == "search_papers"
+    assert ui.steps[0]["arguments"]["query"] == "Who wrote it?"
+
+
 async def test_retrieval_only_what_else_did_they_write_is_their_work(demo):
     deps = ToolDeps(demo.archive())
     ui = RecordingUI()
