@@ -304,21 +304,34 @@ def _last_paper(deps: ToolDeps) -> Card | None:
     return None if deps.focus_weak else next((c for c in deps.focus if c.kind == CardKind.PAPER), None)
 
 
-# "it" that refers to nothing: "Is it true that ...", "is it possible to ...", "it seems"
+# After "it", words that make it refer to nothing ("Is it true that ...", "is it possible to ..."); after "the paper",
+# words that describe another paper ("the paper on ...", "the paper that ...")
 _EMPTY_IT = frozenset("true possible likely known necessary worth easy hard better is was seems".split())
+_DESCRIBED = frozenset("on about that which by from where in with titled called named who for".split())
+
+
+def _it(query: str) -> re.Match | None:
+    """Where a question refers to the last answer's paper ("it", "its", "this paper", "the paper"), if it does."""
+    found = _THING.search(query)
+    if found is None:
+        return None
+    after = query[found.end() :].split()[:1]
+    word = after[0].lower().strip("?.,!") if after else ""
+    said = found.group(1).lower()
+    if (said == "it" and word in _EMPTY_IT) or (said.endswith("paper") and word in _DESCRIBED):
+        return None
+    return found
 
 
 def _it_named(deps: ToolDeps, text: str) -> str:
     """A question about "it" (or "its", "this paper", "the paper") after an answer that showed a paper, as search
     reads it: the paper named where the question says "it" ("How many layers does it have?" after TinyBERT's paper:
     "How many layers does TinyBERT have?"), by its title's name ("TinyBERT: ...") or else its whole title in quotes.
-    The question as it is when nothing was shown, or "it" refers to nothing ("Is it true that ...")."""
+    The question as it is when nothing was shown, or "it" refers to nothing (`_it`: "Is it true that ...", "the
+    paper on ...")."""
     paper = _last_paper(deps)
-    found = _THING.search(text) if paper is not None else None
+    found = _it(text) if paper is not None else None
     if found is None or paper is None:
-        return text
-    after = text[found.end() :].split()
-    if found.group(1).lower() == "it" and after and after[0].lower().strip("?.,!") in _EMPTY_IT:
         return text
     head, colon, _ = paper.title.partition(":")
     name = head.strip() if colon and len(head.split()) <= 3 else f'"{paper.title}"'
@@ -332,7 +345,7 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Ans
     that answer found nothing that answers well)."""
     person = next((c for c in deps.focus if c.kind == CardKind.RESEARCHER), None)
     paper = _last_paper(deps)
-    if paper is not None and _THING.search(query) and _WHO_WROTE.match(query):
+    if paper is not None and _it(query) and _WHO_WROTE.match(query):
         authors = deps.archive.author_names([paper.id]).get(paper.id, [])
         if authors:
             listed = ", ".join(authors[:-1]) + f" and {authors[-1]}" if len(authors) > 1 else authors[0]
@@ -359,7 +372,7 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Ans
         answer = "\n".join(lines)
         await ui.finish(answer, result.cards)
         return Answer(answer, result.cards, [], 1, sources=result.sources)
-    if paper is not None and _THING.search(query) and (_CITES.search(query) or _REFERENCES.search(query)):
+    if paper is not None and _it(query) and (_CITES.search(query) or _REFERENCES.search(query)):
         tool = "get_cited_by" if _CITES.search(query) else "get_references"
         result = await run_tool(ui, deps, tool, {"paper_id": paper.id})
         if result.failed:

@@ -383,6 +383,12 @@ async def test_retrieval_only_questions_about_it_are_about_the_paper_just_shown(
     await chat.ask("How many units do its biLSTM layers have?", ui)
     assert elmo.cards[0].id == "1802.05365" and ui.steps[0]["arguments"]["query"] == (
         """How many units do "Deep contextualized word representations"'s biLSTM layers have?""")
+    for other in ("Who wrote the paper on dialog evaluation?", "Is it true that transformers beat RNNs?"):
+        ui = RecordingUI()
+        answer = await chat.ask(other, ui)  # ("the paper on ...", "it" of "is it true": not ELMo's paper)
+        assert ui.steps[0]["name"] == "search_papers" and ui.steps[0]["arguments"]["query"] == other
+        assert "Mark Neumann" not in answer.text
+        await chat.ask("What is ELMo?", RecordingUI())
     closest = await chat.ask("coral reef bleaching under ocean warming", RecordingUI())
     assert closest.weak and chat.conversation.focus_weak
     ui = RecordingUI()
