@@ -223,6 +223,11 @@ def _written_by(deps: ToolDeps, query: str, cards: list) -> list[str]:
         texts = [(paper.abstract or "") if paper else "", *(h.text for h in hits)]
         if not all(any(names_its_own(text, name) for text in texts) for name in names):
             return []
+    return _authors_of(deps, card)
+
+
+def _authors_of(deps: ToolDeps, card: Card) -> list[str]:
+    """"**Written by** A, B and C: [n] [title](path)." from the catalog; nothing when it knows no author."""
     authors = deps.archive.author_names([card.id]).get(card.id, [])
     if not authors:
         return []
@@ -345,14 +350,10 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Ans
     that answer found nothing that answers well)."""
     person = next((c for c in deps.focus if c.kind == CardKind.RESEARCHER), None)
     paper = _last_paper(deps)
-    if paper is not None and _it(query) and _WHO_WROTE.match(query):
-        authors = deps.archive.author_names([paper.id]).get(paper.id, [])
-        if authors:
-            listed = ", ".join(authors[:-1]) + f" and {authors[-1]}" if len(authors) > 1 else authors[0]
-            answer = (f"{notice}\n\n**Written by** {md_escape(listed)}: [{paper.number}] "
-                      f"[{md_escape(paper.title)}]({paper.path}).")  # fmt: skip
-            await ui.finish(answer, [paper])
-            return Answer(answer, [paper], [paper.number] if paper.number else [], 0, sources=deps.sources)
+    if paper is not None and _it(query) and _WHO_WROTE.match(query) and (written := _authors_of(deps, paper)):
+        answer = "\n".join([notice, "", *written]).rstrip()
+        await ui.finish(answer, [paper])
+        return Answer(answer, [paper], [paper.number] if paper.number else [], 0, sources=deps.sources)
     if person is not None and _PERSON.search(query):
         if _WROTE_WITH.search(query):
             result = await run_tool(ui, deps, "get_researcher", {"researcher_id": int(person.id)})
