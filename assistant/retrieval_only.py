@@ -62,6 +62,8 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
         return profile
     searched = _it_named(deps, question.searched)  # "How many layers does it have?", after a paper was shown
     query = searched if searched != question.searched else query
+    if (who := _WHO_WROTE.match(searched)) and named_terms(searched):
+        searched = who.group(1)  # "Who wrote CTIGuardian?" scored its paper at 0.14, "CTIGuardian" clears it
     result = await run_tool(ui, deps, "search_papers", {"query": searched, "limit": 5})
     if unavailable(result):
         answer = SEARCH_UNAVAILABLE

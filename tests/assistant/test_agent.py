@@ -194,7 +194,7 @@ async def test_retrieval_only_says_who_wrote_the_paper_a_question_names(demo):
     """"Who wrote SPECTER?": the paper whose title leads with it, its authors from the catalog, first. ELMo's paper
     ("Deep contextualized word representations") names it in its text: "we call them ELMo". Not the paper whose
     title only mentions what was asked ("... Interactive Dialog with DialoGPT"), nor one that builds on it ("we
-    propose ... based on BERT")."""
+    propose ... based on BERT"). The name is searched alone: the question's other words only blur it."""
     ui = RecordingUI()
     outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "Who wrote SPECTER?", ui)
     n = outcome.cards[0].number
@@ -208,6 +208,10 @@ async def test_retrieval_only_says_who_wrote_the_paper_a_question_names(demo):
     peters = ("**Written by** Matthew E. Peters, Mark Neumann, Mohit Iyyer, Matt Gardner, Christopher Clark, Kenton "
               f"Lee and Luke Zettlemoyer: [{outcome.cards[0].number}] [Deep contextualized")
     assert peters in ui.final
+    # the name searched alone: "Who wrote CTIGuardian?" scored its paper under every cut (0.14)
+    outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "Who wrote CTIGuardian?", ui := RecordingUI())
+    assert outcome.cards[0].id == "2512.12914" and ui.steps[0]["arguments"]["query"] == "CTIGuardian"
+    assert "**Written by** Shashie Dilhara Batan Arachchige, Benjamin Zi Hao Zhao, Hassan Jameel Asghar" in ui.final
     for question, best in (("Who wrote DialoGPT?", "2006.12719"), ("Who wrote BERT?", None)):
         ui = RecordingUI()
         outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], question, ui)
