@@ -213,6 +213,8 @@ def _written_by(deps: ToolDeps, query: str, cards: list) -> list[str]:
     nor "ImageNet classification with deep convolutional neural networks" ImageNet). Nothing when the question
     names nothing ("who wrote the paper on ...")."""
     asked = _WHO_WROTE.match(query)
+    if asked and re.search(r"['’]s\b", asked.group(1)):
+        return []  # "Who wrote TinyBERT's teacher model?" asks for another work's authors
     names = named_terms(query) if asked else []  # (of the whole question: "Pyserini" after "Who wrote" is a name)
     if not names or not cards or cards[0].kind != CardKind.PAPER:
         return []
@@ -315,6 +317,7 @@ def _last_paper(deps: ToolDeps) -> Card | None:
 # words that describe another paper ("the paper on ...", "the paper that ...")
 _EMPTY_IT = frozenset("true possible likely known necessary worth easy hard better is was seems".split())
 _DESCRIBED = frozenset("on about that which by from where in with titled called named who for".split())
+_THE_PAPER = frozenset({"it", "this", "that", "this paper", "that paper", "the paper"})
 
 
 def _it(query: str) -> re.Match | None:
@@ -352,7 +355,8 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Ans
     that answer found nothing that answers well)."""
     person = next((c for c in deps.focus if c.kind == CardKind.RESEARCHER), None)
     paper = _last_paper(deps)
-    if paper is not None and _it(query) and _WHO_WROTE.match(query) and (written := _authors_of(deps, paper)):
+    who = _WHO_WROTE.match(query)  # "Who wrote it?" (not "Who wrote its predecessor?")
+    if paper is not None and who and who.group(1).lower() in _THE_PAPER and (written := _authors_of(deps, paper)):
         answer = "\n".join([notice, "", *written]).rstrip()
         await ui.finish(answer, [paper])
         return Answer(answer, [paper], [paper.number] if paper.number else [], 0, sources=deps.sources)

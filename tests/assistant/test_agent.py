@@ -212,7 +212,8 @@ async def test_retrieval_only_says_who_wrote_the_paper_a_question_names(demo):
     outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], "Who wrote CTIGuardian?", ui := RecordingUI())
     assert outcome.cards[0].id == "2512.12914" and ui.steps[0]["arguments"]["query"] == "CTIGuardian"
     assert "**Written by** Shashie Dilhara Batan Arachchige, Benjamin Zi Hao Zhao, Hassan Jameel Asghar" in ui.final
-    for question, best in (("Who wrote DialoGPT?", "2006.12719"), ("Who wrote BERT?", None)):
+    for question, best in (("Who wrote DialoGPT?", "2006.12719"), ("Who wrote BERT?", None),
+                           ("Who wrote ELMo's baseline model?", "1802.05365")):  # (another work's authors)
         ui = RecordingUI()
         outcome = await Agent(None).turn(ToolDeps(demo.archive()), [], question, ui)
         assert best is None or outcome.cards[0].id == best
@@ -382,6 +383,10 @@ async def test_retrieval_only_questions_about_it_are_about_the_paper_just_shown(
     ui = RecordingUI()
     await chat.ask("What cites it?", ui)
     assert ui.steps[0]["name"] == "get_cited_by" and ui.steps[0]["arguments"] == {"paper_id": tiny.cards[0].id}
+    ui = RecordingUI()
+    other = await chat.ask("Who wrote its teacher model?", ui)  # (not TinyBERT's authors: a search for the rest)
+    assert ui.steps[0]["name"] == "search_papers" and "Xiaoqi Jiao" not in other.text
+    await chat.ask("What is TinyBERT?", RecordingUI())
     elmo = await chat.ask("What is ELMo?", RecordingUI())
     ui = RecordingUI()
     await chat.ask("How many units do its biLSTM layers have?", ui)
