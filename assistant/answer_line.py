@@ -195,7 +195,8 @@ def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defin
     weight = sum(held.values())
     if defining is not None and not defining:
         return -1.0, weight
-    scored = {k: w for k, w in said.items() if k not in given or k in keys[figures_from:]}
+    answering = set(keys[figures_from:])  # (the sentences before it only say what it is of)
+    scored = {k: w for k, w in said.items() if k not in given or k in answering}
     score = sum(scored.values()) + (DEFINES if defining else 0.0) - 0.01 * len(words)
     if counted:  # what it counts, said (not as one item of a list: a figure then counts them all) or given
         alone = {k for i, k in enumerate(keys) if k in counted and not _listed(words, i)}

@@ -20,7 +20,7 @@ from assistant.tools.base import (
     unavailable,
 )
 from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
-from retrieval.search.relevance import named_terms, names_its_own, says
+from retrieval.search.relevance import bare, named_terms, names_its_own, says
 from retrieval.vectors.index import Filters
 from web.base import md_escape
 from web.compare import ComparePage
@@ -282,7 +282,7 @@ def _more_passages(deps: ToolDeps, query: str, found: list, known: list[Passage]
     papers = deps.archive.papers(list(numbers), deps.user)
     about = [f"{paper.title} {paper.abstract or ''}".lower() for paper in papers.values()]
     own = {name for name in named_terms(query) if about and all(says(text, name) for text in about)}
-    rest = " ".join(w for w in query.split() if _bare(w) not in own)  # "Which optimizer does use?"
+    rest = " ".join(w for w in query.split() if bare(w).lower() not in own)  # "Which optimizer does use?"
     more = []
     for asked in [query, rest] if own and rest.strip() else [query]:
         for h in deps.archive.passages(asked, within, limit=MORE_PASSAGES).hits:
@@ -290,12 +290,6 @@ def _more_passages(deps: ToolDeps, query: str, found: list, known: list[Passage]
                 seen.add((h.paper.id, h.text))
                 more.append(Passage(h.paper.id, numbers[h.paper.id], h.page, h.text))
     return more
-
-
-def _bare(word: str) -> str:
-    """A question's word as `named_terms` gives it: lower case, no edge punctuation nor possessive."""
-    bare = word.strip("?.,!:;\"'()").lower()
-    return bare.removesuffix("'s").removesuffix("’s")
 
 
 _PERSON = re.compile(r"\b(she|he|they|her|him|his|hers|their|them|this (?:person|researcher|author))\b", re.I)
@@ -356,7 +350,8 @@ async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Ans
     person = next((c for c in deps.focus if c.kind == CardKind.RESEARCHER), None)
     paper = _last_paper(deps)
     who = _WHO_WROTE.match(query)  # "Who wrote it?" (not "Who wrote its predecessor?")
-    if paper is not None and who and who.group(1).lower() in _THE_PAPER and (written := _authors_of(deps, paper)):
+    if (paper is not None and who and who.group(1).lower() in _THE_PAPER
+            and (written := await asyncio.to_thread(_authors_of, deps, paper))):  # fmt: skip
         answer = "\n".join([notice, "", *written]).rstrip()
         await ui.finish(answer, [paper])
         return Answer(answer, [paper], [paper.number] if paper.number else [], 0, sources=deps.sources)

@@ -14,6 +14,7 @@ from retrieval.scholarly.models import Paper
 from retrieval.search.relevance import (
     FLOOR,
     about_names,
+    bare,
     named_terms,
     phrases,
     phrases_held,
@@ -190,7 +191,7 @@ def _reading(query: str, names: list[str], texts: list[str]) -> dict[str, str]:
     writes it -> the words the texts spell it out as (`spelled_out`)."""
     written = {}
     for word in query.split():
-        word = word.strip(_EDGE).removesuffix("'s").removesuffix("’s")  # ("GRPO's": "GRPO")
+        word = bare(word)  # ("GRPO's": "GRPO")
         written.setdefault(word.lower(), word)
     reading = {}
     for name in names:
@@ -199,9 +200,6 @@ def _reading(query: str, names: list[str], texts: list[str]) -> dict[str, str]:
         if words:
             reading[own] = words
     return reading
-
-
-_EDGE = ".,;:!?()[]'\"“”‘’"
 
 
 def _lexical_texts(catalog: Catalog, index: Index, embedded: Embedded, filters: Filters) -> list[str]:

@@ -295,7 +295,12 @@ _NAMING = re.compile(r"\b(?:we|this (?:paper|work|article)|it(?: also)?)\s+(?:ca
                      r"term)\w*\b", re.I)  # fmt: skip
 _NAMED_WITHIN = 4  # words after the verb: "we call them ELMo", "We call our model SPECTER", "introduces the FED"
 _TIES = frozenset("to use using on with based of from for by and or in upon over via".split())
-_QUOTES = "\"'“”‘’()[]{}.,;:!?"
+_EDGE = "\"'“”‘’()[]{}.,;:!?"  # what a word of a query or a text may be wrapped in
+
+
+def bare(word: str) -> str:
+    """A word without what wraps it nor its possessive ("(GRPO's)": "GRPO"), as `named_terms` reads it."""
+    return word.strip(_EDGE).removesuffix("'s").removesuffix("’s")
 
 
 def names_its_own(text: str, name: str) -> bool:
@@ -304,10 +309,10 @@ def names_its_own(text: str, name: str) -> bool:
     BERT", "we present SPECTER, using BERT" name no BERT of their own; nor does "a BERT-based model")."""
     for found in _NAMING.finditer(text):
         for word in text[found.end() : found.end() + 200].split()[:_NAMED_WITHIN]:
-            bare = word.strip(_QUOTES).lower()
-            if bare in (name, f"{name}s"):
+            said = word.strip(_EDGE).lower()  # (a possessive names another work: "we present ELMo's ...")
+            if said in (name, f"{name}s"):
                 return True
-            if bare in _TIES or word.endswith((".", ",", ";", ":")):
+            if said in _TIES or word.endswith((".", ",", ";", ":")):
                 break
     return False
 
