@@ -21,10 +21,12 @@ import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.shared.exceptions import McpError
 
 from assistant.tools import TOOLS, Card, ToolDeps, ToolError, call_tool, tool_schema
 from assistant.tools.library import get_my_library
 from assistant.tools.papers import OwnUpload
+from common.admission import Admission, Busy, Limits
 from retrieval.archive import Archive
 from retrieval.library.uploads import upload_number
 from web.paper import paper_page
@@ -34,8 +36,8 @@ log = logging.getLogger(__name__)
 MCP_TOOLS = (*TOOLS, get_my_library)
 BY_NAME = {fn.__name__: fn for fn in MCP_TOOLS}
 PAPER_URI = "scholarloom://papers/"
-AT_ONCE = 2  # tool calls computed at the same time (search embeds the query: CPU); the rest wait their turn
 LISTED = 100  # library items listed as resources
+BUSY = -32000  # JSON-RPC's range for a server's own errors: no turn for this request now (`common.admission`)
 
 OUTPUT_SCHEMA = {
     "type": "object",
@@ -97,11 +99,12 @@ def paper_uri(paper_id: str) -> str:
 
 
 def build_server(archive: Archive, base_url: str, user_of: Callable[[Server], str | None],
-                 library_ids: Callable[[str], list[str]] | None = None) -> Server:  # fmt: skip
-    """The MCP server over `archive`. `user_of(server)` names the user a request acts for (None: refused)."""
+                 library_ids: Callable[[str], list[str]] | None = None, admission: Admission | None = None) -> Server:
+    """The MCP server over `archive`. `user_of(server)` names the user a request acts for (None: refused). Each
+    call that reads the archive takes a turn of `admission` as its user (default: the settings' default limits)."""
     server: Server = Server("scholarloom", version="0.1.0", instructions=INSTRUCTIONS, website_url=base_url)
     tools = mcp_tools()
-    limiter = anyio.CapacityLimiter(AT_ONCE)
+    admission = admission or Admission("mcp", Limits(), noun="call")
 
     def deps() -> ToolDeps:
         user = user_of(server)
@@ -122,21 +125,11 @@ def build_server(archive: Archive, base_url: str, user_of: Callable[[Server], st
             own = deps()
         except PermissionError as refused:
             return _error(f"Error: {refused}")
-        result = await anyio.to_thread.run_sync(call_tool, fn, own, arguments, limiter=limiter)
-        log.info("mcp tool %s for %s%s", name, own.user, " (failed)" if result.failed else "")
-        if result.failed:
-            return _error(result.output)
-        structured = {"text": result.output, "cards": [card_json(c, base_url) for c in result.cards]}
-        return types.CallToolResult(content=[types.TextContent(type="text", text=result.output)],
-                                    structuredContent=structured)  # fmt: skip
+        return await _run_tool(fn, own, arguments, admission, base_url)
 
     @server.list_resource_templates()
     async def templates() -> list[types.ResourceTemplate]:
-        return [types.ResourceTemplate(
-            uriTemplate=PAPER_URI + "{paper_id}", name="paper", title="A paper's page",
-            description="A paper's page as markdown: title, authors, abstract, links, references. The id as search "
-                        "results give it (an arXiv id, openalex:W..., or upload:<n> for one of your own PDFs).",
-            mimeType="text/markdown")]  # fmt: skip
+        return [_paper_template()]
 
     @server.list_resources()
     async def resources() -> list[types.Resource]:
@@ -144,7 +137,8 @@ def build_server(archive: Archive, base_url: str, user_of: Callable[[Server], st
         if own.library_ids is None:
             return []
         ids = own.library_ids(own.user)[:LISTED]
-        found = await anyio.to_thread.run_sync(archive.papers, ids, own.user)
+        async with _turn(admission, own.user):
+            found = await anyio.to_thread.run_sync(archive.papers, ids, own.user)
         return [types.Resource(uri=paper_uri(i), name=found[i].title[:200], mimeType="text/markdown",
                                description="In your library") for i in ids if i in found]  # fmt: skip
 
@@ -154,13 +148,37 @@ def build_server(archive: Archive, base_url: str, user_of: Callable[[Server], st
         if not text.startswith(PAPER_URI):
             raise ValueError(f"unknown resource {text[:200]!r}: papers are {PAPER_URI}<id>")
         own = deps()
-        page = await anyio.to_thread.run_sync(_page_markdown, archive, unquote(text[len(PAPER_URI):]), own.user,
-                                              limiter=limiter)  # fmt: skip
+        async with _turn(admission, own.user):
+            page = await anyio.to_thread.run_sync(_page_markdown, archive, unquote(text[len(PAPER_URI):]), own.user)
         if page is None:
             raise ValueError(f"no paper {text[len(PAPER_URI):][:100]!r} in this archive")
         return [ReadResourceContents(content=page, mime_type="text/markdown")]
 
     return server
+
+
+def _paper_template() -> types.ResourceTemplate:
+    return types.ResourceTemplate(
+        uriTemplate=PAPER_URI + "{paper_id}", name="paper", title="A paper's page",
+        description="A paper's page as markdown: title, authors, abstract, links, references. The id as search "
+                    "results give it (an arXiv id, openalex:W..., or upload:<n> for one of your own PDFs).",
+        mimeType="text/markdown")  # fmt: skip
+
+
+async def _run_tool(fn, own: ToolDeps, arguments: dict, admission: Admission, base_url: str) -> types.CallToolResult:
+    """One call in a turn of its user's: the tool's text and cards, or its error; refused a turn, the refusal."""
+    try:
+        async with admission.slot(own.user):
+            result = await anyio.to_thread.run_sync(call_tool, fn, own, arguments)
+    except Busy as busy:
+        log.warning("mcp tool %s for %s refused: %s", fn.__name__, own.user, busy.reason)
+        return _busy(busy)
+    log.info("mcp tool %s for %s%s", fn.__name__, own.user, " (failed)" if result.failed else "")
+    if result.failed:
+        return _error(result.output)
+    structured = {"text": result.output, "cards": [card_json(c, base_url) for c in result.cards]}
+    return types.CallToolResult(content=[types.TextContent(type="text", text=result.output)],
+                                structuredContent=structured)  # fmt: skip
 
 
 def _page_markdown(archive: Archive, paper_id: str, user: str | None) -> str | None:
@@ -176,6 +194,26 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
 
 
+def _busy(busy: Busy) -> types.CallToolResult:
+    """A refused call as a tool's error: words the model reads and can act on (clients show a tool error to the
+    model; an HTTP 429 or 503 would fail the client's whole request, or its transport), the wait in `_meta` too."""
+    result = _error(f"Error: {busy}")
+    result.meta = {"retryAfterSeconds": busy.retry_after}
+    return result
+
+
+@asynccontextmanager
+async def _turn(admission: Admission, user: str):
+    """A turn for a resource request; refused, the JSON-RPC error says so in words (and the wait, in its data)."""
+    try:
+        async with admission.slot(user):
+            yield
+    except Busy as busy:
+        log.warning("mcp resource request for %s refused: %s", user, busy.reason)
+        raise McpError(types.ErrorData(code=BUSY, message=str(busy),
+                                       data={"retryAfterSeconds": busy.retry_after})) from None  # fmt: skip
+
+
 def token_user(server: Server) -> str | None:
     """Over HTTP: the user whose token the request carried (`BearerTokens` put it in the request's state)."""
     request = server.request_context.request
@@ -183,31 +221,39 @@ def token_user(server: Server) -> str | None:
 
 
 class McpEndpoint:
-    """`/mcp` as an ASGI app: streamable HTTP (stateless, JSON answers), for requests that carry a valid token;
-    anything else gets 401 and where to make a token."""
+    """`/mcp` as an ASGI app: streamable HTTP (stateless by default, JSON answers), for requests that carry a valid
+    token; anything else gets 401 and where to make a token. Stateless, only POST has a meaning: a GET would open an
+    event stream nothing is ever sent on (kept open by pings) and a DELETE has no session to end, so both are 405
+    (`methods`, which the app's route takes too); with sessions, GET and DELETE are the protocol's."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, stateless: bool = True) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-        self.manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
+        self.methods = ("POST",) if stateless else ("GET", "POST", "DELETE")
+        self.manager = StreamableHTTPSessionManager(app=server, stateless=stateless, json_response=True)
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope.get("method") not in self.methods:
+            return await _answer(send, 405, f"/mcp takes {' and '.join(self.methods)} only.",
+                                 [(b"allow", ", ".join(self.methods).encode())])  # fmt: skip
         if not scope.get("state", {}).get("token_user"):
-            import json
-
-            body = json.dumps({"detail": "The MCP server needs a personal API token: make one on /me/tokens and "
-                                         "send it as 'Authorization: Bearer sl_...'."}).encode()  # fmt: skip
-            await send({"type": "http.response.start", "status": 401, "headers": [
-                (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="scholarloom"'),
-                (b"cache-control", b"no-store")]})  # fmt: skip
-            await send({"type": "http.response.body", "body": body})
-            return
+            return await _answer(send, 401, "The MCP server needs a personal API token: make one on /me/tokens and "
+                                 "send it as 'Authorization: Bearer sl_...'.",
+                                 [(b"www-authenticate", b'Bearer realm="scholarloom"')])  # fmt: skip
         await self.manager.handle_request(scope, receive, send)
 
     @asynccontextmanager
     async def running(self):
         async with self.manager.run():
             yield
+
+
+async def _answer(send, status: int, detail: str, headers: list[tuple[bytes, bytes]]) -> None:
+    import json
+
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"cache-control", b"no-store"), *headers]})  # fmt: skip
+    await send({"type": "http.response.body", "body": json.dumps({"detail": detail}).encode()})
 
 
 async def serve_stdio(server: Server) -> None:

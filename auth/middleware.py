@@ -88,16 +88,17 @@ class BearerTokens:
     expired token is a 401 with `WWW-Authenticate`, and counts as a failure of the client's address in the
     sign-in throttle (`auth.throttle`): after a few, that address is refused for a while (429, Retry-After)
     without the token being looked at. A read token may only read (GET, HEAD) under /api/; a library token may
-    also write to /api/library. `/mcp` takes POST from either: its tools only read. Each token may make
-    `limit`'s requests a minute (a script or an agent calling tools in a loop cannot take the server's searches
-    for itself): past them, a 429 with Retry-After. Any other path ignores the header."""
+    also write to /api/library. `/mcp` takes POST from either: its tools only read. Each user may make `limit`'s
+    requests a minute, all their tokens together (a script or an agent calling tools in a loop cannot take the
+    server's searches for itself, nor multiply its rate by making more tokens): past them, a 429 with Retry-After.
+    Any other path ignores the header."""
 
     def __init__(self, app, check, throttle, address_key, limit=None) -> None:
         self.app = app
         self.check = check  # token -> TokenUse | None
         self.throttle = throttle
         self.address_key = address_key
-        self.limit = limit  # token id -> seconds to wait (0: go on), e.g. `web.guards.RateLimiter.take`; None: none
+        self.limit = limit  # user's key -> seconds to wait (0: go on), e.g. `web.guards.RateLimiter.take`; None: none
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or not token_path(scope.get("path", "")):
@@ -127,11 +128,12 @@ class BearerTokens:
             log.warning("api token %s of %s refused: %s %s needs more than %s", use.prefix, use.username, method,
                         path[:200], use.scope)  # fmt: skip
             return await _json(send, 403, f"This token may not {method} here: its scope is '{use.scope}'.", [SCOPE])
-        if self.limit is not None and (wait := self.limit(f"token:{use.token_id}")) > 0:
-            log.warning("api token %s of %s refused: over its rate (%s %s)", use.prefix, use.username, method,
+        if self.limit is not None and (wait := self.limit(f"user:{use.username}")) > 0:
+            log.warning("api token %s of %s refused: over the user's rate (%s %s)", use.prefix, use.username, method,
                         path[:200])  # fmt: skip
-            return await _json(send, 429, "This token made too many requests this minute: wait.",
-                               [(b"retry-after", str(max(1, round(wait + 0.5))).encode())])  # fmt: skip
+            seconds = max(1, round(wait + 0.5))
+            return await _json(send, 429, f"Your tokens made too many requests this minute (they share one rate): "
+                               f"try again in {seconds} s.", [(b"retry-after", str(seconds).encode())])  # fmt: skip
         log.info("api token %s of %s: %s %s", use.prefix, use.username, method, path[:200])
         scope.setdefault("state", {})["token_user"] = use.username
         return await self.app(scope, receive, send)

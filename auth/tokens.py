@@ -25,6 +25,7 @@ from sqlmodel import Session, select
 
 from auth.models import Account, ApiToken
 from retrieval.scholarly.models import utc
+from retrieval.upkeep.database import hold_lock
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,8 @@ def create_token(engine: Engine, username: str, name: str, days: int | None = No
         raise TokenError(f"A token may last 1 to {MAX_DAYS} days, or until revoked.")
     now = _now()
     with Session(engine) as session:
+        # Counted and added under the user's lock: twenty requests at once cannot each see room for one more.
+        hold_lock(session, f"user:{username}")
         account = session.exec(select(Account).where(Account.username == username)).first()
         if account is None or not account.active:
             raise TokenError("Only an active account can have tokens.")

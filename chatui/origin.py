@@ -6,8 +6,8 @@
   here, and `POST /chat/auth/jwt` turns any unexpired session token into a fresh one (a session that never ends);
   we use neither.
 - Upload size: Chainlit's upload route parses the whole multipart body (and reads the file into memory) before it
-  checks the size or whether uploads are on at all. `UploadLimit` refuses a body over the limit from its
-  Content-Length, and stops reading one that grows past it.
+  checks the size or whether uploads are on at all. `upload_limit` is its cap in the table of every route's
+  (`web.bodies`), which refuses a body over it from its Content-Length and stops reading one that grows past it.
 - Content policy: the chat's pages may load images only from this site (or inline data) and talk only to it, so
   even markdown that slipped past `assistant.safe_markdown` cannot send a request elsewhere.
 """
@@ -82,57 +82,11 @@ class ChatContentPolicy:
         return await self.app(scope, receive, with_policy)
 
 
-UPLOAD = "/chat/project/file"
-MB = 1024 * 1024
-
-
 def upload_limit() -> int:
-    """Bytes an upload may have: Chainlit's own setting when uploads are on, none when they are off."""
+    """Bytes of a file Chainlit's attach button takes now: its own setting when uploads are on (0 when off)."""
     from chainlit.config import config
 
     feature = config.features.spontaneous_file_upload
     if feature is None or not feature.enabled:
         return 0
-    return UploadLimits(max_mb=feature.max_size_mb or UploadLimits.max_mb).request_bytes()
-
-
-class UploadLimit:
-    """Pure ASGI middleware: a POST to Chainlit's upload route gets 413 when its Content-Length is over
-    `limit()`, or as soon as the body read so far is; the rest is never read."""
-
-    def __init__(self, app, limit=upload_limit) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope.get("method") != "POST" or scope.get("path") != UPLOAD:
-            return await self.app(scope, receive, send)
-        limit = self.limit()
-        declared = next((v for k, v in scope.get("headers", []) if k.lower() == b"content-length"), None)
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            return await _too_large(send, limit)
-        seen, refused = 0, False
-
-        async def counted():
-            nonlocal seen, refused
-            message = await receive()
-            if message["type"] == "http.request" and not refused:
-                seen += len(message.get("body", b""))
-                if seen > limit:
-                    refused = True
-                    await _too_large(send, limit)
-                    return {"type": "http.disconnect"}
-            return message
-
-        async def unless_refused(message):
-            if not refused:
-                await send(message)
-
-        return await self.app(scope, counted, unless_refused)
-
-
-async def _too_large(send, limit: int) -> None:
-    text = f"Refused: uploads here are at most {limit // MB} MB." if limit else "Refused: uploads are switched off."
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]})  # fmt: skip
-    await send({"type": "http.response.body", "body": text.encode()})
+    return UploadLimits(max_mb=feature.max_size_mb or UploadLimits.max_mb).max_bytes

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 LATENCY = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -27,6 +27,13 @@ class Metrics:
                                      buckets=LATENCY, registry=r)  # fmt: skip
         self.llm_errors = Counter("scholarloom_llm_errors", "Language-model failures by kind.", ["kind"], registry=r)
         self.sign_in_failures = Counter("scholarloom_sign_in_failures", "Refused sign-ins.", registry=r)
+        self._admissions: dict[str, object] = {}  # name -> `common.admission.Admission`, read at each scrape
+        r.register(_Admissions(self._admissions))
+
+    def watch(self, admission) -> None:
+        """An admission's turns (`common.admission.Admission`) in /metrics under its name: running, waiting, and
+        since start admitted and refused by reason."""
+        self._admissions[admission.name] = admission
 
     def read_when_scraped(self, name: str, help_text: str, labels: list[str],
                           read: Callable[[], Iterable[tuple[tuple[str, ...], float]]]) -> None:  # fmt: skip
@@ -49,6 +56,29 @@ class _Read(Collector):
         for values, value in self.read():
             family.add_metric(list(values), value)
         yield family
+
+
+class _Admissions(Collector):
+    def __init__(self, admissions: dict) -> None:
+        self.admissions = admissions
+
+    def collect(self):
+        running = GaugeMetricFamily("scholarloom_admission_running", "Work holding a turn, by kind.", labels=["kind"])
+        waiting = GaugeMetricFamily("scholarloom_admission_waiting", "Work waiting in line for a turn, by kind.",
+                                    labels=["kind"])  # fmt: skip
+        admitted = CounterMetricFamily("scholarloom_admission_admitted", "Work given a turn, by kind.",
+                                       labels=["kind"])  # fmt: skip
+        refused = CounterMetricFamily("scholarloom_admission_refused", "Work refused a turn (the line full, the "
+                                      "user's share of it full, waited too long), by kind and reason.",
+                                      labels=["kind", "reason"])  # fmt: skip
+        for name, admission in sorted(self.admissions.items()):
+            now = admission.snapshot()
+            running.add_metric([name], now.running)
+            waiting.add_metric([name], now.waiting)
+            admitted.add_metric([name], now.admitted)
+            for reason, count in now.refused.items():
+                refused.add_metric([name, reason], count)
+        yield from (running, waiting, admitted, refused)
 
 
 class CountRequests:

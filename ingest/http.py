@@ -13,7 +13,8 @@ Every request goes through `PoliteClient`:
 - a descriptive User-Agent; connect/read timeouts;
 - 429 and 5xx answers and transport errors are retried with exponential back-off and jitter, honouring
   `Retry-After` (seconds or an HTTP date) up to `max_wait`;
-- the body is read in chunks and refused past `max_bytes`.
+- the body is read in chunks and refused past `max_bytes` (or past a smaller cap the request gives: a caller's
+  budget of bytes stops the download as soon as it is spent, not after).
 """
 
 from __future__ import annotations
@@ -50,6 +51,14 @@ class FetchError(Exception):
 
 class FetchRefused(FetchError):
     """A URL we will not fetch (host not allowed, private address, bad scheme)."""
+
+
+class FetchTooLarge(FetchError):
+    """An answer longer than the cap (the service's, or the one the request was given): `limit` is that cap."""
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 @dataclass(frozen=True)
@@ -178,17 +187,20 @@ class PoliteClient:
         self._last[group] = self.clock()
 
     # --- requests -------------------------------------------------------------
-    def get(self, url: str, params: dict | None = None, headers: dict | None = None) -> Response:
-        return self.request("GET", url, params=params, headers=headers)
+    def get(self, url: str, params: dict | None = None, headers: dict | None = None, *,
+            max_bytes: int | None = None) -> Response:  # fmt: skip
+        return self.request("GET", url, params=params, headers=headers, max_bytes=max_bytes)
 
     def post_json(self, url: str, payload, params: dict | None = None, headers: dict | None = None) -> Response:
         return self.request("POST", url, params=params, headers=headers, json=payload)
 
-    def request(self, method: str, url: str, params=None, headers=None, json=None) -> Response:
-        """One logical request: redirects re-checked, retries with back-off; FetchError if it does not succeed."""
+    def request(self, method: str, url: str, params=None, headers=None, json=None, max_bytes: int | None = None
+                ) -> Response:  # fmt: skip
+        """One logical request: redirects re-checked, retries with back-off; FetchError if it does not succeed.
+        `max_bytes`: a cap below the service's for this answer (FetchTooLarge past it)."""
         target = str(httpx.URL(url, params=params)) if params else url
         for _hop in range(MAX_REDIRECTS + 1):
-            response = self._with_retries(method, target, headers, json)
+            response = self._with_retries(method, target, headers, json, max_bytes)
             if response.status in REDIRECT_STATUSES and response.headers.get("location"):
                 before, target = urlsplit(target), urljoin(target, response.headers["location"])
                 after = urlsplit(target)
@@ -209,7 +221,7 @@ class PoliteClient:
             return response
         raise FetchError(f"{method} {_short(url)}: more than {MAX_REDIRECTS} redirects")
 
-    def _with_retries(self, method: str, url: str, headers, json) -> Response:
+    def _with_retries(self, method: str, url: str, headers, json, max_bytes: int | None = None) -> Response:
         host, _port = self.check_url(url)
         group, rules = self._settings_for(host)
         retrier = Retrier(rules.retries, rules.backoff, cap=rules.max_wait, max_wait=rules.max_wait, jitter=self.jitter)
@@ -219,7 +231,7 @@ class PoliteClient:
             last: Response | None = None
             asked: float | None = None
             try:
-                response = self._send(method, url, headers, json, rules)
+                response = self._send(method, url, headers, json, rules, max_bytes)
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {exc}"
             else:
@@ -243,19 +255,21 @@ class PoliteClient:
             self.sleep(wait)
             attempt += 1
 
-    def _send(self, method: str, url: str, headers, json, rules: Politeness) -> Response:
+    def _send(self, method: str, url: str, headers, json, rules: Politeness, max_bytes: int | None = None
+              ) -> Response:  # fmt: skip
         self.requests += 1
+        cap = rules.max_bytes if max_bytes is None else max(0, min(rules.max_bytes, max_bytes))
         request = self._client.build_request(method, url, headers=headers, json=json, timeout=rules.timeout)
         response = self._client.send(request, stream=True)
         try:
             declared = response.headers.get("content-length")
-            if (whole_number(declared) or 0) > rules.max_bytes:
-                raise FetchError(f"{_short(url)}: {int(declared):,} bytes is over the {rules.max_bytes:,}-byte cap")
+            if (whole_number(declared) or 0) > cap:
+                raise FetchTooLarge(f"{_short(url)}: {int(declared):,} bytes is over the {cap:,}-byte cap", cap)
             chunks, size = [], 0
             for chunk in response.iter_bytes():
                 size += len(chunk)
-                if size > rules.max_bytes:
-                    raise FetchError(f"{_short(url)}: the answer is over the {rules.max_bytes:,}-byte cap")
+                if size > cap:
+                    raise FetchTooLarge(f"{_short(url)}: the answer is over the {cap:,}-byte cap", cap)
                 chunks.append(chunk)
         finally:
             response.close()

@@ -37,11 +37,14 @@ class Analyst:
 
 @dataclass(frozen=True)
 class Limits:
-    """How much one job may read: a downloaded PDF's bytes, an upload (`UploadLimits`), papers per batch."""
+    """How much one job may read: a downloaded PDF's bytes, an upload (`UploadLimits`), papers per batch, and the
+    files and seconds of one Zotero sync (it holds the only worker meanwhile)."""
 
     pdf_max_bytes: int = 50_000_000
     upload: UploadLimits = UploadLimits()
     index_batch: int = 64
+    zotero_files: int = 100
+    zotero_seconds: float = 600.0
 
     def pdfs(self, memory_mb: int = 1024, seconds: float = 60.0) -> PdfLimits:
         return PdfLimits(memory_mb=memory_mb, seconds=seconds, max_bytes=self.pdf_max_bytes)
@@ -71,10 +74,13 @@ class JobContext:
     # 3 s between requests holds across jobs too; tests replay recorded answers through it.
     clients: Callable[[], AbstractContextManager[PoliteClient]] | None = None
     sealer: Any = None  # retrieval.library.zotero.Sealer: opens the Zotero keys users connected (the server's secret)
-    post: Any = None  # retrieval.library.watches.DigestPost: mails saved-question digests (None: no SMTP server)
+    post: Any = None  # jobs.digests.DigestPost: mails saved-question digests (None: no SMTP server)
     # The archive a job searches (saved questions are re-run through it): `serve`'s own, which embeds queries in
     # this process and keeps their embeddings; a command's, from its settings. None: one made of the writer's stores.
     searcher: Callable[[], Any] | None = None
+    # Whether a user is an admin now (the accounts' table): what only an admin may have a job do, such as a sync of
+    # the server's own Zotero desktop, is refused to someone who is not (any more). Unset: nobody is.
+    is_admin: Callable[[str], bool] = lambda _user: False
     close: Callable[[], None] = lambda: None  # what ends the context's own encoder and client (`serve`'s worker)
 
     def fetcher(self) -> AbstractContextManager[PoliteClient]:

@@ -24,12 +24,12 @@ from ingest.pdfs import STAGE as FULL_TEXT
 from ingest.report import Summary
 from jobs.context import JobContext
 from retrieval.archive import Archive
+from retrieval.library.digests import Digests
 from retrieval.library.watches import (
     CITED,
     JUDGED_A_DAY,
     MAX_QUERY,
     RELATIONS,
-    Digests,
     QuestionChange,
     SavedQuestion,
     Watches,

@@ -4,59 +4,42 @@ A sync asks Zotero only for what changed since the version the last one reached.
 or a title joins the owner's library as `jobs.requests.import_entries` decides (a paper held here joins; an arXiv
 paper that is not here is fetched on request, within the owner's share); each PDF stored in Zotero becomes a private
 upload; each collection is a named list of the owner's (`retrieval.library.zotero`); a deleted or trashed item
-leaves, its upload deleted. Before anything is written, every check is made and every PDF downloaded: a library
-larger than the owner's room, or a key Zotero refuses, ends the job with its reason and nothing written; a file
-that is not a PDF is left out, named with why. The library's version is stored last, so a sync stopped half way
-(a crash, the network) is done again from the same version, and what it had written is matched by item keys, not
-added twice.
+leaves, its upload deleted. Before anything is written, every check is made and the PDFs downloaded
+(`jobs.zotero_plan`): a library with too many items or larger than the owner's room, or a key Zotero refuses, ends
+the job with its reason and nothing written; a file that is not a PDF is left out, named with why. The library's
+version is stored last, so a sync stopped half way (a crash, the network, its most files or minutes) is done again
+from the same version, and what it had written is matched by item keys, not added twice.
+
+The Zotero desktop on the server's machine (the local API) is the admin's own library: only an admin may sync it,
+checked again by each sync (the owner may have lost admin since); a library of someone else is switched off.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
-from dataclasses import dataclass, field
+import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 from sqlalchemy import delete
-from sqlmodel import Session, select
+from sqlmodel import Session, func, select
 
-from ingest.harvest.zotero import Zotero, ZoteroChanged, ZoteroRefused
+from ingest.harvest.zotero import Zotero, ZoteroChanged, ZoteroRefused, ZoteroTooLarge
 from ingest.http import FetchError
 from ingest.report import Failure, Summary
 from jobs.context import JobContext, JobIncomplete
-from jobs.queue import JobQueue
-from jobs.requests import import_entries
+from jobs.queue import Job, JobQueue, JobState
+from jobs.requests import ImportReport, import_entries
+from jobs.zotero_plan import Plan, SyncRefused, plan_sync, too_many
 from retrieval.archive import Archive
-from retrieval.library.reading_lists import MAX_ENTRIES, Entry, read_zotero_item
+from retrieval.library.reading_lists import MAX_ENTRIES, Entry
 from retrieval.library.uploads import Upload, UploadRefused
 from retrieval.library.zotero import Libraries, LibraryList, LibraryListPaper, ZoteroItem, ZoteroLibrary
 
 log = logging.getLogger(__name__)
 
 ZOTERO_KIND = "zotero"
-SKIPPED_TYPES = {"note", "annotation"}
-STORED = {"imported_file", "imported_url"}  # attachments whose file Zotero stores (not links to files or pages)
-MB = 1024 * 1024
-
-
-class SyncRefused(RuntimeError):
-    """The sync was refused before anything was written; the message says why and what to do."""
-
-
-@dataclass
-class Plan:
-    """What a sync will write, decided (and every PDF downloaded) before the first write."""
-
-    entries: dict[str, Entry] = field(default_factory=dict)  # item key -> what it names
-    collections: dict[str, list[str]] = field(default_factory=dict)  # item key -> its collections
-    labels: dict[str, str] = field(default_factory=dict)
-    versions: dict[str, int] = field(default_factory=dict)
-    # item key -> (the downloaded file, spooled beside the uploads; its name; its md5; its parent item)
-    files: dict[str, tuple[Path, str, str | None, str | None]] = field(default_factory=dict)
-    gone: set[str] = field(default_factory=set)  # item keys deleted or trashed
-    left_out: list[tuple[str, str]] = field(default_factory=list)  # (label, why)
+ADMINS_ONLY = ("Only an admin may sync the Zotero desktop of this server, so this library is switched off: connect "
+               "your library at zotero.org with a key instead.")  # fmt: skip
 
 
 def _now() -> datetime:
@@ -71,6 +54,9 @@ def sync_zotero(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     row = libraries.get(args["owner"], int(args["library"]))
     if row is None:
         return "the library was disconnected before its sync ran"
+    if row.source == "local" and not ctx.is_admin(row.owner):
+        libraries.update(row.id, state="off", last_error=ADMINS_ONLY)
+        raise SyncRefused(ADMINS_ONLY)
     try:
         note = _sync(ctx, libraries, row, args, summary, progress)
     except ZoteroRefused as refused:
@@ -87,6 +73,7 @@ def sync_zotero(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
 
 
 def _sync(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, args: dict, summary: Summary, progress) -> str:
+    deadline = time.monotonic() + ctx.limits.zotero_seconds
     key = None
     if row.source == "web":
         key = ctx.sealer.open(row.sealed_key)
@@ -97,96 +84,38 @@ def _sync(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, args: dict,
     if not base:
         raise SyncRefused("This server does not reach a Zotero desktop (SCHOLARLOOM_SOURCES__ZOTERO_LOCAL_URL).")
     held = libraries.items(row.id)
-    plan = Plan()
     with ctx.fetcher() as client:
         zotero = Zotero(client, base, row.prefix, key)
         name = zotero.name() if row.state != "synced" or not row.name else row.name
-        changes = zotero.changes(row.version)
+        try:
+            changes = zotero.changes(row.version, most=MAX_ENTRIES)
+        except ZoteroTooLarge as large:
+            raise too_many(large.total) from None
         if changes is None:
             libraries.update(row.id, last_synced_at=_now(), last_error=None, state="synced", name=name)
             return f"Zotero {name}: nothing changed since version {row.version}"
-        try:
-            _plan(ctx, zotero, row, changes, held, plan, progress)
-        except BaseException:
-            for spooled, *_ in plan.files.values():
-                spooled.unlink(missing_ok=True)
-            raise
-    written = _write(ctx, libraries, row, changes.collections, changes.deleted_collections, held, plan, args,
-                     summary)  # fmt: skip
+        plan = plan_sync(ctx, zotero, row, changes, held, progress, deadline, _share_left(libraries.engine, row.owner))
+    try:
+        written = _write(ctx, libraries, row, changes.collections, changes.deleted_collections, held, plan, args,
+                         summary)  # fmt: skip
+    finally:
+        plan.discard()  # what was not stored (a file is moved into the store when it is)
+    if plan.stopped:  # the same changes are read again next time: the files stored are known, the rest taken
+        libraries.update(row.id, state="partial", name=name, last_synced_at=_now(), last_error=plan.stopped)
+        return f"Zotero {name}: {plan.stopped} Version {row.version} kept; {written}"
     libraries.update(row.id, version=changes.version, state="synced", name=name, last_synced_at=_now(),
                      last_error=None)  # fmt: skip
     return f"Zotero {name}: version {row.version} to {changes.version}; {written}"
 
 
-def _plan(ctx: JobContext, zotero: Zotero, row: ZoteroLibrary, changes, held: dict[str, ZoteroItem], plan: Plan,
-          progress) -> None:  # fmt: skip
-    """What changed, sorted into entries, files and deletions; the library's size checked; the PDFs downloaded."""
-    plan.gone = set(changes.deleted_items) & set(held)
-    wanted = []
-    for item in changes.items:
-        data = item.get("data") or {}
-        item_key = str(item.get("key") or data.get("key") or "")
-        kind = data.get("itemType")
-        label = str(data.get("title") or data.get("filename") or item_key)[:300]
-        if not item_key or kind in SKIPPED_TYPES:
-            continue
-        if data.get("deleted"):  # in the trash: out of the library
-            if item_key in held:
-                plan.gone.add(item_key)
-            continue
-        plan.labels[item_key], plan.versions[item_key] = label, int(item.get("version") or data.get("version") or 0)
-        if kind == "attachment":
-            if data.get("contentType") != "application/pdf" or data.get("linkMode") not in STORED:
-                continue  # a link, a web page or another kind of file: nothing of it is a paper
-            known = held.get(item_key)
-            if known and known.upload_id and known.md5 and known.md5 == data.get("md5"):
-                continue  # the same file, already an upload
-            length = ((item.get("links") or {}).get("enclosure") or {}).get("length")
-            wanted.append((item_key, label, data, int(length) if str(length or "").isdigit() else 0))
-            continue
-        plan.entries[item_key] = read_zotero_item(data)
-        plan.collections[item_key] = [str(c) for c in data.get("collections") or []]
-    top = {k for k, i in held.items() if i.parent is None} - plan.gone | set(plan.entries)
-    if len(top) > MAX_ENTRIES:
-        raise SyncRefused(f"This Zotero library holds {len(top):,} items; a library here may hold at most "
-                          f"{MAX_ENTRIES:,}. Sync a group or a smaller library, or ask the admin.")  # fmt: skip
-    limits = ctx.limits.upload
-    room = limits.quota_bytes - ctx.uploads.used_bytes(row.owner)
-    room += sum(_size(ctx, held[k].upload_id) for k in plan.gone if held[k].upload_id)
-    said = sum(length for *_, length in wanted)
-    if said > room:
-        raise SyncRefused(f"This library's PDFs take {said / MB:.1f} MB; your library has {max(room, 0) / MB:.1f} MB "
-                          f"left of {limits.quota_mb} MB. Nothing was synced: delete items here, or in Zotero, "
-                          "and sync again.")  # fmt: skip
-    task = progress.add_task(f"Zotero {row.prefix}: PDFs", total=len(wanted))
-    fetched = 0
-    for item_key, label, data, _length in wanted:
-        try:
-            content = zotero.file(item_key)
-        except FetchError as exc:
-            plan.left_out.append((label, f"Zotero did not give the file: {exc}"))
-            progress.advance(task)
-            continue
-        if not content.lstrip()[:1024].startswith(b"%PDF-"):
-            plan.left_out.append((label, "the attachment says it is a PDF, but the file does not start with %PDF-"))
-        elif len(content) > limits.max_bytes:
-            plan.left_out.append((label, f"the file is larger than the limit of {limits.max_mb} MB"))
-        else:
-            spooled = ctx.uploads.folder / f".incoming-zotero-{uuid.uuid4().hex}"
-            spooled.write_bytes(content)
-            plan.files[item_key] = (spooled, str(data.get("filename") or f"{item_key}.pdf"), data.get("md5"),
-                                    data.get("parentItem"))  # fmt: skip
-            fetched += len(content)
-        progress.advance(task)
-    if fetched > room:
-        raise SyncRefused(f"This library's PDFs take {fetched / MB:.1f} MB; your library has {max(room, 0) / MB:.1f}"
-                          f" MB left of {limits.quota_mb} MB. Nothing was synced: delete items here, or in Zotero, "
-                          "and sync again.")  # fmt: skip
-
-
-def _size(ctx: JobContext, upload_id: int) -> int:
-    found = ctx.uploads.by_id(upload_id)
-    return found.size if found else 0
+def _share_left(engine, owner: str) -> int:
+    """The jobs the owner may still queue (this sync's own counted) in the queue its PDFs' readings join (`_write`):
+    a file past it would be downloaded only to be refused."""
+    queue = JobQueue(engine)
+    with Session(engine) as session:
+        live = session.exec(select(func.count()).select_from(Job).where(
+            Job.asked_by == owner, Job.state.in_([JobState.QUEUED, JobState.RUNNING]))).one()  # fmt: skip
+    return max(0, queue.user_live - live)
 
 
 def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collections: list[dict],
@@ -200,43 +129,12 @@ def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collection
     before = set(ctx.uploads.joined(owner))  # (a paper already here stays when its Zotero item is deleted)
     report = import_entries(archive, ctx.uploads, queue, owner, f"Zotero {row.prefix}", keyed,
                             on_demand=bool(args.get("on_demand")), daily=int(args.get("daily", 20)))  # fmt: skip
-    became = {k: p for k, p in report.joined} | {k: a for k, a in report.requested}
     for key, why in report.not_found + report.rejected:
         summary.fail(Failure(ZOTERO_KIND, plan.labels.get(key, key), why))
     for label, why in plan.left_out:
         summary.fail(Failure(ZOTERO_KIND, label, why))
-    added = 0
-    with Session(engine) as session:
-        for key in plan.entries:
-            item = session.exec(select(ZoteroItem).where(ZoteroItem.library == row.id, ZoteroItem.key == key)).first()
-            item = item or ZoteroItem(library=row.id, key=key)
-            item.version, item.label = plan.versions.get(key, 0), plan.labels.get(key, key)
-            if item.id is None or item.paper_id != became.get(key):
-                item.joined = became.get(key) not in before
-            item.paper_id, item.collections = became.get(key), plan.collections.get(key, [])
-            session.add(item)
-        session.commit()
-    for key, (spooled, filename, md5, parent) in plan.files.items():
-        old = held.get(key)
-
-        def record(session: Session, upload, key=key, md5=md5, parent=parent) -> None:
-            """The item's record of its upload, written with the upload's row: a crash between the two cannot leave
-            an upload the item does not know, made again by the next sync."""
-            item = session.exec(select(ZoteroItem).where(ZoteroItem.library == row.id, ZoteroItem.key == key)).first()
-            item = item or ZoteroItem(library=row.id, key=key)
-            item.version, item.label, item.upload_id = plan.versions.get(key, 0), plan.labels.get(key, key), upload.id
-            item.md5, item.parent = md5, str(parent) if parent else None
-            session.add(item)
-
-        try:
-            ctx.uploads.accept(owner, filename, spooled, ctx.limits.upload, queue, also=record,
-                               origin=f"{ZOTERO_KIND}:{row.id}:{key}")  # fmt: skip
-        except UploadRefused as refused:
-            summary.fail(Failure(ZOTERO_KIND, plan.labels.get(key, key), str(refused)))
-            continue
-        if old is not None and old.upload_id:
-            _drop_upload(ctx, owner, old.upload_id)
-        added += 1
+    _record_items(engine, row, plan, report, before)
+    added = _store_files(ctx, row, held, plan, queue, summary)
     removed = _remove(ctx, engine, row, plan.gone)
     _drop_strays(ctx, engine, row)
     lists = _lists(engine, row, collections, deleted_collections)
@@ -246,6 +144,59 @@ def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collection
     return (f"{len(report.joined)} joined, {len(report.requested)} requested from arXiv, {added} PDFs added, "
             f"{len(report.not_found) + len(report.rejected) + len(plan.left_out)} left out, {removed} removed, "
             f"{lists} lists")  # fmt: skip
+
+
+def _item(session: Session, row: ZoteroLibrary, plan: Plan, key: str) -> ZoteroItem:
+    """The item's record (a new one if there is none), its version and label as this sync read them."""
+    item = session.exec(select(ZoteroItem).where(ZoteroItem.library == row.id, ZoteroItem.key == key)).first()
+    item = item or ZoteroItem(library=row.id, key=key)
+    item.version, item.label = plan.versions.get(key, 0), plan.labels.get(key, key)
+    return item
+
+
+def _record_items(engine, row: ZoteroLibrary, plan: Plan, report: ImportReport, before: set[str]) -> None:
+    """What each item became; and each file left out for what it is, by its md5, so no later sync downloads it
+    again (a sync stopped at its most files would otherwise spend them on the same files each time)."""
+    became = {k: p for k, p in report.joined} | {k: a for k, a in report.requested}
+    with Session(engine) as session:
+        for key in plan.entries:
+            item = _item(session, row, plan, key)
+            if item.id is None or item.paper_id != became.get(key):
+                item.joined = became.get(key) not in before
+            item.paper_id, item.collections = became.get(key), plan.collections.get(key, [])
+            session.add(item)
+        for key, (md5, parent) in plan.unfit.items():
+            item = _item(session, row, plan, key)
+            item.md5, item.parent = md5, str(parent) if parent else None
+            session.add(item)
+        session.commit()
+
+
+def _store_files(ctx: JobContext, row: ZoteroLibrary, held: dict[str, ZoteroItem], plan: Plan, queue: JobQueue,
+                 summary: Summary) -> int:  # fmt: skip
+    """The downloaded PDFs made uploads (each replacing the item's older one); returns how many."""
+    added = 0
+    for key, (spooled, filename, md5, parent) in plan.files.items():
+        old = held.get(key)
+
+        def record(session: Session, upload, key=key, md5=md5, parent=parent) -> None:
+            """The item's record of its upload, written with the upload's row: a crash between the two cannot leave
+            an upload the item does not know, made again by the next sync."""
+            item = _item(session, row, plan, key)
+            item.upload_id, item.md5, item.parent = upload.id, md5, str(parent) if parent else None
+            session.add(item)
+
+        try:
+            ctx.uploads.accept(row.owner, filename, spooled, ctx.limits.upload, queue, also=record,
+                               origin=f"{ZOTERO_KIND}:{row.id}:{key}")  # fmt: skip
+        except UploadRefused as refused:  # (the owner's share or room taken meanwhile): the next sync tries again
+            summary.fail(Failure(ZOTERO_KIND, plan.labels.get(key, key), str(refused)))
+            plan.stopped = plan.stopped or f"A PDF could not be stored ({refused}); sync again to take the rest."
+            continue
+        if old is not None and old.upload_id:
+            _drop_upload(ctx, row.owner, old.upload_id)
+        added += 1
+    return added
 
 
 def _drop_upload(ctx: JobContext, owner: str, upload_id: int) -> None:

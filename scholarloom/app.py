@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -20,7 +21,7 @@ from auth.usage import usage_by_user_and_day
 from chatui.export import thread_markdown, thread_papers
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
-from chatui.origin import ChatContentPolicy, ClosedRoutes, SameOriginSignIn, UploadLimit
+from chatui.origin import ChatContentPolicy, ClosedRoutes, SameOriginSignIn, upload_limit
 from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from common.logs import RequestIds
@@ -30,9 +31,11 @@ from retrieval.library.zotero import Libraries
 from scholarloom.runtime import Runtime
 from scholarloom.settings import Settings
 from web.api import make_api
+from web.bodies import BodyLimits, body_caps
 from web.cite import BIBTEX, bibtex, cited_papers
 from web.guards import ExpensivePages, PrivatePages, PublicLimits, RateLimiter
 from web.http import WebDeps, not_found, signer
+from web.protocol import KnownMethods, describe_refusals, validation_error
 from web.render import STATIC, Renderer
 from web.routes import make_router
 from web.zotero import ZoteroSetup
@@ -110,7 +113,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         sign=sign,
         tokens=Tokens(runtime.engine),
         news=Watches(runtime.engine).unread,
-        digests=settings.digest_post(mailing=False),
+        digests=settings.digest_post(mailing=bool(settings.smtp_host)),
         mail=bool(settings.smtp_host),
         zotero=ZoteroSetup(Libraries(runtime.engine), settings.sealer(), local=bool(settings.sources.zotero_local_url)),
     )
@@ -129,6 +132,10 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     app.add_middleware(PrivatePages)  # (outside the memory of anonymous answers: each replay is marked too)
     app.add_middleware(BearerTokens, check=deps.tokens.check, throttle=runtime.throttle, address_key=address_key,
                        limit=RateLimiter(settings.token_rate).take if settings.token_rate else None)  # fmt: skip
+    # Outside the token checks, so nothing reads a body over its route's cap (`web.bodies`), signed in or not, and
+    # a method no route has is a 405, not a token's scope refusal.
+    app.add_middleware(BodyLimits, caps=body_caps(settings.upload_limits(), upload_limit if with_chat else lambda: 0))
+    app.add_middleware(KnownMethods, router=app.router)
     app.add_middleware(CountRequests, metrics=runtime.metrics)
     app.add_middleware(RequestIds)  # the outermost: every log line of a request carries its id
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -137,6 +144,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     _mcp(app, settings, runtime)
     app.include_router(make_router(deps))
     app.include_router(make_api(deps))
+    app.add_exception_handler(RequestValidationError, validation_error)  # never echoes the request's input
+    describe_refusals(app)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
@@ -153,16 +162,19 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
 
 def _mcp(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
     """The MCP server at /mcp (`assistant.mcp_server`), for requests with a personal API token; its session manager
-    runs for the app's lifetime."""
+    runs for the app's lifetime. Its calls take turns per user (`settings.mcp`), counted in /metrics."""
     from contextlib import asynccontextmanager
 
     from starlette.routing import Route
 
     from assistant.mcp_server import McpEndpoint, build_server, token_user
+    from common.admission import Admission
 
     library = runtime.uploads.library_ids if runtime.uploads is not None else None
-    endpoint = McpEndpoint(build_server(runtime.archive, settings.base_url, token_user, library))
-    app.router.routes.append(Route("/mcp", endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    app.state.mcp_admission = admission = Admission("mcp", settings.mcp, noun="call")
+    runtime.metrics.watch(admission)
+    endpoint = McpEndpoint(build_server(runtime.archive, settings.base_url, token_user, library, admission))
+    app.router.routes.append(Route("/mcp", endpoint=endpoint, methods=list(endpoint.methods)))
     before = app.router.lifespan_context
 
     @asynccontextmanager
@@ -249,7 +261,6 @@ def _mount_chat(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
     live = functools.partial(session_is_live, runtime.engine)
     app.add_middleware(RequestUser, secret=secret, live=live)
     app.add_middleware(ChatContentPolicy)
-    app.add_middleware(UploadLimit)
     point_chainlit_at(prepare_chat_root(settings))
     import chainlit.server
     from chainlit.utils import mount_chainlit

@@ -1,13 +1,15 @@
 """Sections of the settings: the agent's limits (SCHOLARLOOM_AGENT__*); the harvested services
-(SCHOLARLOOM_SOURCES__*) are `ingest.sources.SourceSettings`."""
+(SCHOLARLOOM_SOURCES__*) are `ingest.sources.SourceSettings`; the turns of MCP calls (SCHOLARLOOM_MCP__*) are
+`common.admission.Limits`."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from common.admission import Limits as AdmissionLimits
 from ingest.sources import SourceSettings
 
-__all__ = ["AgentSettings", "SourceSettings"]
+__all__ = ["AdmissionLimits", "AgentSettings", "SourceSettings"]
 
 
 class AgentSettings(BaseModel):

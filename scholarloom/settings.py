@@ -19,9 +19,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from retrieval.vectors.index import Index
     from retrieval.vectors.place import IndexPlace
 
-from scholarloom.sections import AgentSettings, SourceSettings
+from scholarloom.sections import AdmissionLimits, AgentSettings, SourceSettings
 
-__all__ = ["AgentSettings", "Settings", "SourceSettings"]
+__all__ = ["AdmissionLimits", "AgentSettings", "Settings", "SourceSettings"]
 DEMO_SECRET_MARKER = "demo-secret-change-me"
 
 
@@ -143,10 +143,17 @@ class Settings(BaseSettings):
     public_rate: int = Field(60, ge=0, le=100_000, description="Searches and comparisons one address may ask for a "
                              "minute, in bursts of as many (0: no limit); anonymous ones are also computed two at a "
                              "time, and their answers kept a minute.")
-    token_rate: int = Field(120, ge=0, le=100_000, description="Requests one personal API token may make a minute "
-                            "(its /api calls and MCP tool calls), in bursts of as many (0: no limit).")
+    token_rate: int = Field(120, ge=0, le=100_000, description="Requests one user may make a minute with personal "
+                            "API tokens, all their tokens together (/api, /mcp), in bursts of as many (0: no limit).")
+    mcp: AdmissionLimits = Field(default_factory=AdmissionLimits, description="MCP tool calls and resource reads at "
+                                 "once, in all and per user, and the line the others wait in (SCHOLARLOOM_MCP__*).")
     user_jobs: int = Field(20, ge=1, le=10_000, description="Jobs one user may have waiting or running at once "
                            "(uploads being read, papers being fetched); more are refused until some are done.")
+    zotero_sync_files: int = Field(100, ge=1, le=100_000, description="Most files one Zotero sync downloads; a "
+                                   "sync that reaches it stores what it has and says so, and the next takes the rest.")
+    zotero_sync_minutes: float = Field(10.0, gt=0, le=24 * 60, description="Longest one Zotero sync downloads "
+                                       "files (minutes; it holds the job worker meanwhile); then as at "
+                                       "SCHOLARLOOM_ZOTERO_SYNC_FILES.")
     update_every: str | None = Field(
         None,
         description="How often `serve` runs the steps of `ingest update` itself, e.g. 24h, 90m or 3600 (seconds); "
@@ -365,24 +372,27 @@ class Settings(BaseSettings):
     def job_context(self, index=None, embedder=None, clients=None, close=None, searcher=None) -> "JobContext":
         """What a job runs with (`jobs.context`): by default this process's own index and encoder (a command);
         `serve`'s worker gives its encoder process, its one polite client and the archive it answers from."""
+        from auth.accounts import is_admin
         from ingest.writer import Writer
         from jobs.context import Backups, JobContext, Limits
 
-        limits = Limits(self.sources.pdf_max_bytes, self.upload_limits(), self.index_batch)
+        limits = Limits(self.sources.pdf_max_bytes, self.upload_limits(), self.index_batch,
+                        zotero_files=self.zotero_sync_files, zotero_seconds=self.zotero_sync_minutes * 60)  # fmt: skip
         writer = Writer(self.catalog(), index or self.index(), embedder or self.writing_encoder())
+        engine = writer.catalog.engine
         return JobContext(
             writer, self.uploads(), self.sources,
             self.index_place(), limits, Backups(self.backup_folders(), self.without_secrets()), self.analyst(),
             clients=clients, close=close or (lambda: None), sealer=self.sealer(), post=self.digest_post(),
-            searcher=searcher or self.archive,
+            searcher=searcher or self.archive, is_admin=lambda user: is_admin(engine, user),
         )  # fmt: skip
 
     def digest_post(self, mailing: bool = True):
-        """What mails saved-question digests (`retrieval.library.watches.DigestPost`): None without an SMTP server or
-        a secret to sign unsubscribe links with. `mailing=False`: only what checks an unsubscribe link's signature
-        (the pages: a link mailed before the SMTP setting was removed still works)."""
+        """What mails saved-question digests and their confirmations (`jobs.digests.DigestPost`): None without an
+        SMTP server or a secret to sign their links with. `mailing=False`: only what checks a link's signature
+        (the pages of a server without SMTP: a link mailed before the setting was removed still works)."""
         from common.mail import Mailer
-        from retrieval.library.watches import DigestPost
+        from jobs.digests import DigestPost
 
         try:
             secret = self.require_secret()

@@ -124,7 +124,7 @@ class ExpensivePages:
             return await _replay(send, *kept)
         address = (scope.get("client") or ("unknown",))[0]
         if self.rates is not None and (wait := self.rates.take(address)):
-            return await _refuse(send, 429, "Too many searches from your address; wait a moment.", wait)
+            return await _refuse(send, 429, "Too many searches from your address; wait a moment.", wait, scope)
         if not anonymous:
             return await self.app(scope, receive, send)
         if self._turns is None:
@@ -132,7 +132,7 @@ class ExpensivePages:
         try:
             await asyncio.wait_for(self._turns.acquire(), self.limits.wait)
         except asyncio.TimeoutError:
-            return await _refuse(send, 503, "The server is busy with other searches; try again in a moment.", 5)
+            return await _refuse(send, 503, "The server is busy with other searches; try again in a moment.", 5, scope)
         try:
             self.computed += 1
             return await self.app(scope, receive, self._keeping(key, send))
@@ -171,8 +171,14 @@ async def _replay(send, start: dict, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _refuse(send, status: int, message: str, retry_after: float) -> None:
+async def _refuse(send, status: int, message: str, retry_after: float, scope) -> None:
+    """Plain text for a page, JSON (`{"detail": ...}`, as /openapi.json says) for the API."""
+    import json
+
     wait = str(max(1, round(retry_after))).encode()
-    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"retry-after", wait), (b"cache-control", b"no-store")]
+    body, kind = message.encode(), b"text/plain; charset=utf-8"
+    if scope["path"].startswith("/api/"):
+        body, kind = json.dumps({"detail": message}).encode(), b"application/json"
+    headers = [(b"content-type", kind), (b"retry-after", wait), (b"cache-control", b"no-store")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": message.encode()})
+    await send({"type": "http.response.body", "body": body})

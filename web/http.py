@@ -40,7 +40,7 @@ class WebDeps:
     upload_limits: UploadLimits = UploadLimits()
     zotero: Any = None  # web.zotero.ZoteroSetup: users' Zotero libraries, when the app has users
     news: Callable[[str], int] | None = None  # a user's unread saved-question changes (the pages' badge)
-    digests: Any = None  # retrieval.library.watches.DigestPost: checks unsubscribe links (mails only when `mail`)
+    digests: Any = None  # jobs.digests.DigestPost: checks digest links; mails confirmations when `mail`
     mail: bool = False  # an SMTP server is configured: users may ask for e-mail digests
     tokens: Any = None  # auth.tokens.Tokens: personal API tokens, when the app has users
     sign: Callable[[str], str] | None = None  # a value's HMAC with the server's secret (`signer`): links for one user

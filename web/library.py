@@ -1,8 +1,9 @@
 """A user's own PDFs: `POST/GET /api/library`, `GET/DELETE /api/library/{id}`, and the pages `/me/library` and
 `/me/library/{id}` (with a plain form to upload and one to delete: our pages run no script).
 
-A file is refused before its body is read when its declared length is over the cap or over what is left of the
-owner's quota; a body that keeps coming past the cap is cut off (it was spooled to disk, never held in memory).
+A file is refused before its body is read when its declared length is over the cap (`web.bodies`, for every route)
+or over what is left of the owner's quota; a body that keeps coming past either is cut off (it was spooled to disk,
+never held in memory). `{upload_id:int}`: `/api/library/import` and `/api/library/papers` are not items.
 It must start with `%PDF-`. It is stored under its row's id and indexed by an `upload` job (`jobs.kinds.index_upload`).
 Another user's item answers exactly like one that does not exist (404).
 """
@@ -90,16 +91,15 @@ def _capped(receive, cap: int):
 
 
 async def receive_pdf(request: Request, deps: WebDeps, owner: str) -> Upload:
-    """Spool the multipart field `file` (refused before reading when its declared length is too large, cut off
-    when it keeps coming), then store it with its job (`Uploads.accept`). Raises Refused."""
+    """Spool the multipart field `file` (refused before reading when its declared length is over what is left of
+    the owner's quota, cut off when it keeps coming), then store it with its job (`Uploads.accept`). Raises Refused.
+    A body over the upload limit never reaches the route (`web.bodies`)."""
     limits = deps.upload_limits
     # The database work runs in a thread: in the event loop, a write waiting for SQLite's lock would stall the
     # very loop whose other requests (the chat's history) hold it.
     room = await run_in_threadpool(deps.uploads.room, owner, limits)
-    declared = request.headers.get("content-length", "")
-    size = int(declared) if declared.isdigit() else None
-    if size is not None and size > limits.request_bytes():  # the form's own lines are small
-        raise Refused(413, f"The file is larger than the limit of {limits.max_mb} MB.")
+    declared = request.headers.get("content-length", "")  # (over the upload limit: refused by `web.bodies`)
+    size = int(declared) if declared.isascii() and declared.isdigit() else None
     if room <= 0 or (size is not None and size > limits.request_bytes(room)):
         raise Refused(413, f"Your library is full ({limits.quota_mb} MB); delete items to make room.")
     capped = Request(request.scope, _capped(request.receive, room + 64 * 1024))
@@ -168,7 +168,7 @@ def library_routes(router: APIRouter, deps: WebDeps) -> None:
         items = deps.uploads.mine(owner_of(request))
         return _private(JSONResponse([UploadOut.of(u).model_dump(mode="json") for u in items]))
 
-    @router.get("/api/library/{upload_id}", response_model=UploadOut, tags=["library"],
+    @router.get("/api/library/{upload_id:int}", response_model=UploadOut, tags=["library"],
                 responses={**SIGNED_IN, **MISSING})
     def one(request: Request, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
         found = deps.uploads.get(owner_of(request), upload_id)
@@ -176,7 +176,7 @@ def library_routes(router: APIRouter, deps: WebDeps) -> None:
             raise HTTPException(404, "no such item in your library")
         return _private(JSONResponse(UploadOut.of(found).model_dump(mode="json")))
 
-    @router.patch("/api/library/{upload_id}", response_model=UploadOut, tags=["library"],
+    @router.patch("/api/library/{upload_id:int}", response_model=UploadOut, tags=["library"],
                   responses={**SIGNED_IN, **MISSING})
     def correct(request: Request, fields: Correction, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
         """Correct the title, authors or abstract read from the file; the item is indexed again with them."""
@@ -191,7 +191,8 @@ def library_routes(router: APIRouter, deps: WebDeps) -> None:
             raise HTTPException(404, "no such item in your library")
         return _private(JSONResponse(UploadOut.of(found).model_dump(mode="json")))
 
-    @router.delete("/api/library/{upload_id}", status_code=204, tags=["library"], responses={**SIGNED_IN, **MISSING})
+    @router.delete("/api/library/{upload_id:int}", status_code=204, tags=["library"],
+                   responses={**SIGNED_IN, **MISSING})
     def delete(request: Request, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
         """Remove the file, its row and its index points."""
         owner = library_writer(deps, request)

@@ -114,6 +114,10 @@ def token_routes(router: APIRouter, deps: WebDeps) -> None:
         user, refused = _form_user(request, own(request))
         if refused:
             return refused
+        if wait := deps.writes.take(user):
+            response = page(request, user, 429, error="You made or revoked too many tokens this minute: wait a moment.")
+            response.headers["Retry-After"] = str(max(1, round(wait)))
+            return response
         try:
             row, token = deps.tokens.create(user, name, int(days) if days.isdigit() else None, scope)
         except ValueError as error:  # (auth.tokens.TokenError: what to change)
@@ -125,6 +129,9 @@ def token_routes(router: APIRouter, deps: WebDeps) -> None:
         user, refused = _form_user(request, own(request))
         if refused:
             return refused
+        if wait := deps.writes.take(user):
+            return PlainTextResponse("You made or revoked too many tokens this minute: wait a moment.", status_code=429,
+                                     headers={**page_headers(), "Retry-After": str(max(1, round(wait)))})  # fmt: skip
         if not 0 < token_id < 2**62 or deps.tokens.revoke(token_id, by=user) is None:
             return not_found(request, deps, "No such token of yours.")
         return RedirectResponse("/me/tokens", status_code=303)

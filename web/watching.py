@@ -3,33 +3,26 @@
 "Watch this" on the search page keeps the question with its scope (the archive, a category, or the user's own
 papers); the papers that answer it then are not news. After every job that brings papers the questions are run
 again (`jobs.watches`), and on demand from this page; each run that finds papers not seen before is a change, listed
-here newest first with the sentences that matched, and in the user's private feed."""
+here newest first with the sentences that matched, and in the user's private feed. The e-mail digests' form and
+links are `web.digests`."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fastapi import APIRouter, Form, Query, Request
-from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
+from jobs.queue import JobRefused
 from jobs.watches import WATCHES_KIND, keep_question
-from retrieval.library.watches import (
-    JUDGED_A_DAY,
-    MAX_QUESTIONS,
-    PERIODS,
-    Digests,
-    Watches,
-    describe,
-    judgement_parts,
-    shown_lines,
-)
+from retrieval.library.watches import JUDGED_A_DAY, MAX_QUESTIONS, Watches, describe, judgement_parts, shown_lines
 from retrieval.scholarly.models import shown
 from web.addresses import paper_address
 from web.base import PageMeta, md_escape
+from web.digests import digest_routes, digest_state
 from web.http import WebDeps, not_found, page_headers, respond, same_origin
-
-_EMAIL = re.compile(r"^[^@\s<>,;]{1,64}@[A-Za-z0-9.-]{1,189}\.[A-Za-z]{2,}$")
+from web.library import within_write_rate
 
 
 @dataclass(frozen=True)
@@ -90,7 +83,9 @@ class WatchingPage:
     changes: list[ChangeRow]
     error: str = ""
     mail: bool = False  # the server can e-mail digests
-    digest: str = ""  # how the user gets them ("" : not by e-mail)
+    digest: str = ""  # how the user gets them ("" : not by e-mail), `web.digests.digest_state`
+    digest_notice: str = ""  # why their digests were switched off without them asking
+    refused: str = "Not saved"  # what `error` stopped
     path: str = "/me/watching"
 
     def meta(self, base_url: str) -> PageMeta:
@@ -100,13 +95,14 @@ class WatchingPage:
     def to_markdown(self) -> str:
         lines = ["# Saved questions", ""]
         if self.error:
-            lines += [f"**Not saved:** {md_escape(self.error)}", ""]
+            lines += [f"**{self.refused}:** {md_escape(self.error)}", ""]
         if not self.questions:
             lines.append("No saved question yet: search or ask in the chat, then \"Watch this\".")
         lines += [f"- {md_escape(q.query)} ({md_escape(q.scope)}): {q.answers} answers so far, last run {q.last_run}"
                   for q in self.questions]  # fmt: skip
         if self.mail:
             lines += ["", f"E-mail digest: {md_escape(self.digest) if self.digest else 'off'}"]
+            lines += [f"**Switched off:** {md_escape(self.digest_notice)}"] if self.digest_notice else []
         lines += ["", "## What is new", ""]
         if not self.changes:
             lines.append("Nothing new yet.")
@@ -125,29 +121,31 @@ def _scope_label(scope: str) -> str:
         if scope.startswith("category:") else "the archive"  # fmt: skip
 
 
+def change_rows(watches: Watches, user: str) -> list[ChangeRow]:
+    """The user's changes as their page lists them, newest first, each paper and cited number with its address."""
+    rows = []
+    for change, question in watches.changes(user):
+        papers = [(*shown_lines(p)[:1], paper_address(str(p.get("id", "")), str(p.get("title", ""))),
+                   shown_lines(p)[1]) for p in change.papers]  # fmt: skip
+        said = judgement_parts(change.judgement)
+        if said is not None:
+            titles = {str(p.get("id", "")): str(p.get("title", "")) for p in change.papers}
+            said = (said[0], [(words, paper_address(pid, titles.get(pid, "")) if pid else None)
+                              for words, pid in said[1]])  # fmt: skip
+        rows.append(ChangeRow(question.query, shown(change.at), papers, change.read, describe(change.papers), said))
+    return rows
+
+
 def watching_routes(router: APIRouter, deps: WebDeps) -> None:
     def store() -> Watches | None:
         return Watches(deps.archive.catalog.engine) if deps.uploads is not None and deps.jobs is not None else None
 
-    def page(request: Request, user: str, status: int = 200, error: str = "") -> Response:
+    def page(request: Request, user: str, status: int = 200, error: str = "", refused: str = "Not saved") -> Response:
         watches = store()
         questions = [QuestionRow(q.id, q.query, _scope_label(q.scope), shown(q.last_run_at), len(q.seen))
                      for q in watches.of(user)]  # fmt: skip
-        changes = []
-        for change, question in watches.changes(user):
-            papers = [(*shown_lines(p)[:1], paper_address(str(p.get("id", "")), str(p.get("title", ""))),
-                       shown_lines(p)[1]) for p in change.papers]  # fmt: skip
-            said = judgement_parts(change.judgement)
-            if said is not None:
-                titles = {str(p.get("id", "")): str(p.get("title", "")) for p in change.papers}
-                said = (said[0], [(words, paper_address(pid, titles.get(pid, "")) if pid else None)
-                                  for words, pid in said[1]])  # fmt: skip
-            changes.append(ChangeRow(question.query, shown(change.at), papers, change.read, describe(change.papers),
-                                     said))  # fmt: skip
-        digest = ""
-        if deps.mail and (row := Digests(deps.archive.catalog.engine).of(user)) is not None:
-            digest = f"{'daily' if row.every == 'day' else 'weekly'} to {row.email}"
-        listed = WatchingPage(questions, changes, error, deps.mail, digest)
+        listed = WatchingPage(questions, change_rows(watches, user), error, deps.mail, *digest_state(deps, user),
+                              refused)  # fmt: skip
         response = respond(request, deps, listed, "watching.html", status)
         response.headers["Cache-Control"] = "private, no-store"
         watches.mark_read(user)
@@ -160,6 +158,10 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         if not same_origin(request):
             return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
         return user, None
+
+    digest_routes(router, deps, page, form_user)
+    _admin_route(router, deps, store)
+    _question_route(router, deps, store, page, form_user)
 
     @router.get("/me/watching", include_in_schema=False)
     @router.get("/me/watching.md", include_in_schema=False)
@@ -176,6 +178,7 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         user, refused = form_user(request)
         if refused:
             return refused
+        within_write_rate(deps, user)
         if scope == "category":
             scope = f"category:{category.strip()}"
         try:
@@ -184,40 +187,8 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
             return page(request, user, 400, str(exc))
         return RedirectResponse("/me/watching", status_code=303)
 
-    @router.post("/me/watching/digest", include_in_schema=False)
-    def digest(request: Request, email: str = Form("", max_length=300), every: str = Form("day", max_length=10)
-               ) -> Response:  # fmt: skip
-        user, refused = form_user(request)
-        if refused:
-            return refused
-        email = email.strip()
-        digests = Digests(deps.archive.catalog.engine)
-        if every == "off":
-            digests.stop(user)
-        elif not deps.mail or every not in PERIODS or not _EMAIL.match(email):
-            return page(request, user, 400, "Give an e-mail address, and a digest every day or every week.")
-        else:
-            digests.subscribe(user, email, every)
-        return RedirectResponse("/me/watching", status_code=303)
 
-    @router.get("/unsubscribe", include_in_schema=False)
-    @router.post("/unsubscribe", include_in_schema=False)
-    def unsubscribe(request: Request, u: str = Query("", max_length=200), n: str = Query("", max_length=40),
-                    s: str = Query("", max_length=64)) -> Response:  # fmt: skip
-        """A digest's link: no sign-in, its signature is the proof. GET asks (a mail scanner's visit changes
-        nothing); POST (the button, or a mail client's one-click unsubscribe) stops the digests, once."""
-        if deps.digests is None or not deps.digests.genuine(u, n, s):
-            return PlainTextResponse("This link is not one this server made.", status_code=404, headers=page_headers())
-        if request.method == "GET":
-            text = ("<!doctype html><meta charset=utf-8><title>Stop the digests</title><main><h1>Stop the e-mail "
-                    "digests?</h1><form method=post><button type=submit>Stop them</button></form></main>")  # fmt: skip
-            return HTMLResponse(text, headers={**page_headers(), "Cache-Control": "no-store"})
-        if not Digests(deps.archive.catalog.engine).unsubscribe(u, n):
-            return PlainTextResponse("This link was used already, or a newer subscription replaced it: no digest "
-                                     "is sent for it.", status_code=410, headers=page_headers())  # fmt: skip
-        return PlainTextResponse("Done: no more e-mail digests. Your saved questions stay on /me/watching.",
-                                 headers=page_headers())  # fmt: skip
-
+def _admin_route(router: APIRouter, deps: WebDeps, store: Callable[[], Watches | None]) -> None:
     @router.get("/admin/watching", include_in_schema=False)
     @router.get("/admin/watching.md", include_in_schema=False)
     def every(request: Request) -> Response:
@@ -232,6 +203,11 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         response.headers["Cache-Control"] = "private, no-store"
         return response
 
+
+def _question_route(router: APIRouter, deps: WebDeps, store: Callable[[], Watches | None],
+                    page: Callable[..., Response], form_user: Callable[..., tuple[str | None, Response | None]]
+                    ) -> None:  # fmt: skip
+    """Run now (a job within the user's share of the queue) and Stop watching."""
     @router.post("/me/watching/{question_id}/{action}", include_in_schema=False)
     def act(request: Request, question_id: int, action: str) -> Response:
         user, refused = form_user(request)
@@ -240,9 +216,14 @@ def watching_routes(router: APIRouter, deps: WebDeps) -> None:
         question = store().get(user, question_id)
         if question is None or action not in ("run", "delete"):
             return PlainTextResponse("No such question of yours.", status_code=404, headers=page_headers())
+        within_write_rate(deps, user)
         if action == "run":
-            deps.jobs.submit(WATCHES_KIND, {"owner": user, "question": question.id}, user,
-                             key=f"{WATCHES_KIND}:{question.id}")  # fmt: skip
+            try:  # within the user's share of the queue, as every job a user asks for
+                deps.jobs.submit(WATCHES_KIND, {"owner": user, "question": question.id}, user,
+                                 key=f"{WATCHES_KIND}:{question.id}", for_user=True)  # fmt: skip
+            except JobRefused as exc:
+                said = f"{exc} (A saved question's run is one of them.)"
+                return page(request, user, 429, said, refused="Not run")
         else:
             store().forget(user, question.id)
         return RedirectResponse("/me/watching", status_code=303)

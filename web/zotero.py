@@ -1,24 +1,27 @@
-"""`/me/zotero`: a signed-in user connects a Zotero user or group library (its id and an API key, or Zotero 7
-desktop's local API when the server allows it), syncs it (a `zotero` job, `jobs.zotero`), sees each library's state
-and last error, and disconnects it; and exports their library, or one named list (a Zotero collection), as a file
-Zotero imports (RIS or CSL-JSON; Zotero puts an imported file's items in a new collection named after the file)."""
+"""`/me/zotero`: a signed-in user connects a Zotero user or group library (its id and an API key, or, for an admin,
+Zotero 7 desktop's local API when the server allows it: the desktop's library is its owner's, not every user's), syncs
+it (a `zotero` job, `jobs.zotero`, within the user's share of the queue and rate of writes), sees each library's
+state and last error, and disconnects it; and exports their library, or one named list (a Zotero collection), as a
+file Zotero imports (RIS or CSL-JSON; Zotero puts an imported file's items in a new collection named after the
+file)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
-from jobs.zotero import ZOTERO_KIND
+from jobs.queue import JobRefused
+from jobs.zotero import ADMINS_ONLY, ZOTERO_KIND
 from retrieval.library.zotero import KINDS, Libraries
 from retrieval.scholarly.models import shown
 from web.base import PageMeta, md_escape
 from web.cite import CSL_JSON, RIS, csl_json, ris
 from web.http import WebDeps, page_headers, respond, same_origin
+from web.library import within_write_rate
 
-MAX_LIBRARIES = 10  # connected per user
 _KEY = re.compile(r"^[A-Za-z0-9]{24}$")  # Zotero API keys: 24 letters and digits
 _NUMBER = re.compile(r"^[0-9]{1,12}$")
 
@@ -54,8 +57,9 @@ class ListRow:
 class ZoteroPage:
     libraries: list[LibraryRow]
     lists: list[ListRow]
-    local: bool
+    local: bool  # the desktop offered: the server reaches one, and the viewer is an admin
     error: str = ""
+    problem: str = "Not connected"  # what the error stopped
     path: str = "/me/zotero"
 
     def meta(self, base_url: str) -> PageMeta:
@@ -65,7 +69,7 @@ class ZoteroPage:
     def to_markdown(self) -> str:
         lines = ["# Zotero", ""]
         if self.error:
-            lines += [f"**Not connected:** {md_escape(self.error)}", ""]
+            lines += [f"**{self.problem}:** {md_escape(self.error)}", ""]
         if not self.libraries:
             lines.append("No Zotero library connected yet.")
         for r in self.libraries:
@@ -89,17 +93,36 @@ def _rows(libraries) -> list[LibraryRow]:
     return rows
 
 
+def _page(deps: WebDeps, request: Request, user: str, status: int = 200, error: str = "",
+          problem: str = "Not connected", headers: dict | None = None) -> Response:  # fmt: skip
+    z = deps.zotero
+    lists = [ListRow(r.id, r.name, len(ids)) for r, ids in z.libraries.lists(user)]
+    shown = ZoteroPage(_rows(z.libraries.of(user)), lists, z.local and deps.is_admin(user), error, problem)
+    response = respond(request, deps, shown, "zotero.html", status)
+    response.headers.update({**(headers or {}), "Cache-Control": "private, no-store"})
+    return response
+
+
+def _too_fast(deps: WebDeps, request: Request, user: str, problem: str) -> Response | None:
+    """The page with a 429 when the user is past their rate of writes (each can start a job), else None."""
+    try:
+        within_write_rate(deps, user)
+    except HTTPException as slow:
+        return _page(deps, request, user, slow.status_code, str(slow.detail), problem, slow.headers)
+    return None
+
+
+def _synced(deps: WebDeps, request: Request, user: str, library: int, problem: str) -> Response:
+    try:
+        _sync(deps, user, library)
+    except JobRefused as refused:  # the user's share of the queue is taken: say so, keep the library
+        return _page(deps, request, user, 429, str(refused), problem)
+    return RedirectResponse("/me/zotero", status_code=303)
+
+
 def zotero_routes(router: APIRouter, deps: WebDeps) -> None:
     def setup() -> ZoteroSetup | None:
         return deps.zotero if deps.zotero is not None and deps.jobs is not None else None
-
-    def page(request: Request, user: str, status: int = 200, error: str = "") -> Response:
-        z = setup()
-        lists = [ListRow(r.id, r.name, len(ids)) for r, ids in z.libraries.lists(user)]
-        shown = ZoteroPage(_rows(z.libraries.of(user)), lists, z.local, error)
-        response = respond(request, deps, shown, "zotero.html", status)
-        response.headers["Cache-Control"] = "private, no-store"
-        return response
 
     def form_user(request: Request) -> tuple[str | None, Response | None]:
         user = deps.viewer(request) if setup() else None
@@ -115,24 +138,27 @@ def zotero_routes(router: APIRouter, deps: WebDeps) -> None:
         user = deps.viewer(request) if setup() else None
         if user is None:
             return RedirectResponse("/chat/login", status_code=303)
-        return page(request, user)
+        return _page(deps, request, user)
 
     @router.post("/me/zotero", include_in_schema=False)
     def connect(request: Request, kind: str = Form("user", max_length=10), library_id: str = Form("", max_length=40),
                 source: str = Form("web", max_length=10), key: str = Form("", max_length=100)) -> Response:  # fmt: skip
         """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
         user, refused = form_user(request)
-        if refused:
+        if refused or (refused := _too_fast(deps, request, user, "Not connected")):
             return refused
         number, key = library_id.strip(), key.strip()
         z = setup()
-        problem = _problem(z, user, kind, number, source, key)
+        problem = _problem(z, user, kind, number, source, key, deps.is_admin(user))
         if problem:
-            return page(request, user, 400, problem)
+            return _page(deps, request, user, 400, problem)
         sealed = z.sealer.seal(key) if source == "web" else ""
-        row = z.libraries.connect(user, kind, "0" if source == "local" and kind == "user" else number, source, sealed)
-        _sync(deps, user, row.id)
-        return RedirectResponse("/me/zotero", status_code=303)
+        try:  # (the cap on libraries a user connects is counted under their lock)
+            row = z.libraries.connect(user, kind, "0" if source == "local" and kind == "user" else number, source,
+                                      sealed)  # fmt: skip
+        except ValueError as refused:
+            return _page(deps, request, user, 400, str(refused))
+        return _synced(deps, request, user, row.id, "Connected, not synced")
 
     @router.post("/me/zotero/{library}/{action}", include_in_schema=False)
     def act(request: Request, library: int, action: str) -> Response:
@@ -142,11 +168,22 @@ def zotero_routes(router: APIRouter, deps: WebDeps) -> None:
         row = setup().libraries.get(user, library)
         if row is None or action not in ("sync", "disconnect"):
             return PlainTextResponse("No such library of yours.", status_code=404, headers=page_headers())
-        if action == "sync":
-            _sync(deps, user, row.id)
-        else:
+        if slow := _too_fast(deps, request, user, "Not done"):
+            return slow
+        if action == "disconnect":
             setup().libraries.disconnect(user, row.id)
+        elif row.source == "local" and not deps.is_admin(user):  # as the sync itself would: switched off
+            setup().libraries.update(row.id, state="off", last_error=ADMINS_ONLY)
+            return _page(deps, request, user, 403, ADMINS_ONLY, "Not synced")
+        else:
+            return _synced(deps, request, user, row.id, "Not synced")
         return RedirectResponse("/me/zotero", status_code=303)
+
+    _export_routes(router, deps, setup)
+
+
+def _export_routes(router: APIRouter, deps: WebDeps, setup) -> None:
+    """The library, and each named list, as a file for Zotero."""
 
     @router.get("/me/library/export.{kind}", include_in_schema=False)
     def export_all(request: Request, kind: str) -> Response:
@@ -165,12 +202,15 @@ def zotero_routes(router: APIRouter, deps: WebDeps) -> None:
         return _file(deps, user, ids, kind, re.sub(r"[^A-Za-z0-9 ._-]", "_", listed.name).strip()[:80] or "list")
 
 
-def _problem(z: ZoteroSetup, user: str, kind: str, number: str, source: str, key: str) -> str:
+def _problem(z: ZoteroSetup, user: str, kind: str, number: str, source: str, key: str, admin: bool) -> str:
     """Why a connection cannot be made as asked ("" when it can)."""
     if kind not in KINDS:
         return "Choose a user or a group library."
     if source not in ("web", "local"):
         return "Choose zotero.org or the Zotero desktop."
+    if source == "local" and not admin:  # the desktop's library is its owner's: the form offers it to admins only
+        return ("Only an admin may connect the Zotero desktop of this server: connect your library at zotero.org "
+                "with a key.")  # fmt: skip
     if source == "local" and not z.local:
         return "This server does not reach a Zotero desktop."
     if not _NUMBER.match(number) and not (source == "local" and kind == "user"):
@@ -180,14 +220,14 @@ def _problem(z: ZoteroSetup, user: str, kind: str, number: str, source: str, key
         return "A Zotero API key is 24 letters and digits (make one at zotero.org/settings/keys)."
     if z.sealer is None:
         return "This server has no secret to keep keys with (SCHOLARLOOM_AUTH_SECRET)."
-    if len(z.libraries.of(user)) >= MAX_LIBRARIES:
-        return f"You have {MAX_LIBRARIES} libraries connected, the most: disconnect one first."
     return ""
 
 
 def _sync(deps: WebDeps, user: str, library: int) -> None:
+    """The library's sync queued, within the user's share of the queue (JobRefused past it)."""
     deps.jobs.submit(ZOTERO_KIND, {"library": library, "owner": user, "on_demand": deps.on_demand,
-                                   "daily": deps.on_demand_daily}, user, key=f"zotero:{library}")  # fmt: skip
+                                   "daily": deps.on_demand_daily}, user, key=f"zotero:{library}",
+                     for_user=True)  # fmt: skip
 
 
 def _file(deps: WebDeps, user: str, ids: list[str], kind: str, name: str) -> Response:

@@ -24,6 +24,14 @@ class ZoteroChanged(Exception):
     """The library changed while it was being read: the sync should start again."""
 
 
+class ZoteroTooLarge(Exception):
+    """A listing holds more objects than the caller will read (Zotero's `Total-Results` of its first page)."""
+
+    def __init__(self, total: int) -> None:
+        super().__init__(f"{total:,} objects")
+        self.total = total
+
+
 @dataclass
 class Changes:
     """What changed in a library since a version: its version now, and the changed and deleted objects."""
@@ -56,10 +64,10 @@ class Zotero:
     def __init__(self, client, base: str, prefix: str, key: str | None) -> None:
         self.client, self.base, self.prefix, self.key = client, base.rstrip("/"), prefix, key
 
-    def _get(self, path: str, params: dict | None = None, headers: dict | None = None):
+    def _get(self, path: str, params: dict | None = None, headers: dict | None = None, max_bytes: int | None = None):
         sent = {"Zotero-API-Version": "3", **({"Zotero-API-Key": self.key} if self.key else {}), **(headers or {})}
         try:
-            return self.client.get(self.base + path, params=params, headers=sent)
+            return self.client.get(self.base + path, params=params, headers=sent, max_bytes=max_bytes)
         except FetchError as exc:
             if exc.status in (401, 403):
                 raise ZoteroRefused(
@@ -89,8 +97,9 @@ class Zotero:
         group = self._get(f"/groups/{number}").json()
         return str((group.get("data") or {}).get("name") or f"Zotero group {number}")
 
-    def _all(self, path: str, since: int, params: dict | None = None) -> tuple[int, list]:
-        """Every object of a listing changed since `since` (all pages), and the library version it was read at."""
+    def _all(self, path: str, since: int, params: dict | None = None, most: int | None = None) -> tuple[int, list]:
+        """Every object of a listing changed since `since` (all pages), and the library version it was read at;
+        ZoteroTooLarge after the first page when its `Total-Results` is over `most`."""
         found, start, version = [], 0, None
         while True:
             response = self._get(path, {"since": since, "limit": PAGE, "start": start, **(params or {})})
@@ -101,19 +110,22 @@ class Zotero:
             page = response.json()
             found += page
             total = int(_header(response, "total-results") or len(found))
+            if most is not None and total > most:
+                raise ZoteroTooLarge(total)
             start += PAGE
             if not page or start >= total:
                 return version, found
 
-    def changes(self, since: int) -> Changes | None:
-        """What changed since library version `since` (0: everything); None when nothing did (304)."""
+    def changes(self, since: int, most: int | None = None) -> Changes | None:
+        """What changed since library version `since` (0: everything); None when nothing did (304). ZoteroTooLarge
+        when more than `most` items changed (attachments and notes count), known from the first page of items."""
         if since:
             probe = self._get(f"{self.prefix}/items", {"limit": 1, "format": "versions"},
                               {"If-Modified-Since-Version": str(since)})  # fmt: skip
             if probe.status == 304:
                 return None
         version, collections = self._all(f"{self.prefix}/collections", since)
-        items_version, items = self._all(f"{self.prefix}/items", since, {"includeTrashed": 1})
+        items_version, items = self._all(f"{self.prefix}/items", since, {"includeTrashed": 1}, most)
         if items_version != version:
             raise ZoteroChanged(f"the library changed while it was read (version {version}, then {items_version})")
         changes = Changes(version, [c.get("data") or c for c in collections], items)
@@ -126,6 +138,7 @@ class Zotero:
             changes.deleted_items = [str(k) for k in deleted.get("items") or []]
         return changes
 
-    def file(self, key: str) -> bytes:
-        """An attachment's file (Zotero redirects to its storage: a host the client must allow)."""
-        return self._get(f"{self.prefix}/items/{key}/file").content
+    def file(self, key: str, max_bytes: int | None = None) -> bytes:
+        """An attachment's file (Zotero redirects to its storage: a host the client must allow); FetchTooLarge as
+        soon as it is longer than `max_bytes`."""
+        return self._get(f"{self.prefix}/items/{key}/file", max_bytes=max_bytes).content

@@ -8,22 +8,15 @@ or not. Every read takes the owner: another user's question is the same None as 
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import logging
 import re
-import secrets
-import smtplib
 from datetime import datetime, timedelta, timezone
-from urllib.parse import urlencode
 
 from sqlalchemy import Column, delete, func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import JSON, Field, Session, SQLModel, select
 
-from retrieval.scholarly.models import empty_list, shown, utc
-
-log = logging.getLogger(__name__)
+from retrieval.scholarly.models import empty_list
+from retrieval.upkeep.database import hold_lock
 
 MAX_QUESTIONS = 25  # saved per user
 JUDGED_A_DAY = 20  # changes a day the model writes its sentence for, per user (LLM mode: each is one model call)
@@ -122,6 +115,7 @@ class Watches:
         """A new saved question, with the papers that answer it now (`jobs.watches.answers`: they are not news).
         ValueError past the quota."""
         with Session(self.engine, expire_on_commit=False) as session:
+            hold_lock(session, f"user:{owner}")  # two saves at once would both find room for one
             held = session.exec(select(func.count()).select_from(SavedQuestion)
                                 .where(SavedQuestion.owner == owner)).one()  # fmt: skip
             if held >= MAX_QUESTIONS:
@@ -217,130 +211,3 @@ class Watches:
         with Session(self.engine) as session:
             session.execute(update(QuestionChange).where(QuestionChange.owner == owner).values(read=True))
             session.commit()
-
-
-PERIODS = {"day": timedelta(days=1), "week": timedelta(days=7)}
-
-
-class DigestSubscription(SQLModel, table=True):
-    """A user's e-mail digest of what their saved questions found: where, how often, when last sent; `nonce` is in
-    the unsubscribe link (a new one each time they subscribe: older links stop working)."""
-
-    __tablename__ = "digest_subscriptions"
-
-    id: int | None = Field(default=None, primary_key=True)
-    owner: str = Field(unique=True, index=True, max_length=200)
-    email: str = Field(max_length=254)
-    every: str = Field(default="day", max_length=10)  # day or week
-    nonce: str = Field(max_length=32)
-    created_at: datetime = Field(default_factory=_now)
-    last_sent_at: datetime | None = None
-
-
-class Digests:
-    """The subscriptions, and the changes a digest carries."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    def subscribe(self, owner: str, email: str, every: str) -> DigestSubscription:
-        with Session(self.engine, expire_on_commit=False) as session:
-            row = session.exec(select(DigestSubscription).where(DigestSubscription.owner == owner)).first()
-            row = row or DigestSubscription(owner=owner, email=email, nonce="")
-            row.email, row.every, row.nonce = email, every, secrets.token_hex(16)
-            session.add(row)
-            session.commit()
-            return row
-
-    def of(self, owner: str) -> DigestSubscription | None:
-        with Session(self.engine, expire_on_commit=False) as session:
-            return session.exec(select(DigestSubscription).where(DigestSubscription.owner == owner)).first()
-
-    def unsubscribe(self, owner: str, nonce: str) -> bool:
-        """Ends the subscription this link (its nonce) was sent for; False when it is already over (used before,
-        or replaced by a newer subscription)."""
-        with Session(self.engine) as session:
-            gone = session.execute(delete(DigestSubscription).where(
-                DigestSubscription.owner == owner, DigestSubscription.nonce == nonce)).rowcount  # fmt: skip
-            session.commit()
-            return bool(gone)
-
-    def stop(self, owner: str) -> None:
-        with Session(self.engine) as session:
-            session.execute(delete(DigestSubscription).where(DigestSubscription.owner == owner))
-            session.commit()
-
-    def due(self, now: datetime) -> list[DigestSubscription]:
-        with Session(self.engine, expire_on_commit=False) as session:
-            rows = list(session.exec(select(DigestSubscription)))
-        return [r for r in rows if r.last_sent_at is None or now - utc(r.last_sent_at) >= PERIODS[r.every]]
-
-    def news(self, owner: str, since: datetime) -> list[tuple[QuestionChange, SavedQuestion]]:
-        return [(c, q) for c, q in Watches(self.engine).changes(owner, limit=200) if utc(c.at) > since]
-
-    def sent(self, subscription_id: int, now: datetime) -> None:
-        with Session(self.engine) as session:
-            session.execute(update(DigestSubscription).where(DigestSubscription.id == subscription_id)
-                            .values(last_sent_at=now))  # fmt: skip
-            session.commit()
-
-
-class DigestPost:
-    """Writes and mails the digests that are due, each with a signed unsubscribe link (no sign-in needed)."""
-
-    def __init__(self, mailer, base_url: str, secret: str) -> None:
-        self.mailer, self.base_url = mailer, base_url.rstrip("/")
-        self.key = hmac.new(secret.encode(), b"scholarloom digest unsubscribe", hashlib.sha256).digest()
-
-    def signature(self, owner: str, nonce: str) -> str:
-        return hmac.new(self.key, f"{owner}\n{nonce}".encode(), hashlib.sha256).hexdigest()[:32]
-
-    def genuine(self, owner: str, nonce: str, signature: str) -> bool:
-        return hmac.compare_digest(self.signature(owner, nonce), signature or "")
-
-    def link(self, row: DigestSubscription) -> str:
-        query = urlencode({"u": row.owner, "n": row.nonce, "s": self.signature(row.owner, row.nonce)})
-        return f"{self.base_url}/unsubscribe?{query}"
-
-    def address(self, paper_id: str) -> str:
-        where = f"/me/library/{paper_id.split(':', 1)[1]}" if paper_id.startswith("upload:") else f"/papers/{paper_id}"
-        return self.base_url + where
-
-    def text(self, row: DigestSubscription, news: list[tuple[QuestionChange, SavedQuestion]]) -> tuple[str, str]:
-        subject = f"ScholarLoom: {describe([p for c, _ in news for p in c.papers])} for your saved questions"
-        lines = [subject, ""]
-        for change, question in news:
-            when = shown(change.at)
-            lines += [f"{describe(change.papers)} on \"{question.query}\" ({when})", ""]
-            if (said := judgement_parts(change.judgement)) is not None:  # each [n] with its paper's address
-                numbers = {words: pid for words, pid in said[1] if pid}
-                lines += [f"The new evidence {said[0]} the earlier answer: {''.join(w for w, _ in said[1])}"]
-                lines += [f"  {n} {self.address(pid)}" for n, pid in numbers.items()]
-                lines.append("")
-            for paper in change.papers:
-                title, quotes = shown_lines(paper)
-                lines += [f"- {title}", f"  {self.address(str(paper.get('id', '')))}"]
-                lines += [f"  > {quote}" for quote in quotes]
-            lines.append("")
-        lines += [f"Your saved questions: {self.base_url}/me/watching",
-                  f"Stop these e-mails: {self.link(row)}"]  # fmt: skip
-        return subject, "\n".join(lines) + "\n"
-
-    def deliver(self, digests: Digests, now: datetime | None = None) -> int:
-        """Every due digest with news, mailed; a failure is logged and tried again next time. How many were sent."""
-        now, sent = now or _now(), 0
-        for row in digests.due(now):
-            news = digests.news(row.owner, utc(row.last_sent_at or row.created_at))
-            if not news:
-                continue
-            subject, text = self.text(row, news)
-            link = self.link(row)
-            try:
-                self.mailer.send(row.email, subject, text, {"List-Unsubscribe": f"<{link}>",
-                                                            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"})
-            except (OSError, smtplib.SMTPException) as exc:
-                log.warning("the digest for %s was not sent: %s", row.owner, exc)
-                continue
-            digests.sent(row.id, now)
-            sent += 1
-        return sent

@@ -21,9 +21,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import JSON, Field, Session, SQLModel, select
 
 from retrieval.scholarly.models import empty_list
-from retrieval.upkeep.database import update_row
+from retrieval.upkeep.database import hold_lock, update_row
 
 KINDS = ("user", "group")
+MAX_LIBRARIES = 10  # connected per user
 
 
 def _now() -> datetime:
@@ -42,7 +43,9 @@ class ZoteroLibrary(SQLModel, table=True):
     sealed_key: str = Field(default="", max_length=400)  # the API key, sealed (`Sealer`); empty for the local API
     name: str = Field(default="", max_length=200)  # what Zotero calls the library (the key's user name, the group)
     version: int = 0  # the library version the last sync reached: the next asks for changes since
-    state: str = Field(default="new", max_length=20)  # new, synced, refused (the key), failed
+    # new, synced, partial (a sync stopped at its most files or minutes), refused (the key), failed, or off (the
+    # Zotero desktop's library of someone who is not an admin: `jobs.zotero`)
+    state: str = Field(default="new", max_length=20)
     last_error: str | None = Field(default=None, max_length=1000)
     last_synced_at: datetime | None = None
     created_at: datetime = Field(default_factory=_now)
@@ -125,14 +128,20 @@ class Libraries:
         self.engine = engine
 
     def connect(self, owner: str, kind: str, library_id: str, source: str, sealed_key: str) -> ZoteroLibrary:
-        """The library's row (a new one, or the same library connected again with a new key)."""
+        """The library's row (a new one, or the same library connected again with a new key). ValueError when the
+        owner has `MAX_LIBRARIES` connected already: counted and added under the owner's lock, so requests at once
+        cannot each see room for one more."""
         with Session(self.engine, expire_on_commit=False) as session:
+            hold_lock(session, f"user:{owner}")
             row = session.exec(select(ZoteroLibrary).where(
                 ZoteroLibrary.owner == owner, ZoteroLibrary.kind == kind, ZoteroLibrary.library_id == library_id,
                 ZoteroLibrary.source == source)).first()  # fmt: skip
+            if row is None and len(session.exec(select(ZoteroLibrary.id).where(
+                    ZoteroLibrary.owner == owner)).all()) >= MAX_LIBRARIES:  # fmt: skip
+                raise ValueError(f"You have {MAX_LIBRARIES} libraries connected, the most: disconnect one first.")
             row = row or ZoteroLibrary(owner=owner, kind=kind, library_id=library_id, source=source)
             row.sealed_key, row.last_error = sealed_key, None
-            row.state = "new" if row.state == "refused" else row.state
+            row.state = "new" if row.state in ("refused", "off") else row.state  # connected again: tried again
             session.add(row)
             session.commit()
             return row

@@ -1,10 +1,12 @@
 """The MCP server's tools (`assistant.mcp_server`) through the official MCP client, over the SDK's in-memory
 transport on the demo: the same names, descriptions and input schemas as the chat agent's tools; each tool called
 once, answering as text and as structured content its output schema accepts; a failure is an error result whose
-text says what failed; papers read as resources. (Over streamable HTTP, with tokens, against a served instance:
-`tests/scholarloom/test_mcp_serve.py`.)"""
+text says what failed; papers read as resources; each user's calls take turns, and a full line is answered in words.
+(Over streamable HTTP, with tokens, against a served instance: `tests/scholarloom/test_mcp_serve.py`.)"""
 
 from __future__ import annotations
+
+import re
 
 import anyio
 import jsonschema
@@ -12,13 +14,14 @@ from mcp.shared.memory import create_connected_server_and_client_session
 
 from assistant.mcp_server import MCP_TOOLS, OUTPUT_SCHEMA, build_server, paper_uri
 from assistant.tools import TOOLS, tool_schema
+from common.admission import Admission, Limits
 
 BASE = "https://papers.example.org"
 TRIPPY = "2005.02877"
 
 
-def _session(demo, user: str | None = "ola", library=lambda _user: []):
-    server = build_server(demo.archive(), BASE, lambda _server: user, library)
+def _session(demo, user: str | None = "ola", library=lambda _user: [], admission: Admission | None = None):
+    server = build_server(demo.archive(), BASE, lambda _server: user, library, admission)
     return create_connected_server_and_client_session(server)
 
 
@@ -89,3 +92,55 @@ def test_without_a_user_nothing_is_answered(demo):
 
     refused = anyio.run(scenario)
     assert refused.isError and refused.content[0].text == "Error: no user: send a personal API token"
+
+
+def test_a_users_calls_take_turns_and_a_full_line_is_answered_in_words(demo):
+    """One turn per user under the global cap: while ola holds hers (a call of hers in progress), her next call waits
+    and pia's goes on; past the line's length a call is answered at once, in words with a time to try again; ola's
+    waiting call is answered once her turn is free."""
+    admission = Admission("mcp", Limits(at_once=2, per_user=1, queue=1), noun="call")
+    found: dict = {}
+
+    async def ask(session, key: str) -> None:
+        found[key] = await session.call_tool("get_paper", {"paper_id": TRIPPY})
+
+    async def scenario():
+        async with _session(demo, "ola", admission=admission) as ola, \
+                _session(demo, "pia", admission=admission) as pia, anyio.create_task_group() as group:  # fmt: skip
+            async with admission.slot("ola"):
+                group.start_soon(ask, ola, "waited")
+                with anyio.fail_after(10):
+                    while admission.snapshot().waiting < 1:
+                        await anyio.sleep(0)
+                await ask(pia, "other")  # answered while ola's call waits
+                await ask(ola, "refused")  # the line (one long) is full
+                assert "waited" not in found
+                found["while"] = admission.snapshot()
+
+    anyio.run(scenario)
+    assert not found["other"].isError and "TripPy" in found["other"].content[0].text
+    refused = found["refused"]
+    said = re.fullmatch(r"Error: The server is busy: every turn is taken and 1 call is already waiting\. "
+                        r"Try again in (\d+) s\.", refused.content[0].text)  # fmt: skip
+    assert refused.isError and said and refused.meta == {"retryAfterSeconds": int(said[1])}
+    assert not found["waited"].isError and "TripPy" in found["waited"].content[0].text
+    assert (found["while"].running, found["while"].waiting) == (1, 1)  # ola's turn held, her call in line
+    assert admission.snapshot().refused["queue_full"] == 1 and admission.snapshot().running == 0
+
+
+async def test_the_endpoint_takes_post_only_when_stateless(demo):
+    """Stateless (how `/mcp` is served), a GET would hold an event stream open and a DELETE has no session: 405 with
+    Allow, before any token is looked at; with sessions the protocol's GET and DELETE are the endpoint's too."""
+    import httpx
+
+    from assistant.mcp_server import McpEndpoint
+
+    server = build_server(demo.archive(), BASE, lambda _server: "ola")
+    endpoint = McpEndpoint(server)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=endpoint), base_url="http://test") as client:
+        with anyio.fail_after(10):
+            get, delete = await client.get("/mcp"), await client.delete("/mcp")
+    for refused in (get, delete):
+        assert refused.status_code == 405 and refused.headers["allow"] == "POST"
+        assert refused.json()["detail"] == "/mcp takes POST only."
+    assert McpEndpoint(server, stateless=False).methods == ("GET", "POST", "DELETE")

@@ -208,3 +208,26 @@ def test_the_connection_goes_to_the_address_that_was_checked():
             assert client.get(f"http://rebind.invalid:{port}/x").content == b"pinned"
     finally:
         server.stop()
+
+
+def test_a_requests_own_cap_stops_a_body_of_unknown_length_as_it_passes():
+    """A caller's budget (`max_bytes`, below the service's cap) ends the download at the chunk that passes it, even
+    without a Content-Length: the rest of the body is never read."""
+    import httpx
+
+    from ingest.http import FetchTooLarge
+
+    sent = []
+
+    def chunks():
+        for n in range(100):
+            sent.append(n)
+            yield b"%PDF" if n == 0 else b"0" * 10_000
+
+    client = PoliteClient(user_agent="ScholarLoom-test/0", allowed_hosts=["arxiv.org"], resolve=public_resolver,
+                          transport=httpx.MockTransport(lambda _r: httpx.Response(200, content=chunks())))  # fmt: skip
+    with client, pytest.raises(FetchTooLarge, match="25,000-byte cap") as refused:
+        client.get("https://arxiv.org/pdf/big", max_bytes=25_000)
+    assert refused.value.limit == 25_000 and len(sent) <= 4  # three chunks of 10 kB passed it
+    with make_client(Replay().add("GET", "arxiv.org", "/pdf/small", b"%PDF" + b"0" * 500)) as client:
+        assert len(client.get("https://arxiv.org/pdf/small", max_bytes=25_000).content) == 504

@@ -1,6 +1,6 @@
 """Zotero's API as `ingest.harvest.zotero` reads it (shapes: `tests/fixtures/zotero/README.md`): a group library's
 name and its key's access, a key of another user, listings longer than a page, a library that changes while it is
-read, and the local API (no key)."""
+read, a library with more items than a sync reads (known from its first page), and the local API (no key)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ingest.harvest.zotero import Zotero, ZoteroChanged, ZoteroRefused
+from ingest.harvest.zotero import Zotero, ZoteroChanged, ZoteroRefused, ZoteroTooLarge
 from ingest.http import PoliteClient
 from tests.replay import Replay, public_resolver
 
@@ -58,6 +58,19 @@ def test_listings_longer_than_a_page_and_a_library_that_changes_while_read():
                headers={**headers, "Last-Modified-Version": "21"}, times=1)  # fmt: skip
     with pytest.raises(ZoteroChanged, match="version 20, then 21"):
         Zotero(_client(replay), "https://api.zotero.org", "/users/1", "k").changes(0)
+
+
+def test_a_library_over_the_most_items_is_refused_after_its_first_page():
+    """`Total-Results` of the first page of items counts every item (attachments and notes too): over `most`, no
+    further page is asked for."""
+    replay = Replay()
+    replay.add("GET", API, "/users/1/collections", b"[]", headers={"Last-Modified-Version": "20", "Total-Results": "0"})
+    replay.add("GET", API, "/users/1/items", _items([f"A{n:07d}" for n in range(100)]),
+               headers={"Last-Modified-Version": "20", "Total-Results": "2001"})  # fmt: skip
+    with pytest.raises(ZoteroTooLarge) as large:
+        Zotero(_client(replay), "https://api.zotero.org", "/users/1", "k").changes(0, most=2000)
+    assert large.value.total == 2001
+    assert [r.url.params["start"] for r in replay.requests if r.url.path == "/users/1/items"] == ["0"]
 
 
 def test_the_local_api_needs_no_key():

@@ -171,3 +171,37 @@ def test_a_database_made_by_the_early_0012_is_repaired_by_0013(tmp_path):
     engine.dispose()
     (question,) = rows(path)["saved_questions"]
     assert dict(question)["query"] == "a question" and dict(question)["cited"] == "{}"
+
+
+def test_digest_addresses_stored_before_0015_are_checked(tmp_path):
+    """An address stored before 0015 was never checked (one with an encoded word stopped every user's digests):
+    one that passes the check keeps its digests (it was in use: confirmed when it was given); one that fails is
+    switched off, with a notice its owner reads on their page."""
+    from datetime import datetime, timezone
+
+    from retrieval.library.digests import Digests
+
+    path = release_database(tmp_path / "digests.db")
+    engine = make_engine(f"sqlite:///{path}")
+    migrate(engine)
+    engine.dispose()
+    with closing(sqlite3.connect(path)) as connection:
+        for change in ("ALTER TABLE digest_subscriptions DROP COLUMN confirmed_at", "ALTER TABLE digest_subscriptions "
+                       "DROP COLUMN notice", "UPDATE alembic_version SET version_num = '0014'"):  # fmt: skip
+            connection.execute(change)
+        connection.executemany("INSERT INTO digest_subscriptions (owner, email, every, nonce, created_at) VALUES "
+                               "(?, ?, 'day', ?, '2026-12-01 10:00:00.000000')",
+                               [("jo", "jo@Example.ORG", "a" * 32), ("lee", "postmaster(@example.org", "c" * 32),
+                                ("kim", "=?utf-8?q?a=0D=0Ab?=@example.org", "b" * 32)])  # fmt: skip
+        connection.commit()
+    engine = make_engine(f"sqlite:///{path}")
+    assert migrate(engine).current == "0014"
+    assert differences(engine, MODELS) == []
+    digests = Digests(engine)
+    (kept_row,) = digests.due(datetime.now(timezone.utc))
+    assert kept_row.owner == "jo" and kept_row.email == "jo@example.org" and kept_row.notice is None
+    assert kept_row.confirmed_at == datetime(2026, 12, 1, 10, tzinfo=timezone.utc)
+    for owner in ("kim", "lee"):
+        row = digests.of(owner)
+        assert row.confirmed_at is None and "switched off" in row.notice
+    engine.dispose()

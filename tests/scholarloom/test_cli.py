@@ -193,13 +193,13 @@ def test_db_upgrade_adopts_the_last_releases_database_and_db_current_says_where_
     release_database(data_dir / "scholarloom.db")
     before = runner.invoke(app, ["db", "current"])
     assert before.exit_code == 0
-    assert "database revision: none; newest: 0014 (run `scholarloom db upgrade`)" in before.output
+    assert "database revision: none; newest: 0016 (run `scholarloom db upgrade`)" in before.output
     upgrade = runner.invoke(app, ["db", "upgrade"])
-    assert upgrade.exit_code == 0 and "upgraded the database from no revision to 0014" in upgrade.output
+    assert upgrade.exit_code == 0 and "upgraded the database from no revision to 0016" in upgrade.output
     again = runner.invoke(app, ["db", "upgrade"])
-    assert again.exit_code == 0 and "the database is at the newest revision (0014)" in again.output
+    assert again.exit_code == 0 and "the database is at the newest revision (0016)" in again.output
     after = runner.invoke(app, ["db", "current"])
-    assert "database revision: 0014; newest: 0014 (up to date)" in after.output
+    assert "database revision: 0016; newest: 0016 (up to date)" in after.output
     settings = Settings(data_dir=data_dir)
     with settings.catalog().session() as session:  # the release's rows, read through today's models
         assert session.get(Paper, "papers.id 1").title == "papers.title 1"

@@ -48,7 +48,7 @@ def test_a_healthy_instance_with_a_model_that_calls_tools(instance, scripted, mo
     assert result.exit_code == 0, result.output
     lines = _lines(result)
     assert any(line.startswith("warn settings") and "demo mode" in line for line in lines), lines
-    assert any(line.startswith("ok   database") and "schema revision 0014; 1 papers" in line for line in lines), lines
+    assert any(line.startswith("ok   database") and "schema revision 0016; 1 papers" in line for line in lines), lines
     assert any(line.startswith("ok   index") and "1 papers and 0 full-text passages" in line for line in lines)
     assert any(line.startswith("ok   models") for line in lines)
     assert any(line.startswith("ok   llm") and "openai/scripted answers, streams, calls tools" in line for line in lines)

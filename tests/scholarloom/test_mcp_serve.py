@@ -1,6 +1,8 @@
 """The MCP server at /mcp of a running `scholarloom serve`, through the official MCP client over streamable HTTP
 with personal API tokens: the tools are the agent's; a missing, unknown, revoked or expired token is refused; a
-user's token reaches their own upload (added with a library token, no cookie) and another user's never does."""
+user's token reaches their own upload (added with a library token, no cookie) and another user's never does. In
+process, through the app's ASGI interface: only POST in stateless mode, and a call past the full line of turns
+answered in words and counted in /metrics."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from mcp import ClientSession
@@ -211,3 +214,62 @@ def test_scholarloom_mcp_over_stdio_on_its_own_archive_and_a_bad_token(make_inst
     assert found.structuredContent["cards"][0]["id"] == "2005.02877" and "TripPy" in page.contents[0].text
     assert after.isError and "send a personal API token" in after.content[0].text  # revoked mid-session: at once
     assert refused.returncode == 1 and "unknown, revoked or expired" in refused.stderr and refused.stdout == ""
+
+
+@asynccontextmanager
+async def in_process(demo, **changes):
+    """The pages app over the demo (its MCP server running, as under `serve`), made with these settings changed, and
+    a token of lena's."""
+    from tests.web.test_follow import app_with_users
+
+    before = {name: getattr(demo, name) for name in changes}
+    for name, value in changes.items():
+        setattr(demo, name, value)
+    try:
+        app = app_with_users(demo, "lena")
+    finally:
+        for name, value in before.items():
+            setattr(demo, name, value)
+    _, token = create_token(demo.catalog().engine, "lena", "probe")
+    transport = httpx.ASGITransport(app=app, client=("198.51.100.20", 40000))
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    async with app.router.lifespan_context(app), httpx.AsyncClient(transport=transport, base_url="http://test",
+                                                                   headers=headers) as client:  # fmt: skip
+        yield app, client
+
+
+async def test_stateless_mcp_takes_post_only(demo):
+    """A GET would open an event stream that nothing is sent on, kept open by pings; a DELETE has no session to end."""
+    async with in_process(demo) as (_, client):
+        with anyio.fail_after(20):  # (before: the GET's stream never ends)
+            get = await client.get("/mcp")
+            delete = await client.delete("/mcp")
+            post = await client.post("/mcp", json=INITIALIZE)
+    for refused in (get, delete):  # (OPTIONS, answered for every path, may be listed too: `web.protocol`)
+        allowed = set(refused.headers["allow"].split(", "))
+        assert refused.status_code == 405 and allowed - {"OPTIONS"} == {"POST"}, refused.headers
+    assert post.status_code == 200 and post.json()["result"]["serverInfo"]["name"] == "scholarloom"
+
+
+async def test_a_call_past_the_full_line_is_answered_in_words_and_counted(demo):
+    from pydantic import SecretStr
+
+    from scholarloom.settings import AdmissionLimits
+
+    scraper = "m" * 40
+    limits = AdmissionLimits(at_once=1, per_user=1, queue=0)
+    async with in_process(demo, mcp=limits, metrics_token=SecretStr(scraper)) as (app, client):
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "get_paper", "arguments": {"paper_id": "2005.02877"}}}  # fmt: skip
+        with anyio.fail_after(20):
+            async with app.state.mcp_admission.slot("someone else"):  # the one turn, taken
+                busy = await client.post("/mcp", json=call)
+            answered = await client.post("/mcp", json=call)
+            metrics = await client.get("/metrics", headers={"Authorization": f"Bearer {scraper}"})
+    result = busy.json()["result"]
+    assert busy.status_code == 200 and result["isError"] and result["_meta"] == {"retryAfterSeconds": 1}
+    assert result["content"][0]["text"] == "Error: The server is busy: every turn is taken. Try again in 1 s."
+    assert not answered.json()["result"]["isError"]
+    assert 'scholarloom_admission_refused_total{kind="mcp",reason="queue_full"} 1.0' in metrics.text
+    assert 'scholarloom_admission_admitted_total{kind="mcp"} 2.0' in metrics.text
+    assert 'scholarloom_admission_waiting{kind="mcp"} 0.0' in metrics.text

@@ -4,11 +4,11 @@ import os
 
 import pytest
 
-from scholarloom.settings import AgentSettings, Settings
+from scholarloom.settings import AdmissionLimits, AgentSettings, Settings
 
 
 def test_every_setting_is_documented():
-    for model in (Settings, AgentSettings):
+    for model in (Settings, AgentSettings, AdmissionLimits):
         for name, field in model.model_fields.items():
             assert field.description, f"{model.__name__}.{name} has no description"
 
@@ -24,6 +24,8 @@ def test_environment_names(monkeypatch, tmp_path):
         "SCHOLARLOOM_HOST": "0.0.0.0",
         "SCHOLARLOOM_PORT": "9000",
         "SCHOLARLOOM_AGENT__MAX_TOOL_ROUNDS": "2",
+        "SCHOLARLOOM_MCP__PER_USER": "3",
+        "SCHOLARLOOM_MCP__WAIT_SECONDS": "7.5",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -35,6 +37,7 @@ def test_environment_names(monkeypatch, tmp_path):
         "http://127.0.0.1:11434",
     )
     assert (s.host, s.port, s.agent.max_tool_rounds) == ("0.0.0.0", 9000, 2)
+    assert (s.mcp.at_once, s.mcp.per_user, s.mcp.queue, s.mcp.wait_seconds) == (2, 3, 16, 7.5)
     assert s.require_secret() == "s" * 40
 
 

@@ -13,14 +13,15 @@ from tests.chat_server import sign_in
 MB = 1024 * 1024
 
 
-def _post(server: str, token: str, headers: dict[str, str], chunks=()) -> tuple[str, int]:
-    """A raw HTTP POST to the upload route; sends `chunks` (chunked encoding) until the server answers. Returns
-    the status line and how many body bytes went out before the answer."""
+def _post(server: str, token: str, headers: dict[str, str], chunks=(), path: str = "/chat/project/file?session_id=none",
+          kind: str = "multipart/form-data; boundary=x") -> tuple[str, int]:  # fmt: skip
+    """A raw HTTP POST to the upload route (or `path`); sends `chunks` (chunked encoding unless a Content-Length
+    is given) until the server answers. Returns the status line and how many body bytes went out before it."""
     address = urlsplit(server)
+    framed = "Content-Length" not in headers
     with socket.create_connection((address.hostname, address.port), timeout=30) as connection:
-        head = ["POST /chat/project/file?session_id=none HTTP/1.1", f"Host: {address.netloc}",
-                f"Cookie: access_token={token}", "Content-Type: multipart/form-data; boundary=x",
-                *(f"{k}: {v}" for k, v in headers.items())]  # fmt: skip
+        head = [f"POST {path} HTTP/1.1", f"Host: {address.netloc}", f"Cookie: access_token={token}",
+                f"Content-Type: {kind}", *(f"{k}: {v}" for k, v in headers.items())]  # fmt: skip
         connection.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
         sent = 0
         connection.setblocking(False)
@@ -32,7 +33,7 @@ def _post(server: str, token: str, headers: dict[str, str], chunks=()) -> tuple[
             except BlockingIOError:
                 pass
             try:
-                connection.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                connection.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk) if framed else chunk)
             except (BlockingIOError, BrokenPipeError, ConnectionResetError):
                 break
             sent += len(chunk)
@@ -71,3 +72,20 @@ def test_with_uploads_off_nothing_is_read(server, monkeypatch):
     token = asyncio.run(sign_in(server, "alice"))
     status, _ = _post(server, token, {"Content-Length": "1000"})
     assert status == "HTTP/1.1 413 Request Entity Too Large"
+
+
+def test_chainlits_json_routes_take_64_kb_and_socket_io_its_buffer(server):
+    """Chainlit's other routes (threads, feedback, elements, sign-in) take small JSON or forms: the table's default
+    (`web.bodies`); socket.io's posts what engine.io buffers. Refused on the length said, or cut off while read."""
+    token = asyncio.run(sign_in(server, "alice"))
+    threads, block = "/chat/project/threads", b" " * (64 * 1024)
+    declared, _ = _post(server, token, {"Content-Length": str(2 * MB)}, (block for _ in range(32)), threads,
+                        "application/json")  # fmt: skip
+    assert declared == "HTTP/1.1 413 Request Entity Too Large"
+    chunked, sent = _post(server, token, {"Transfer-Encoding": "chunked"}, (block for _ in range(512)), threads,
+                          "application/json")  # fmt: skip
+    assert chunked == "HTTP/1.1 413 Request Entity Too Large"
+    assert sent < 16 * MB  # of 32 MB offered: what the sockets' buffers held when the server answered
+    polling, _ = _post(server, token, {"Content-Length": str(2 * MB)}, (block for _ in range(32)),
+                       "/chat/ws/socket.io/?EIO=4&transport=polling", "text/plain")  # fmt: skip
+    assert polling == "HTTP/1.1 413 Request Entity Too Large"

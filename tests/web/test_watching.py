@@ -1,7 +1,7 @@
 """Saved questions (`web.watching`, `jobs.watches`, `retrieval.library.watches`): "Watch this" keeps a question; the
 job that brings a matching paper is followed by a run that records a change (with the sentences that matched), an
 unrelated paper brings none; the change is on the user's page and in their private feed, nobody else's; a question
-can be run on demand and forgotten; the quota."""
+can be run on demand (within the user's share of the queue) and forgotten; the quota."""
 
 from __future__ import annotations
 
@@ -96,6 +96,17 @@ async def test_the_quota_of_saved_questions(empty_instance):
     bad = await jo.post("/me/watching", data={"q": "x", "scope": "category", "category": "cs.CL'; --"},
                         headers=SAME_SITE)  # fmt: skip
     assert bad.status_code == 400 and "where to watch" in bad.text
+
+
+async def test_run_now_is_within_the_users_share_of_the_queue(empty_instance):
+    """A run asked for on the page is one of the user's live jobs (it was queued whatever they had waiting)."""
+    jo, watches = client_for(_app(empty_instance, user_jobs=1), "jo"), Watches(empty_instance.catalog().engine)
+    first, second = (watches.save("jo", f"question {n}", "all", []) for n in range(2))
+    for _ in range(2):  # (the second shares the first's job)
+        assert (await jo.post(f"/me/watching/{first.id}/run", headers=SAME_SITE)).status_code == 303
+    refused = await jo.post(f"/me/watching/{second.id}/run", headers=SAME_SITE)
+    assert refused.status_code == 429 and "Not run:" in refused.text and "1 files or papers waiting" in refused.text
+    assert [j.arguments["question"] for j in JobQueue(empty_instance.catalog().engine).recent()] == [first.id]
 
 
 async def test_a_new_version_of_a_cited_paper_is_noted_and_its_quotes_checked_again(empty_instance):
