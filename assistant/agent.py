@@ -14,7 +14,8 @@ from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, tool_schema
-from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
+from assistant.composer import written
+from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, merge_cards, run_tool
 from common.retry import Retrier
 
 log = logging.getLogger(__name__)
@@ -152,10 +153,9 @@ class Agent:
                 cards = merge_cards(cards, result.cards)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]})
                 exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
-        answer, shown, cited = await finish_cited(ui, deps, completion.text, cards)
-        return Answer(answer, shown, cited, calls[0], exchange=exchange, mode=TurnMode.AGENT, usage=usage,
-                      why=f"{self.llm.model} calls the tools and writes the answer", weak=not cards,
-                      sources=deps.sources)  # fmt: skip
+        return await written(ui, deps, completion.text, cards, tool_calls=calls[0], exchange=exchange,
+                             mode=TurnMode.AGENT, why=f"{self.llm.model} calls the tools and writes the answer",
+                             usage=usage)  # fmt: skip
 
     async def _round(self, messages: list[dict], tools: list[dict], ui: TurnUI) -> Completion:
         """One request: its text streamed (reasoning and unsafe links held back), then the whole completion."""

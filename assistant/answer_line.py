@@ -24,14 +24,14 @@ import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
-from retrieval.search.relevance import spelled_out
+from assistant.asked_for import STOP_KEYS, TRIM, WORD, FactQuestion, asks_for_a_fact, keyed, word_key
+from assistant.evidence import Evidence
+from retrieval.search.spelling import spelled_out
 from retrieval.vectors.windows import split_sentences
 
 SPAN_WORDS = 30  # the longest run of words quoted from inside a long sentence (a table's text is one "sentence")
 SENTENCE_CHARS = 300  # a sentence up to this long is quoted whole
-NAME, WORD = 3.0, 1.0  # a term's weight: a name or figure, a plain word
 WANTED_FIGURE = 3.0  # what a figure weighs in a run, when the question asks for one
 DEFINES = 3.0  # what a defining phrase ("X is a", "we propose X") weighs, when the question asks what X is
 COVERED = 0.5  # the share of the question's weight a run must hold when it asks for a figure or a definition
@@ -40,43 +40,14 @@ LEAST_WORDS = 5  # a line of fewer words ("ELMo?", "… paper draft 13 …": its
 NEAR = 4  # a wanted figure stands at most this many words from one of the question's terms (stop words not counted)
 PAIRED = 0.5  # what quoting each sentence before it costs (one sentence is preferred when it holds as much)
 
-_STOP = frozenset(
-    """a an the of on in to for by with and or at as from into about over under than then that this these those
-    is are was were be been being do does did done has have had having can could should would will may might must
-    what which who whom whose when where why how many much well often long large big fast
-    it its their there they them he she his her we our you your i me my not no yes any some each every all both
-    reach reached reaches achieve achieved achieves get gets got use used uses using give gives gave make makes
-    report reported reports show shows shown say says said tell find found per""".split()
-)
 _NUMBER_WORDS = frozenset(  # (not "one": "in one of the papers", "one can" count nothing)
     """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
     eighteen nineteen twenty thirty forty fifty hundred thousand million billion dozen half twice""".split()
 )
-_WANTS_FIGURE = re.compile(
-    r"\b(how (many|much|large|big|long|fast|often|high|low|small|well)|number of|accuracy|score\w*|rate|perplexity|"
-    r"f1|bleu|rouge|precision|recall|percent\w*|size|length|margin|dimension\w*|speed-?up|latency|improve\w*|"
-    r"correlat\w*)\b",
-    re.I,
-)
-_ASKS_WHAT = re.compile(r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?([^?,]+?)(?:\s+and\b|[?,]|$)",
-                        re.I)  # fmt: skip
-_ASKS_WHICH = re.compile(r"^\s*(what|which|when|where)\b", re.I)
-# What a results table reports (its rows may not say it): a "what X" question asking for one of these may be
-# answered by a row quoted with its caption.
-_MEASURES = frozenset({"accuracy", "scor", "f1", "bleu", "rouge", "precision", "recall", "perplexity", "error", "map",
-                       "auc", "performanc", "result"})  # (as keys, `_key`)  # fmt: skip
-_AUXILIARIES = frozenset("do does did is are was were has have had can could will would".split())
-_ARTICLES = frozenset("the a an its their".split())
-_CORRELATION = re.compile(r"\bcorrelat", re.I)
 _CAPTION = re.compile(r"\bTable\s*\d+\s*:")  # a table's caption: its rows may not name the measure
-_TRIM = re.compile(r"^[^\w]+|[^\w%]+$")
 _FIGURE = re.compile(  # "55.29±0.28%", "23K", "2e-5" (a learning rate), "(4,096)"
     r"^[(\[~≈<>±−-]*\d[\d,.]*(?:[eE][−-]?\d+)?(?:\s*±\s*[\d.]+)?(?:%|[KMBkmb]|x|×)?(?:±[\d.]+%?)?[)\],.;:∗*]*$"
 )
-_COUNTED = re.compile(  # "how many X does ...": what is counted
-    r"\bhow\s+(?:many|much)\s+(.+?)\s+(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would)\b", re.I
-)
-_HOW_MANY = re.compile(r"\bhow\s+many\s+(\S+)", re.I)  # "how many annotators labeled ...": at least its first word
 _ENUMERATION = re.compile(r"^\(?\d{1,2}\)[,.;:]?$")  # "(3)" of a list, not a figure
 _YEAR = re.compile(r"^\(?(19[5-9]\d|20[0-3]\d)[a-z]?[).,;:]*$")
 # After a name: "SPECTER, a ...", "SPECTER: the ...", "SPECTER(a ...": starting a word only (linear under any scan);
@@ -91,71 +62,20 @@ _NOT_A_FIGURE_AFTER = frozenset({"table", "figure", "fig", "section", "sec", "eq
                                  "chapter", "step", "line", "page", "al", "et"})
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """A text the line may quote: a full-text passage (with its page) or an abstract's sentence (page None), of the
-    paper cited as `number`."""
-
-    text: str
-    paper_id: str
-    number: int
-    page: int | None = None
-    about: str = ""  # the paper's title and abstract: a name of the question they hold, each of its texts holds
-    title: str = ""  # the paper's title: a definition quoted from its first page ends with it
-    whole: bool = False  # the text begins where its source does (an abstract, a title), never inside a sentence
+__all__ = ["AnswerLine", "Evidence", "answer_line", "asks_for_a_fact"]
 
 
 @dataclass(frozen=True)
 class AnswerLine:
+    """The line an answer leads with, and the evidence it is quoted from."""
+
     quote: str  # the source's own words, "…" where a sentence was cut
     evidence: Evidence
 
 
-@lru_cache(maxsize=1 << 14)  # the same words come back in every run of a sentence (16K: a few MB)
-def _key(word: str) -> str:
-    """A word as the question and the text are compared: lower case, no edge punctuation or possessive, a plain
-    ending taken off and a final "e" after it ("trained", "training" -> "train"; "improve", "improved" -> "improv";
-    "perplexities" -> "perplexity")."""
-    word = _TRIM.sub("", word.lower())
-    if word.endswith(("'s", "\u2019s")):
-        word = word[:-2]
-    if word.endswith("ies") and len(word) > 5:
-        return word[:-3] + "y"
-    for ending in ("ing", "ed", "es", "s"):
-        if word.endswith(ending) and len(word) - len(ending) >= 4:
-            word = word[: -len(ending)]
-            break
-    return word[:-1] if word.endswith("e") and len(word) >= 5 else word
-
-
-def _keyed(words: Iterable[str]) -> frozenset[str]:
-    return frozenset(map(_key, words))
-
-
 # The word lists as keys (module constants: a handful of words, keyed once)
-_STOP_KEYS = _keyed(_STOP)
-_NOT_A_FIGURE_AFTER_KEYS = _keyed(_NOT_A_FIGURE_AFTER)
-_NAMING_VERBS = _keyed(["propose", "introduce", "call", "present", "name"])  # "we propose X", "called X"
-
-
-def _is_name(word: str, first: bool = True) -> bool:
-    """A name or a figure: capitals past the first letter ("TripPy", "SPECTER", "ELMo"), or a digit ("2.1"); unless
-    the word is `first` (of a sentence), a capital ("Semantic Scholar" inside a question)."""
-    bare = _TRIM.sub("", word)
-    return any(c.isdigit() for c in bare) or any(c.isupper() for c in bare[1:]) or (
-        not first and bare[:1].isupper())
-
-
-def _terms(question: str) -> dict[str, float]:
-    """The question's terms as keys, each with its weight: a name (`_is_name`) or a plain word."""
-    terms: dict[str, float] = {}
-    words = question.split()
-    for n, word in enumerate(words):
-        key = _key(word)
-        if key and key not in _STOP_KEYS and (len(key) > 1 or key.isdigit()):
-            first = n == 0 or words[n - 1].endswith((".", "?", "!", ":"))
-            terms[key] = max(terms.get(key, 0.0), NAME if _is_name(word, first) else WORD)
-    return terms
+_NOT_A_FIGURE_AFTER_KEYS = keyed(_NOT_A_FIGURE_AFTER)
+_NAMING_VERBS = keyed(["propose", "introduce", "call", "present", "name"])  # "we propose X", "called X"
 
 
 def _figures(words: list[str], terms: dict[str, float], counts: bool) -> list[bool]:
@@ -164,8 +84,8 @@ def _figures(words: list[str], terms: dict[str, float], counts: bool) -> list[bo
     al., 2014)" or a list's "(3)")."""
     found = []
     for i, word in enumerate(words):
-        key, before = _key(word), _key(words[i - 1]) if i else ""
-        figure = bool(_FIGURE.match(word)) or (counts and _TRIM.sub("", word.lower()) in _NUMBER_WORDS)
+        key, before = word_key(word), word_key(words[i - 1]) if i else ""
+        figure = bool(_FIGURE.match(word)) or (counts and TRIM.sub("", word.lower()) in _NUMBER_WORDS)
         if key in terms or before in _NOT_A_FIGURE_AFTER_KEYS or _YEAR.match(word) or _ENUMERATION.match(word):
             figure = False
         found.append(figure)
@@ -189,7 +109,7 @@ def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defin
     figure is looked for from word `figures_from` (a pair's second sentence: the one before only names what it is
     about, and earns nothing for a name of its paper's). `figures`: which words are figures, as read in the whole
     sentence when the run is cut from one."""
-    keys = [_key(w) for w in words]
+    keys = [word_key(w) for w in words]
     said = {k: terms[k] for k in keys if k in terms}
     held = said | {k: terms[k] for k in given if k in terms}
     weight = sum(held.values())
@@ -204,7 +124,7 @@ def _scored(words: list[str], terms: dict[str, float], wants_figure: bool, defin
             return -1.0, weight
     if wants_figure:
         figures = _figures(words, terms, bool(counted)) if figures is None else figures
-        at = list(itertools.accumulate((k not in _STOP_KEYS for k in keys), initial=0))  # content words before
+        at = list(itertools.accumulate((k not in STOP_KEYS for k in keys), initial=0))  # content words before
         near = [at[i] for i, k in enumerate(keys) if k in (counted or terms)]
         if not any(f and i >= figures_from and any(abs(at[i] - j) <= NEAR for j in near)
                    for i, f in enumerate(figures)):  # fmt: skip
@@ -249,7 +169,7 @@ def _units(text: str, terms: dict[str, float], wants_figure: bool, subject: str 
             continue
         if not wants_figure:
             continue  # a run cut from a long sentence answers a figure (a table's row), nothing else
-        keys = [_key(w) for w in words]
+        keys = [word_key(w) for w in words]
         figures = _figures(words, terms, bool(counted))
         needed = [i for i, k in enumerate(keys) if k in terms or figures[i]]
         for a, start in enumerate(needed):
@@ -268,16 +188,16 @@ def _defining_positions(words: list[str], subject: str) -> set[int]:
     """Where a text defines `subject`: "X is a", "X, a" (not a list's last item: "A and X, the"), "X (", "X:",
     "propose(s) X", "introduce(s) X", "called X", and where it spells X out ("Stanford Question Answering Dataset
     (SQuAD)": `spelled_out`)."""
-    wanted = [_key(w) for w in subject.split() if _key(w)]
+    wanted = [word_key(w) for w in subject.split() if word_key(w)]
     found: set[int] = set()
     if not wanted:
         return found
     size = len(wanted)
     for i in range(len(words) - size + 1):
-        if [_key(w) for w in words[i : i + size]] != wanted:
+        if [word_key(w) for w in words[i : i + size]] != wanted:
             continue
         after = " ".join(words[i + size - 1 : i + size + 2]).lower()
-        before = _key(words[i - 1]) if i else ""
+        before = word_key(words[i - 1]) if i else ""
         listed = before in ("and", "or") and words[i + size - 1].endswith(",")  # "coreference and SQuAD, the λ"
         if ((_APPOSITION.match(after) and not listed) or _IS_A.match(after) or before in _NAMING_VERBS
                 or (size == 1 and words[i].startswith("(")
@@ -286,102 +206,46 @@ def _defining_positions(words: list[str], subject: str) -> set[int]:
     return found
 
 
-def _versions(question: str) -> list[str]:
-    """The names a question gives with their version ("MultiWOZ 2.1", "WOZ 2.0"): the line must hold them as they
-    stand, as keys."""
-    words = question.split()
-    return [f"{_key(a)} {_key(b)}" for a, b in itertools.pairwise(words)
-            if _is_name(a) and not any(c.isdigit() for c in a) and re.fullmatch(r"v?\d+(\.\d+)*\W*", b)]  # fmt: skip
-
-
-def _kind(question: str, terms: dict[str, float]) -> tuple[frozenset[str], str | None]:
-    """What a question asks for: the plain words of X in "what X does ..." or "which X is ..." as keys ("joint goal
-    accuracy", "optimizer"), with their initials when there are two or more ("jga"); a correlation, when it asks how
-    well two things correlate. Nothing when X is a clause ("what happens when ...")."""
-    words = question.split()
-    verb = next((n for n, w in enumerate(words[:12]) if n > 1 and w.lower() in _AUXILIARIES), None)
-    if not words or words[0].lower() not in ("what", "which") or verb is None or any(
-            _key(w) in _STOP_KEYS for w in words[1:verb]):  # fmt: skip
-        if _CORRELATION.search(question):
-            return frozenset({"correlat"}), None
-        words = [w for w in _measured(words) if terms.get(_key(w)) == WORD]
-    else:
-        words = [w for w in words[1:verb] if terms.get(_key(w)) == WORD]
-    initials = "".join(w[0] for w in words).lower() if len(words) > 1 else None
-    if initials in _STOP_KEYS:  # "input size": "is" says nothing
-        initials = None
-    return frozenset(map(_key, words)), initials
-
-
-def _measured(words: list[str]) -> list[str]:
-    """The words that name the measure a question asks for, from an article to the measure ("How much does ELMo
-    improve the test F1 on SQuAD?": "test F1": a development set's F1 is no answer; "What is the joint goal accuracy
-    of ...": "joint goal accuracy")."""
-    for n, word in enumerate(words):
-        if _key(word) in _MEASURES:
-            articles = [i for i in range(max(0, n - 3), n) if words[i].lower() in _ARTICLES]
-            if articles:
-                return words[articles[-1] + 1 : n + 1]
-    return []
-
-
 def _of_kind(quote: str, kind: frozenset[str], initials: str | None, tables: bool) -> bool:
     """Whether a line says what it is about: more than half the words of the kind asked for (a word of the line
     beginning with one: "correlation" for "correlat"), or their initials ("JGA"), or, when a result is asked for
     (`tables`), a table's caption (a row's measure is in its table's header: "Table 2: DST Results")."""
-    keys = {_key(w) for w in quote.split()}
+    keys = {word_key(w) for w in quote.split()}
     said = sum(1 for k in kind if any(key.startswith(k) for key in keys))
     return 2 * said > len(kind) or (initials is not None and initials in keys) or (
         tables and bool(_CAPTION.search(quote)))
 
 
-def asks_for_a_fact(question: str) -> bool:
-    """A question asking for a figure ("how many", "what accuracy"), a definition ("what is X") or another fact
-    ("which data set"): the only kind an answer line is looked for (not a topic typed into a search box, a "how
-    to", a yes-or-no question, or "who": a person's question is answered by their profile)."""
-    return bool(_WANTS_FIGURE.search(question) or _ASKS_WHICH.match(question))
-
-
 def answer_line(question: str, evidence: Iterable[Evidence]) -> AnswerLine | None:
     """The words of `evidence` that answer `question` best, or None when none holds enough of it (see the module's
     text); ties go to the earlier evidence (the search's order)."""
-    if not asks_for_a_fact(question):
+    asked = FactQuestion.of(question)
+    if asked is None:
         return None
-    terms = _terms(question)
-    total = sum(terms.values())
-    if not total:
-        return None
-    names = {k for k, w in terms.items() if w == NAME}
+    terms, names, total = asked.terms, asked.names, sum(asked.terms.values())
     plain = terms.keys() - names
-    wants_figure = bool(_WANTS_FIGURE.search(question))
-    asked = _ASKS_WHAT.match(question)
-    subject = asked.group(1).strip() if asked and not wants_figure else None
-    counting = _COUNTED.search(question) or _HOW_MANY.search(question)
-    counted = frozenset(k for k in map(_key, counting.group(1).split()) if k in terms) if counting else frozenset()
-    versions = _versions(question)
+    wants_figure, subject = asked.wants_figure, asked.subject
     covered = COVERED if wants_figure or subject else COVERED_ELSE
-    kind, initials = _kind(question, terms)
-    tables = wants_figure and bool(kind & _MEASURES)  # a result's table may answer, its caption naming no measure
-    looked_for = terms | {initials: WORD} if initials else terms  # ("JGA" may end a run, not count in the total)
+    looked_for = terms | {asked.initials: WORD} if asked.initials else terms  # ("JGA" may end a run, not count)
     evidence = list(evidence)
     named_by = _named_by(evidence, {n for n in names if not any(c.isdigit() for c in n)})
     best: tuple[_Unit, Evidence] | None = None
     for item in evidence:
         # "TripPy" for each text of the TripPy paper (a name, not a version: "2.1" is not what the paper is about)
         given = named_by[item.paper_id]
-        for unit in _units(item.text, looked_for, wants_figure, subject, counted, given, item.whole):
+        for unit in _units(item.text, looked_for, wants_figure, subject, asked.counted, given, item.whole):
             if unit.score < 0 or unit.held < covered * total or len(unit.quote.replace("…", " ").split()) < LEAST_WORDS:
                 continue
-            if kind and not _of_kind(unit.quote, kind, initials, tables):
+            if asked.kind and not _of_kind(unit.quote, asked.kind, asked.initials, asked.tables):
                 continue  # "What margin ...": a figure of something else (a click-through rate) is no answer
-            quoted = {_key(w) for w in unit.quote.split()}
+            quoted = {word_key(w) for w in unit.quote.split()}
             if names and not names & (quoted | given):
                 continue  # the question names its subject: the line, or the paper it is from, must name it too
             if plain and not (wants_figure or subject) and not plain & quoted:
                 continue  # names alone, no figure nor definition ("Iz Beltagy, Kyle Lo, Arman Cohan": "What has Iz
                 # Beltagy written?")
-            said = " ".join(_key(w) for w in unit.quote.split())
-            if any(f" {v} " not in f" {said} " for v in versions):
+            said = " ".join(word_key(w) for w in unit.quote.split())
+            if any(f" {v} " not in f" {said} " for v in asked.versions):
                 continue  # "WOZ 2.0" is not "MultiWOZ 2.0"
             if best is None or unit.score > best[0].score:
                 best = (unit, item)
@@ -400,8 +264,8 @@ def _named_by(evidence: list[Evidence], names: set[str]) -> dict[str, frozenset[
         texts.setdefault(item.paper_id, []).append(item)
     about = {}
     for paper, items in texts.items():
-        in_about = names & {_key(w) for item in {item.about for item in items} for w in item.split()}
-        told = [names & {_key(w) for w in item.text.split()} for item in items]
+        in_about = names & {word_key(w) for item in {item.about for item in items} for w in item.split()}
+        told = [names & {word_key(w) for w in item.text.split()} for item in items]
         about[paper] = frozenset(n for n in names if n in in_about or sum(n in held for held in told) >= 2)
     return about
 

@@ -18,11 +18,12 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from assistant.agent import Agent, recent_history
+from assistant.composer import acted
+from assistant.evidence import Evidence, stored_evidence
 from assistant.tools import Card, SourceBook, ToolDeps, ToolResult
 from assistant.tools.base import CardKind, Quote
-from assistant.turn import Answer, TurnMode, TurnUI, TurnUsage, link_citations, run_tool
+from assistant.turn import Answer, TurnUI, TurnUsage, run_tool
 from retrieval.archive import Archive
-from web.base import md_escape
 
 MAX_FOCUS_CARDS = 10
 
@@ -99,6 +100,7 @@ class Conversation:
     about: Card | None = None  # the researcher or institution this chat was opened about
     library: bool = False  # the chat searches the user's own library only (/chat?library=mine)
     focus_weak: bool = False  # the last answer found nothing that answers well: its cards were the closest matches
+    evidence: tuple[Evidence, ...] = ()  # what the last answer showed for each [n] it cited (`Answer.evidence`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +112,7 @@ class Conversation:
             "paper_checked": self.paper_checked,
             "about": asdict(self.about) if self.about else None,
             "library": self.library,
+            "evidence": [item.kept() for item in self.evidence],
         }
 
     @classmethod
@@ -127,6 +130,7 @@ class Conversation:
             paper_checked=bool(data.get("paper_checked")),
             about=next(iter(_cards([data.get("about")])), None),
             library=data.get("library") is True,
+            evidence=stored_evidence(data.get("evidence")),
         )
 
     @classmethod
@@ -143,6 +147,7 @@ class Conversation:
             paper_checked=True,
             about=next(iter(_cards([last.get("about")])), None),
             library=last.get("library") is True,
+            evidence=stored_evidence(last.get("evidence")),
         )
 
     def opened(self, **scope: Any) -> Conversation:
@@ -157,13 +162,15 @@ class Conversation:
         """The conversation scoped to one paper (a PDF just attached, a paper just fetched from arXiv)."""
         return replace(self, paper=paper_id, paper_checked=True)
 
-    def after(self, history: list[dict], cards: list[Card], sources: SourceBook, weak: bool = False) -> Conversation:
+    def after(self, history: list[dict], cards: list[Card], sources: SourceBook, weak: bool = False,
+              evidence: tuple[Evidence, ...] = ()) -> Conversation:  # fmt: skip
         """The conversation after a turn, this one unchanged: `history` (what the next turn sees: the recent
-        messages and the turn's own), the turn's source numbers, and its cards as what it is now about (`weak`:
-        they were only the closest matches, so "compare them" asks which papers)."""
+        messages and the turn's own), the turn's source numbers and evidence, and its cards as what it is now about
+        (`weak`: they were only the closest matches, so "compare them" asks which papers)."""
         if not cards:
-            return replace(self, history=history, sources=sources)
-        return replace(self, history=history, sources=sources, focus=tuple(cards[:MAX_FOCUS_CARDS]), focus_weak=weak)
+            return replace(self, history=history, sources=sources, evidence=evidence)
+        return replace(self, history=history, sources=sources, focus=tuple(cards[:MAX_FOCUS_CARDS]), focus_weak=weak,
+                       evidence=evidence)  # fmt: skip
 
     def answer_metadata(self, asked: str | None = None, usage: dict | None = None) -> dict[str, Any]:
         """What the answer's step keeps for a resumed thread: this turn's tool calls and shortened results, the
@@ -180,6 +187,7 @@ class Conversation:
             "library": self.library,
             "focus": stored["focus"],
             "focus_weak": self.focus_weak,
+            "evidence": stored["evidence"],
             **({"asked": asked} if asked else {}),
             **({"usage": usage} if usage else {}),
         }
@@ -189,7 +197,7 @@ def subject_card(archive, kind: str, subject: str) -> Card | None:
     """The researcher or institution a chat was opened about (by our id, as their page's dock gives it), as a card;
     None for anything else, so an address cannot make the chat about what the catalog does not hold."""
     from retrieval.scholarly.records import whole_number
-    from web.addresses import institution_path, researcher_path
+    from pages.addresses import institution_path, researcher_path
 
     number = whole_number(subject)
     if number is None:
@@ -209,8 +217,8 @@ def subject_card(archive, kind: str, subject: str) -> Card | None:
 def introduction(conversation: Conversation, archive, viewer: str | None = None) -> str | None:
     """What a chat opened about something says first (markdown from catalog values, or the viewer's own upload;
     the caller sanitises it)."""
-    from web.addresses import paper_path
-    from web.base import md_escape
+    from pages.addresses import paper_path
+    from pages.base import md_escape
 
     if conversation.paper:
         paper = archive.papers([conversation.paper], viewer).get(conversation.paper)
@@ -289,7 +297,8 @@ class Chat:
             raise
         sources = answer.sources if answer.sources is not None else deps.sources
         self.conversation = self.conversation.after([*recent, *answer.messages()], answer.cards, sources,
-                                                    weak=answer.weak and bool(answer.cards))  # fmt: skip
+                                                    weak=answer.weak and bool(answer.cards),
+                                                    evidence=answer.evidence)  # fmt: skip
         return answer
 
     async def act(self, action: str, target: str, title: str, ui: TurnUI) -> Answer:
@@ -299,11 +308,7 @@ class Chat:
         asked = wording.format(title=title[:300])
         deps = self.deps()
         result = await run_tool(ui, deps, tool, {argument: target[:200]})
-        text, cited = link_citations(result.output, result.sources.by_number())
-        text = f"**{md_escape(asked)}**\n\n{text}"
-        await ui.finish(text, result.cards)
-        answer = Answer(text, result.cards, cited, 1, mode=TurnMode.ACTION, why=f"the card's button ran {tool}",
-                        weak=result.failed or not result.cards, question=asked, sources=result.sources)  # fmt: skip
+        answer = await acted(ui, asked, tool, result)
         history = [*self.conversation.history, *answer.messages()]
-        self.conversation = self.conversation.after(history, answer.cards, result.sources)
+        self.conversation = self.conversation.after(history, answer.cards, result.sources, evidence=answer.evidence)
         return answer

@@ -28,8 +28,8 @@ from assistant.tools.library import get_my_library
 from assistant.tools.papers import OwnUpload
 from common.admission import Admission, Busy, Limits
 from retrieval.archive import Archive
-from retrieval.library.uploads import upload_number
-from web.paper import paper_page
+from retrieval.library.visible import upload_number
+from pages.paper import paper_page
 
 log = logging.getLogger(__name__)
 

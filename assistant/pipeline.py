@@ -2,7 +2,8 @@
 
 1. The model rewrites the question (read with the conversation) into one or two search queries.
 2. The app runs the searches itself: abstracts for each query, the full text for the first, and the profile of a
-   researcher or institution the question names (`assistant.questions.named_profile`).
+   researcher or institution the question names (read by `assistant.reading`, looked up by
+   `assistant.questions.named_profile`).
 3. The model writes the answer from those results, citing the same numbers the tools gave, exactly as the agent's
    answers do (links, sources footer, cards).
 
@@ -18,10 +19,12 @@ import time
 from assistant.llm import Completion, LLMConfig, Streamer, stream_completion
 from assistant.prompts import system_prompt
 from assistant.questions import named_profile
+from assistant.reading import read_question
 from assistant.safe_markdown import StreamGuard
 from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
-from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, finish_cited, merge_cards, run_tool
+from assistant.composer import written
+from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, merge_cards, run_tool
 from common.retry import Retrier
 
 MAX_QUERIES = 2
@@ -91,7 +94,7 @@ async def answer_with_pipeline(
     found, cards, calls = [], [], 0
     plan = [("search_papers", {"query": q, "limit": 5}) for q in queries]
     plan.append(("search_fulltext", {"query": queries[0], "limit": 4}))
-    if (named := named_profile(deps, question.query)) is not None:
+    if (named := named_profile(deps, read_question(question, deps.focus, deps.focus_weak))) is not None:
         plan.insert(0, named[:2])
     for tool, arguments in plan:
         result = await run_tool(ui, deps, tool, arguments)
@@ -103,7 +106,5 @@ async def answer_with_pipeline(
     messages = [{"role": "system", "content": system_prompt(deps) + WRITE}, *earlier,
                 {"role": "user", "content": f"{question.text}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
     text = await _written(config, messages, retrier, ui, usage, stream)
-    answer, shown, cited = await finish_cited(ui, deps, text, cards)
-    return Answer(answer, shown, cited, calls, mode=TurnMode.PIPELINE, why=why, usage=usage, weak=not cards,
-                  sources=deps.sources)  # fmt: skip
+    return await written(ui, deps, text, cards, tool_calls=calls, mode=TurnMode.PIPELINE, why=why, usage=usage)
 

@@ -1,30 +1,25 @@
-"""Retrieval-only mode: with no LLM configured, a small planner picks the tool and composes the answer."""
+"""Retrieval-only mode: with no LLM configured, a small planner picks the tools by what the question was read to ask
+(`assistant.reading`: a comparison, a paper by its arXiv id, a follow-up or a profile, each in `assistant.follow_ups`;
+else a search, with who wrote what it names, the answer line and the best passages), and the composer
+(`assistant.composer`) builds the answer from what they found."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import replace
 
-from assistant.answer_line import AnswerLine, Evidence, answer_line, asks_for_a_fact
-from assistant.questions import ARXIV_MENTION, named_profile
+from assistant import follow_ups
+from assistant.answer_line import AnswerLine, answer_line
+from assistant.composer import retrieved, said
+from assistant.evidence import Evidence
+from assistant.follow_ups import authors_of
+from assistant.reading import Intent, ReadQuestion, read_question
 from assistant.tools import ToolDeps
-from assistant.tools.base import (
-    Card,
-    CardKind,
-    PapersFound,
-    Passage,
-    PassagesFound,
-    ProfileSummary,
-    SourceBook,
-    unavailable,
-)
-from assistant.turn import Answer, Question, TurnUI, link_citations, run_tool
+from assistant.tools.base import CardKind, PapersFound, PassagesFound, SourceBook, unavailable
+from assistant.turn import Answer, Question, TurnUI, run_tool
+from pages.base import md_escape
 from retrieval.search.relevance import bare, named_terms, names_its_own, says
 from retrieval.vectors.index import Filters
-from web.base import md_escape
-from web.compare import ComparePage
-from web.people import ResearcherPage
 
 NOTICE = (
     "_Retrieval-only mode: no language model is configured, so these are the papers and sentences that best "
@@ -42,46 +37,47 @@ SEARCH_UNAVAILABLE = (
 
 async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, notice: str = NOTICE) -> Answer:
     """The answer search alone can give, opened by `notice` (why there is no written answer)."""
-    query = question.query
-    if (comparison := await _comparison(deps, query, ui, notice)) is not None:
-        return comparison
-    mentioned = ARXIV_MENTION.search(query)
-    if mentioned:
-        result = await run_tool(ui, deps, "get_paper", {"paper_id": mentioned.group(1)})
-        if not result.failed:
-            (card,) = result.cards
-            answer = f"{notice}\n\nPaper [{card.number}]:\n\n{result.data.to_markdown()}"
-            await ui.finish(answer, result.cards)
-            return Answer(answer, result.cards, [c.number for c in result.cards if c.number], 1,
-                          sources=result.sources)  # fmt: skip
-    follow_up = await _follow_up(deps, query, ui, notice)
-    if follow_up is not None:
-        return follow_up
-    profile = await _about_someone_or_somewhere(deps, query, ui, notice)
-    if profile is not None:
-        return profile
-    searched = _it_named(deps, question.searched)  # "How many layers does it have?", after a paper was shown
-    query = searched if searched != question.searched else query
-    if (who := _WHO_WROTE.match(searched)) and named_terms(searched):
-        searched = who.group(1)  # "Who wrote CTIGuardian?" scored its paper at 0.14, "CTIGuardian" clears it
-    result = await run_tool(ui, deps, "search_papers", {"query": searched, "limit": 5})
+    read = read_question(question, deps.focus, deps.focus_weak)  # (once: every branch reads `read`)
+    for intent in read.intents:  # the first branch that finds something answers (a search always does)
+        if (answer := await _BRANCHES[intent](deps, read, ui, notice)) is not None:
+            return answer
+    raise AssertionError("a search always answers")  # (`Intent.TOPIC` fires for every question)
+
+
+async def _paper(deps: ToolDeps, read: ReadQuestion, ui: TurnUI, notice: str) -> Answer | None:
+    """"What is 2006.07357 about?": the paper by the first arXiv id the question names, when it is here."""
+    result = await run_tool(ui, deps, "get_paper", {"paper_id": read.arxiv_ids[0]})
+    if result.failed:
+        return None
+    (card,) = result.cards
+    answer = f"{notice}\n\nPaper [{card.number}]:\n\n{result.data.to_markdown()}"
+    return await retrieved(ui, answer, result.cards, [c.number for c in result.cards if c.number],
+                           tool_calls=1, sources=result.sources)  # fmt: skip
+
+
+async def _searched(deps: ToolDeps, read: ReadQuestion, ui: TurnUI, notice: str) -> Answer:
+    """A search for what the question asks (who wrote what it names, a fact, a topic)."""
+    result = await run_tool(ui, deps, "search_papers", {"query": read.searched, "limit": 5})
     if unavailable(result):
-        answer = SEARCH_UNAVAILABLE
-        await ui.finish(answer, [])
-        return Answer(answer, [], [], 1, result.output, weak=True)
+        return await retrieved(ui, SEARCH_UNAVAILABLE, [], tool_calls=1, error=said(result), weak=True)
     if result.failed or not result.cards:
-        answer = f"{notice}\n\n{result.output}"
-        await ui.finish(answer, [])
-        return Answer(answer, [], [], 1, result.output if result.failed else None, weak=True)
+        return await retrieved(ui, f"{notice}\n\n{said(result)}", [], tool_calls=1,
+                               error=said(result) if result.failed else None, weak=True)  # fmt: skip
     if isinstance(result.data, PapersFound) and result.data.weak:
-        answer = "\n".join([notice, "", _nothing_answers(query, result)])
-        await ui.finish(answer, result.cards)
-        return Answer(answer, result.cards, [], 1, sources=result.sources, weak=True)
-    passages, found, sources = await _full_text_of(deps.after(result), searched, result.cards, ui,
-                                                   more=asks_for_a_fact(query))
+        answer = "\n".join([notice, "", _nothing_answers(read.query, result)])
+        return await retrieved(ui, answer, result.cards, tool_calls=1, sources=result.sources, weak=True)
+    return await _found(deps, read, result, ui, notice)
+
+
+async def _found(deps: ToolDeps, read: ReadQuestion, result, ui: TurnUI, notice: str) -> Answer:
+    """What the search found: who wrote what the question names, the answer line, the papers on their cards, and
+    the best passages of their full text."""
+    query = read.query
+    passages, found, sources = await _full_text_of(deps.after(result), read.searched, result.cards, ui,
+                                                   more=read.fact)  # fmt: skip
     evidence, titles = _evidence(deps, result.cards, found)
     line = answer_line(query, evidence) or answer_line(query, titles)  # a title only when nothing else answers
-    written = await asyncio.to_thread(_written_by, deps, query, result.cards)  # (may search the paper's passages)
+    written = await asyncio.to_thread(_written_by, deps, read.authors_named, result.cards)  # (may search passages)
     lines = [notice, "", *written, *_answering(line, result.cards), _what_was_found(query, result), ""]
     if passages:
         lines += ["", "From their full text:", ""]
@@ -90,66 +86,8 @@ async def answer_without_llm(deps: ToolDeps, question: Question, ui: TurnUI, not
                 where = f"p. {quote.page}" if quote.page is not None else "abstract"
                 lines += [f"- [{card.number}, {where}] [{md_escape(card.title)}]({card.path})",
                           f"  > {md_escape(quote.text)}"]  # fmt: skip
-    answer = "\n".join(lines)
-    await ui.finish(answer, result.cards)
-    return Answer(answer, result.cards, [c.number for c in result.cards], 2 if passages else 1, sources=sources,
-                  lead=line)  # fmt: skip
-
-
-_COMPARE = re.compile(r"\b(compar\w*|versus|vs\.?|side by side|contrast\w*|differ\w*)\b", re.I)
-_ASPECTS = re.compile(r"\b(?:on|by|in terms of|regarding|for|across)\s+(?:their\s+|the\s+)?([^?.!]+?)\s*[?.!]*$", re.I)
-
-
-async def _comparison(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Answer | None:
-    """"Compare 2004.07180 and 1802.05365 on task and data set", or "compare them" after an answer that showed
-    papers: the extractive table (`compare_papers`), with the aspects named after "on"/"by"/"in terms of" (the
-    default four otherwise)."""
-    if not _COMPARE.search(query):
-        return None
-    ids = list(dict.fromkeys(m.group(1) for m in ARXIV_MENTION.finditer(query)))
-    if len(ids) < 2 and _THEM.search(query):  # "compare them": the papers the last answer showed, if it found any
-        shown = [c for c in deps.focus if c.kind == CardKind.PAPER]
-        if deps.focus_weak or len(shown) < 2:
-            return await _which_to_compare(ui, notice, shown, deps.focus_weak)
-        ids = [c.id for c in shown]
-    if len(ids) < 2:
-        return None
-    named = _ASPECTS.search(ARXIV_MENTION.sub(" ", query))
-    aspects = [a.strip() for a in re.split(r",|\band\b|;", named.group(1)) if a.strip()] if named else []
-    result = await run_tool(ui, deps, "compare_papers", {"paper_ids": ids, "aspects": aspects or None})
-    if result.failed or not isinstance(result.data, ComparePage):
-        return None
-    page = result.data
-    numbers = {c.id: c.number for c in result.cards if c.kind == CardKind.PAPER and c.number}
-    lines = [notice, "", f"**{len(page.rows)} papers** side by side: each cell is the paper's own sentence that "
-             f"answers the column best, from its abstract or, with the page, its full text. [Open the table as a page]"
-             f"({page.path}) to download it as CSV or markdown.", "", *page.table(numbers)]  # fmt: skip
-    if page.unknown:
-        lines += ["", "Not in this archive: " + ", ".join(md_escape(u) for u in page.unknown)]
-    text, cited = link_citations("\n".join(lines), result.sources.by_number())
-    await ui.finish(text, result.cards)
-    return Answer(text, result.cards, cited, 1, sources=result.sources)
-
-
-_THEM = re.compile(r"\b(them|these|those|both|they|the (?:two|three|four|five|papers|ones))\b", re.I)
-
-
-async def _which_to_compare(ui: TurnUI, notice: str, shown: list, weak: bool) -> Answer:
-    """"Compare them" when the last answer showed no papers worth comparing: ask which ones rather than compare
-    the closest matches to a question nothing here answered, or one paper with nothing."""
-    if weak:
-        why = ("The last answer found nothing in this archive that answers it well: its cards were only the closest "
-               "matches, so comparing them would say nothing.")  # fmt: skip
-    elif shown:
-        card = shown[0]
-        why = f"The last answer showed one paper, [{card.number}] [{md_escape(card.title)}]({card.path})."
-    else:
-        why = "The last answer showed no papers."
-    what = ("Name two or more by their arXiv ids (\"compare 2004.07180 and 1802.05365 on method\"), or ask a "
-            "question that finds them first, then \"compare them\".")  # fmt: skip
-    answer = "\n".join([notice, "", f"**Which papers should I compare?** {why}", "", what])
-    await ui.finish(answer, [])
-    return Answer(answer, [], [], 0, weak=True)
+    return await retrieved(ui, "\n".join(lines), result.cards, [c.number for c in result.cards],
+                           tool_calls=2 if passages else 1, sources=sources, lead=line, quoted=passages)  # fmt: skip
 
 
 def _what_was_found(query: str, result) -> str:
@@ -187,8 +125,7 @@ def _evidence(deps: ToolDeps, cards: list, passages: list) -> tuple[list[Evidenc
                                  deps.user)  # fmt: skip
     about = {pid: f"{paper.title} {paper.abstract or ''}" for pid, paper in papers.items()}
     titles = {pid: paper.title for pid, paper in papers.items()}
-    evidence = [Evidence(p.text, p.paper_id, p.number, p.page, about.get(p.paper_id, ""), titles.get(p.paper_id, ""))
-                for p in passages]  # fmt: skip
+    evidence = [replace(p, about=about.get(p.paper_id, ""), title=titles.get(p.paper_id, "")) for p in passages]
     named = []
     for card in cards:
         if (paper := papers.get(card.id)) is None:
@@ -200,22 +137,14 @@ def _evidence(deps: ToolDeps, cards: list, passages: list) -> tuple[list[Evidenc
     return evidence, named
 
 
-_WHO_WROTE = re.compile(
-    r"^\s*who\s+(?:wrote|authored|proposed|introduced|developed|created|invented|made)\s+(\S.{0,300}?)\s*\??\s*$", re.I
-)
-
-
-def _written_by(deps: ToolDeps, query: str, cards: list) -> list[str]:
-    """"Who wrote SPECTER?": when the best paper is the one that named what the question names, its authors from the
-    catalog, first. That paper: its title is the name and a colon ("SPECTER: ..."), or its abstract or full text
+def _written_by(deps: ToolDeps, names: tuple[str, ...], cards: list) -> list[str]:
+    """"Who wrote SPECTER?": when the best paper is the one that named what the question `names`
+    (`ReadQuestion.authors_named`), its authors from the catalog, first. That paper: its title is the name and a
+    colon ("SPECTER: ..."), or its abstract or full text
     says it named it ("we call them ELMo", "It also introduces the FED dataset": `names_its_own`); not a title
     that only mentions it ("Unsupervised Evaluation of Interactive Dialog with DialoGPT" did not make DialoGPT,
     nor "ImageNet classification with deep convolutional neural networks" ImageNet). Nothing when the question
     names nothing ("who wrote the paper on ...")."""
-    asked = _WHO_WROTE.match(query)
-    if asked and re.search(r"['’]s\b", asked.group(1)):
-        return []  # "Who wrote TinyBERT's teacher model?" asks for another work's authors
-    names = named_terms(query) if asked else []  # (of the whole question: "Pyserini" after "Who wrote" is a name)
     if not names or not cards or cards[0].kind != CardKind.PAPER:
         return []
     card = cards[0]
@@ -227,16 +156,7 @@ def _written_by(deps: ToolDeps, query: str, cards: list) -> list[str]:
         texts = [(paper.abstract or "") if paper else "", *(h.text for h in hits)]
         if not all(any(names_its_own(text, name) for text in texts) for name in names):
             return []
-    return _authors_of(deps, card)
-
-
-def _authors_of(deps: ToolDeps, card: Card) -> list[str]:
-    """"**Written by** A, B and C: [n] [title](path)." from the catalog; nothing when it knows no author."""
-    authors = deps.archive.author_names([card.id]).get(card.id, [])
-    if not authors:
-        return []
-    listed = ", ".join(authors[:-1]) + f" and {authors[-1]}" if len(authors) > 1 else authors[0]
-    return [f"**Written by** {md_escape(listed)}: [{card.number}] [{md_escape(card.title)}]({card.path}).", ""]
+    return authors_of(deps, card)
 
 
 def _answering(line: AnswerLine | None, cards: list) -> list[str]:
@@ -268,7 +188,7 @@ async def _full_text_of(deps: ToolDeps, query: str, found: list, ui: TurnUI,
     return cards, mine, result.sources
 
 
-def _more_passages(deps: ToolDeps, query: str, found: list, known: list[Passage]) -> list[Passage]:
+def _more_passages(deps: ToolDeps, query: str, found: list, known: list[Evidence]) -> list[Evidence]:
     """More passages of the found papers, for the answer line only: the search shows at most three a paper, and the
     sentence that answers a fact can be a paper's fourth or fifth best (TripPy's WOZ 2.0 score). Asked again without
     the names the found papers are all about: inside SPECTER's paper "SPECTER" tells no passage from another, and
@@ -288,120 +208,21 @@ def _more_passages(deps: ToolDeps, query: str, found: list, known: list[Passage]
         for h in deps.archive.passages(asked, within, limit=MORE_PASSAGES).hits:
             if h.paper.id in numbers and (h.paper.id, h.text) not in seen:
                 seen.add((h.paper.id, h.text))
-                more.append(Passage(h.paper.id, numbers[h.paper.id], h.page, h.text))
+                more.append(Evidence(h.text, h.paper.id, numbers[h.paper.id], h.page, passage=h.number))
     return more
 
 
-_PERSON = re.compile(r"\b(she|he|they|her|him|his|hers|their|them|this (?:person|researcher|author))\b", re.I)
-_THING = re.compile(r"\b(it|its|this paper|that paper|the paper)\b", re.I)
-_WROTE_WITH = re.compile(
-    r"\b(co-?author\w*|collaborat\w*|(?:writ\w*|wrote|work\w*|publish\w*)\b[^?.!]{0,20}\bwith)\b", re.I
-)
-_CITES = re.compile(r"\b(cit(?:e|es|ed|ing|ation|ations)|follow(?:ed|s)? (?:up|on))\b", re.I)
-_REFERENCES = re.compile(r"\b(reference\w*|build[s]? on|based on|prior work)\b", re.I)
-
-
-def _last_paper(deps: ToolDeps) -> Card | None:
-    """The paper "it" refers to: the first paper the last answer showed, unless that answer found nothing that
-    answers well (its cards were only the closest matches)."""
-    return None if deps.focus_weak else next((c for c in deps.focus if c.kind == CardKind.PAPER), None)
-
-
-# After "it", words that make it refer to nothing ("Is it true that ...", "is it possible to ..."); after "the paper",
-# words that describe another paper ("the paper on ...", "the paper that ...")
-_EMPTY_IT = frozenset("true possible likely known necessary worth easy hard better is was seems".split())
-_DESCRIBED = frozenset("on about that which by from where in with titled called named who for".split())
-_THE_PAPER = frozenset({"it", "this", "that", "this paper", "that paper", "the paper"})
-
-
-def _it(query: str) -> re.Match | None:
-    """Where a question refers to the last answer's paper ("it", "its", "this paper", "the paper"), if it does."""
-    found = _THING.search(query)
-    if found is None:
-        return None
-    after = query[found.end() :].split()[:1]
-    word = after[0].lower().strip("?.,!") if after else ""
-    said = found.group(1).lower()
-    if (said == "it" and word in _EMPTY_IT) or (said.endswith("paper") and word in _DESCRIBED):
-        return None
-    return found
-
-
-def _it_named(deps: ToolDeps, text: str) -> str:
-    """A question about "it" (or "its", "this paper", "the paper") after an answer that showed a paper, as search
-    reads it: the paper named where the question says "it" ("How many layers does it have?" after TinyBERT's paper:
-    "How many layers does TinyBERT have?"), by its title's name ("TinyBERT: ...") or else its whole title in quotes.
-    The question as it is when nothing was shown, or "it" refers to nothing (`_it`: "Is it true that ...", "the
-    paper on ...")."""
-    paper = _last_paper(deps)
-    found = _it(text) if paper is not None else None
-    if found is None or paper is None:
-        return text
-    head, colon, _ = paper.title.partition(":")
-    name = head.strip() if colon and len(head.split()) <= 3 else f'"{paper.title}"'
-    said = f"{name}'s" if found.group(1).lower() == "its" else name
-    return f"{text[: found.start()]}{said}{text[found.end() :]}"
-
-
-async def _follow_up(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Answer | None:
-    """A follow-up that names no one ("who else did she write with?", "what cites it?", "who wrote it?") is about
-    what the last answer showed: its first researcher card for a person, its first paper card for a thing (none when
-    that answer found nothing that answers well)."""
-    person = next((c for c in deps.focus if c.kind == CardKind.RESEARCHER), None)
-    paper = _last_paper(deps)
-    who = _WHO_WROTE.match(query)  # "Who wrote it?" (not "Who wrote its predecessor?")
-    if (paper is not None and who and who.group(1).lower() in _THE_PAPER
-            and (written := await asyncio.to_thread(_authors_of, deps, paper))):  # fmt: skip
-        answer = "\n".join([notice, "", *written]).rstrip()
-        await ui.finish(answer, [paper])
-        return Answer(answer, [paper], [paper.number] if paper.number else [], 0, sources=deps.sources)
-    if person is not None and _PERSON.search(query):
-        if _WROTE_WITH.search(query):
-            result = await run_tool(ui, deps, "get_researcher", {"researcher_id": int(person.id)})
-            if result.failed or not isinstance(result.data, ResearcherPage):
-                return None
-            section = [
-                f"- [{md_escape(c.label)}]({c.href}): {c.count} shared paper{'s' if c.count != 1 else ''}"
-                for c in result.data.coauthors
-            ] or ["No co-authors are known in this archive."]
-            lines = [notice, "", f"Co-authors of **[{md_escape(person.title)}]({person.path})** in this archive:", "",
-                     *section]  # fmt: skip
-        else:
-            result = await run_tool(ui, deps, "summarize_researcher", {"researcher_id": int(person.id)})
-            if result.failed or not isinstance(result.data, ProfileSummary):
-                return None
-            lines = [notice, "", md_escape(result.data.assembled)]
-        answer = "\n".join(lines)
-        await ui.finish(answer, result.cards)
-        return Answer(answer, result.cards, [], 1, sources=result.sources)
-    if paper is not None and _it(query) and (_CITES.search(query) or _REFERENCES.search(query)):
-        tool = "get_cited_by" if _CITES.search(query) else "get_references"
-        result = await run_tool(ui, deps, tool, {"paper_id": paper.id})
-        if result.failed:
-            return None
-        text, cited = link_citations(result.output, result.sources.by_number())
-        answer = f"{notice}\n\n**{md_escape(paper.title)}**\n\n{text}"
-        await ui.finish(answer, result.cards)
-        return Answer(answer, result.cards, cited, 1, sources=result.sources)
-    return None
-
-
-async def _about_someone_or_somewhere(deps: ToolDeps, query: str, ui: TurnUI, notice: str) -> Answer | None:
-    """A question naming a researcher or an institution is answered with that profile's summary assembled from
-    the catalog."""
-    named = named_profile(deps, query)
-    if named is None:
-        return None
-    tool, arguments, profile = named
-    result = await run_tool(ui, deps, tool, arguments)
-    if result.failed or not isinstance(result.data, ProfileSummary):
-        return None
-    lines = [notice, "", md_escape(result.data.assembled), ""]
-    paper_cards = [c for c in result.cards if c.kind == CardKind.PAPER]
-    for card in paper_cards:
-        year = f" ({card.subtitle})" if card.subtitle else ""
-        lines.append(f"{card.number}. [{md_escape(card.title)}]({card.path}){year}")
-    lines += ["", f"[Open the profile]({profile})"]
-    answer = "\n".join(lines)
-    await ui.finish(answer, result.cards)
-    return Answer(answer, result.cards, [c.number for c in paper_cards], 1, sources=result.sources)
+_BRANCHES = {
+    Intent.COMPARE: follow_ups.comparison,
+    Intent.WHICH_TO_COMPARE: follow_ups.which_to_compare,
+    Intent.PAPER: _paper,
+    Intent.WHO_WROTE_IT: follow_ups.who_wrote_it,
+    Intent.COAUTHORS: follow_ups.coauthors,
+    Intent.RESEARCHER: follow_ups.their_work,
+    Intent.CITED_BY: follow_ups.citing_it,
+    Intent.REFERENCES: follow_ups.its_references,
+    Intent.PROFILE: follow_ups.about_someone_or_somewhere,
+    Intent.WHO_WROTE: _searched,
+    Intent.FACT: _searched,
+    Intent.TOPIC: _searched,
+}

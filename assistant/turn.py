@@ -1,57 +1,24 @@
 """What one turn of the conversation is made of, whoever answers it (`TurnMode`): where it shows itself, what it
-produced (`Answer`), how it runs a tool, and how its end links each [n] to our paper page (everything else in it
-goes through the one sanitiser)."""
+produced (`Answer`, built by `assistant.composer` alone) and how it runs a tool."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol
 
 from assistant.answer_line import AnswerLine
+from assistant.evidence import Evidence
 from assistant.provider import litellm_module
-from assistant.safe_markdown import safe_label, safe_markdown
 from assistant.toolcalls import read_arguments
 from assistant.tools import TOOLS_BY_NAME, Card, ToolDeps, ToolResult, call_tool
-from assistant.tools.base import CardKind, SourceBook
+from assistant.tools.base import SourceBook, notice
 from retrieval.search.hybrid import clean_query
 
 log = logging.getLogger(__name__)
-
-_CITE = re.compile(r"\[(\d{1,3})(?:,?\s*(pp?\.\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?))?\](?!\()")  # [2] or [2, p. 7]
-
-
-def link_citations(answer: str, sources: dict[int, tuple[str, str]]) -> tuple[str, list[int]]:
-    """The answer with [n] (or [n, p. 7]) linked to its paper page, and the numbers it cited, in first-use order."""
-    cited: list[int] = []
-
-    def link(match: re.Match) -> str:
-        n = int(match.group(1))
-        if n not in sources:
-            return match.group(0)
-        if n not in cited:
-            cited.append(n)
-        page = f", {match.group(2)}" if match.group(2) else ""
-        return f"[[{n}{page}]]({sources[n][1]})"
-
-    text = safe_markdown(_CITE.sub(link, answer))
-    return text, cited
-
-
-def sources_footer(cited: list[int], sources: dict[int, tuple[str, str]]) -> str:
-    if not cited:
-        return ""
-    lines = ["", "", "**Sources**", ""]
-    for n in cited:
-        title, path = sources[n]
-        lines.append(f"{n}. [{safe_label(title)}]({path})")
-    return "\n".join(lines)
-
-
 
 class TurnUI(Protocol):
     """Where a turn shows itself: the Chainlit handler in the app, a recorder in tests."""
@@ -179,6 +146,7 @@ class Answer:
     question: str = ""  # what was asked, as the conversation keeps it (a card's button words its request)
     sources: SourceBook | None = None  # the conversation's numbered sources after the turn; None: it numbered none
     lead: AnswerLine | None = None  # the answer sentence a retrieval-only answer led with (`assistant.answer_line`)
+    evidence: tuple[Evidence, ...] = ()  # what it showed for each [n] it cites (`assistant.composer.evidence_of`)
 
     def messages(self) -> list[dict]:
         """The turn as the conversation's history keeps it: the question, the tool calls and results, the answer."""
@@ -213,26 +181,14 @@ async def run_tool(ui: TurnUI, deps: ToolDeps, name: str, arguments: dict) -> To
     handle = await ui.tool_started(name, arguments)
     tool = TOOLS_BY_NAME.get(name)
     if tool is None:
-        result = ToolResult(f"Error: there is no tool named {name[:60]!r}; use one of {', '.join(TOOLS_BY_NAME)}.",
-                            sources=deps.sources)  # fmt: skip
+        result = notice(f"Error: there is no tool named {name[:60]!r}; use one of {', '.join(TOOLS_BY_NAME)}.",
+                        sources=deps.sources)  # fmt: skip
     else:
         # Tools are synchronous (database and index calls); keep the event loop free for other sessions.
         result = await asyncio.to_thread(call_tool, tool, deps, arguments)
     await ui.tool_finished(handle, result)
     log.info("tool %s: %s in %.3f s", name[:60], "failed" if result.failed else "done", time.perf_counter() - started)
     return result
-
-
-async def finish_cited(ui: TurnUI, deps: ToolDeps, text: str, cards: list[Card]) -> tuple[str, list[Card], list[int]]:
-    """A written answer's end: its [n] linked to the papers, the sources it cited under it, and the cards shown
-    with it (the cited papers, and the researchers and institutions it is about; everything when nothing is
-    cited). Returns (answer, shown cards, cited numbers)."""
-    sources = deps.sources.by_number()
-    linked, cited = link_citations(text.strip() or "I could not find an answer.", sources)
-    answer = linked + sources_footer(cited, sources)
-    shown = [c for c in cards if c.kind != CardKind.PAPER or c.number in cited] if cited else cards
-    await ui.finish(answer, shown)
-    return answer, shown, cited
 
 
 def merge_cards(cards: list[Card], found: list[Card]) -> list[Card]:

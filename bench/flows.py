@@ -132,6 +132,7 @@ def pdf_flow(settings) -> Callable[[], Callable[[], object]]:
 
 def snapshot_flow(settings) -> Callable[[], Callable[[], object]]:
     from ingest.demo import DEMO_DIR
+    from jobs.arguments import JobKind, SnapshotArguments
     from scholarloom.settings import Settings
 
     snapshot = DEMO_DIR / "arxiv_metadata" / "arxiv-metadata-oai-snapshot.head200.jsonl"
@@ -140,7 +141,7 @@ def snapshot_flow(settings) -> Callable[[], Callable[[], object]]:
         """An empty archive of its own (made, and its database migrated, before the trace)."""
         empty = Settings(data_dir=Path(tempfile.mkdtemp(prefix="flows-snapshot-")), shared_models_dir=settings.models_dir)
         queue, runner = _runner(empty)
-        queue.submit("snapshot", {"path": str(snapshot), "limit": 50}, "flows")
+        queue.submit(JobKind.SNAPSHOT, SnapshotArguments(str(snapshot), limit=50), "flows")
 
         def run() -> object:
             try:
@@ -155,13 +156,11 @@ def snapshot_flow(settings) -> Callable[[], Callable[[], object]]:
 
 
 def _runner(settings):
-    from jobs.kinds import bound_kinds
     from jobs.queue import JobQueue
-    from jobs.runner import JobRunner
-    from jobs.watches import FOLLOW_UPS
+    from jobs.registry import job_runner
 
     queue = JobQueue(settings.catalog().engine)
-    return queue, JobRunner(queue, bound_kinds(settings.job_context()), follow_ups=FOLLOW_UPS)
+    return queue, job_runner(queue, settings.job_context())
 
 
 FLOWS = {"answer-model": lambda s: answer_flow(s, True), "answer-search": lambda s: answer_flow(s, False),

@@ -1,4 +1,4 @@
-"""Title and authors read from the PDF file itself (`ingest.pdf_text`), against what the papers say they are.
+"""Title and authors read from the PDF file itself (`ingest.pdf_meta`), against what the papers say they are.
 
     python -m bench.pdf_metadata [--layout-only]
 
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.pdf_text import guess_metadata
+from ingest.pdf_meta import guess_metadata
 from ingest.pdf_worker import PdfWorker
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ evaluation of dialog)"), asked for by that name alone and as "What is X?".
     .venv/bin/python -m bench.spelled_names --data-dir /tmp/demo [--no-reading] [--show N]
 
 The encoder does not know most such names: "What is GRPO?" scores no abstract above the relevance floor. The
-search reads the name as the archive spells it out and asks again (`retrieval.search.hybrid`, `spelled_out`).
+search reads the name as the archive spells it out and asks again (`retrieval.search.spelling`, `spelled_out`).
 `--no-reading` turns that off, for the figures before. Per form: how often something is shown (clears the floor),
 how often what is shown names X (its title, abstract or passage holds X or its spelling), how often one of the
 papers that spell X out is shown, how often the search abstains, and how often its note says how it read X. For
@@ -26,8 +26,9 @@ from pathlib import Path
 from sqlmodel import select
 
 from retrieval.scholarly.models import Paper
-from retrieval.search import hybrid
-from retrieval.search.relevance import coined_terms, says, spelled_out
+from retrieval.search import spelling
+from retrieval.search.relevance import coined_terms, says
+from retrieval.search.spelling import spelled_out
 from scholarloom.settings import Settings
 
 FORMS = ("{}", "What is {}?")
@@ -67,7 +68,7 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=0, help="list N questions (at random) and what they show")
     args = parser.parse_args()
     if args.no_reading:
-        hybrid._reading = lambda *_: {}  # the search as it was: a name is never read as spelled out
+        spelling.read_spelled_names = lambda *_: {}  # the search as it was: a name is never read as spelled out
     from assistant.agent import Agent
     from assistant.tools import ToolDeps
     from bench.retrieval_only_time import _Quiet

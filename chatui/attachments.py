@@ -13,7 +13,7 @@ import chainlit as cl
 
 from assistant.safe_markdown import safe_markdown
 from retrieval.library.uploads import Upload, UploadLimits, UploadRefused, Uploads, UploadState
-from web.base import md_escape
+from pages.base import md_escape
 
 FOLLOW_SECONDS = 300  # after this the chat stops watching; the upload goes on being indexed
 

@@ -12,8 +12,8 @@ from assistant.safe_markdown import safe_markdown
 from jobs.queue import JobQueue, JobState
 from jobs.requests import PaperRequest, ReferencesRequest
 from retrieval.archive import Archive
-from web.addresses import paper_path
-from web.base import md_escape
+from pages.addresses import paper_path
+from pages.base import md_escape
 
 FETCH_ACTION = "fetch_from_arxiv"
 FETCH_REFERENCES_ACTION = "fetch_references"

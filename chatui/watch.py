@@ -14,7 +14,7 @@ from assistant.turn import Answer, standalone
 from jobs.watches import keep_question
 from retrieval.archive import Archive
 from retrieval.library.watches import MAX_QUERY, Watches
-from web.base import md_escape
+from pages.base import md_escape
 
 WATCH_ACTION = "watch_question"
 WATCHING = "/me/watching"

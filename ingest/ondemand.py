@@ -7,7 +7,7 @@ is reported and the paper is still added, with what could be had.
 
 from __future__ import annotations
 
-from ingest.harvest.openalex import OpenAlex, enrich_papers
+from ingest.harvest.openalex import OpenAlex, enrich_from_openalex
 from ingest.http import FetchError, PoliteClient
 from ingest.indexing import index_papers
 from ingest.parsers.arxiv import atom_error, parse_atom
@@ -68,7 +68,7 @@ def fetch_paper(
     progress.advance(task)
     if openalex is not None:
         try:
-            enrich_papers(catalog, openalex, summary, only={paper_id})
+            enrich_from_openalex(catalog, openalex, summary, only={paper_id})
         except FetchError as exc:  # the paper is still worth having without OpenAlex's view
             summary.fail(Failure("openalex", paper_id, f"OpenAlex did not answer: {exc}"))
     progress.advance(task)

@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ingest.pdf_text import FileMetadata
+from ingest.pdf_meta import FileMetadata
 from ingest.references import Reference
 
 
@@ -38,7 +38,7 @@ class PdfLimits:
 class ParsedPdf:
     pages: list[str]
     info: dict[str, str]  # title, author, subject, keywords of the document info, when present
-    lines: list[tuple[str, float, float]]  # the first page: text, type size, height (`ingest.pdf_text`)
+    lines: list[tuple[str, float, float]]  # the first page: text, type size, height (`ingest.pdf_meta`)
     # Read from the text in the child too, under the same time limit (a reference list of 10,000 commas once held
     # the job worker for hours): what the file says it is, the arXiv ids and DOIs its reference list cites, and
     # that list's entries parsed (`ingest.references`).
@@ -98,10 +98,11 @@ def _texts(reader, max_chars: int) -> list[str]:
 
 
 def _about(reader, pages: list[str]) -> dict:
-    """The document info's text fields and the first page's lines with their type sizes (`ingest.pdf_text`), empty
+    """The document info's text fields and the first page's lines with their type sizes (`ingest.pdf_meta`), empty
     when the file's info or layout cannot be read (the text alone still makes passages); what the file says it is
     (`guess_metadata`) and what its reference list cites."""
-    from ingest.pdf_text import cited_identifiers, first_page_lines, guess_metadata, reference_text
+    from ingest.pdf_meta import first_page_lines, guess_metadata
+    from ingest.pdf_text import cited_identifiers, reference_text
     from ingest.references import references
 
     try:

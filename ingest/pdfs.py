@@ -22,9 +22,9 @@ from ingest.pipeline import NullProgress
 from ingest.report import Failure, Summary
 from ingest.writer import People, Writer
 from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.citation_edges import ListedWork, add_citation, edges_of, resolve_citation_edges
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import split_arxiv_version
-from retrieval.scholarly.upsert import ListedWork, add_citation, edges_of, link_citations
 
 STAGE = "fulltext"
 
@@ -84,7 +84,7 @@ def store_fulltext(
                 add_citation(session, paper.id, arxiv_id=arxiv_id, doi=doi, edges=edges)
         Catalog.mark(session, STAGE, paper.id, digest)
         session.flush()
-        link_citations(session, [paper.id])  # the new edges that point at papers already here
+        resolve_citation_edges(session, [paper.id])  # the new edges that point at papers already here
         session.commit()
     summary.add("updated" if paper.id in seen else "added")
     summary.add("passages", count)

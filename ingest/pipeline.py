@@ -9,10 +9,11 @@ import uuid
 
 from ingest.report import Failure, Summary
 from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.citation_edges import resolve_citation_edges
 from retrieval.scholarly.identity import KnownNames, refine_researchers, upsert_researcher
 from retrieval.scholarly.models import LedgerEntry
 from retrieval.scholarly.records import InstitutionRecord, PaperRecord, ResearcherRecord
-from retrieval.scholarly.upsert import link_citations, upsert_institution, upsert_paper
+from retrieval.scholarly.upsert import upsert_institution, upsert_paper
 from retrieval.upkeep.database import hold_write_lock
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,17 @@ def _write(session, record: Record, known: KnownNames) -> None:
         known.valid = False  # a researcher renamed or made outside the batch's reckoning: names are queried again
 
 
+def _grouped(outcomes: list[Record | Failure], summary: Summary) -> dict[str, list[Record]]:
+    """The records by key, in their order (a key's records are written together); the failures go to `summary`."""
+    grouped: dict[str, list[Record]] = {}
+    for item in outcomes:
+        if isinstance(item, Failure):
+            summary.fail(item)
+        else:
+            grouped.setdefault(record_key(item), []).append(item)
+    return grouped
+
+
 def load_records(
     catalog: Catalog,
     stage: str,
@@ -71,12 +83,7 @@ def load_records(
     """
     progress = progress or NullProgress()
     task = progress.add_task(stage, total=len(outcomes))
-    grouped: dict[str, list[Record]] = {}
-    for item in outcomes:
-        if isinstance(item, Failure):
-            summary.fail(item)
-        else:
-            grouped.setdefault(record_key(item), []).append(item)
+    grouped = _grouped(outcomes, summary)
     progress.advance(task, len(outcomes) - sum(map(len, grouped.values())))
     seen = catalog.ledger_hashes(stage, grouped)  # only this call's keys: a stage may hold millions
     digests = {key: hashlib.sha256("".join(r.content_hash() for r in records).encode()).hexdigest()
@@ -140,7 +147,7 @@ def finish_catalog(catalog: Catalog) -> int:
     if owed == "done":
         return 0
     with catalog.session() as session:
-        changed = link_citations(session) if owed is None or owed.startswith(RELINK) else 0
+        changed = resolve_citation_edges(session) if owed is None or owed.startswith(RELINK) else 0
         refine_researchers(session)
         entry = session.get(LedgerEntry, FINISH)
         if entry is None:

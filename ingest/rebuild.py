@@ -13,7 +13,8 @@ from ingest.pipeline import NullProgress
 from ingest.report import Summary
 from ingest.writer import Writer, upload_text
 from retrieval.library.uploads import PREFIX, Uploads
-from retrieval.vectors.index import ABSTRACT_KINDS, ANYONE, PASSAGE_KINDS, Filters, Index
+from retrieval.vectors.index import ANYONE, Filters, Index
+from retrieval.vectors.points import ABSTRACT_KINDS, PASSAGE_KINDS
 from retrieval.vectors.store import StoredPoint
 
 EVERY_KIND = ABSTRACT_KINDS + PASSAGE_KINDS

@@ -23,11 +23,11 @@ from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder
 from retrieval.vectors.encoder import Windowed, normalised
-from retrieval.vectors.index import (
+from retrieval.vectors.index import Index
+from retrieval.vectors.points import (
     ABSTRACT_KINDS,
     PASSAGE_KINDS,
     Filed,
-    Index,
     IndexPoint,
     PointKind,
     abstract_point,

@@ -1,6 +1,7 @@
 """What a job runs with, typed: the stores it writes through (`ingest.writer.Writer`), where the services and the
 index are, its limits, the model of the analysis step, and how it gets its HTTP client. The composition root builds
-one (`Settings.job_context`): a command for its own run, `serve` for its worker. Nothing here reads the settings."""
+one (`scholarloom.services.Services.job_context`): a command for its own run, `serve` for its worker. Nothing here
+reads the settings."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from ingest.http import PoliteClient
 from ingest.pdf_worker import PdfLimits
-from ingest.report import Summary
 from ingest.sources import SourceSettings
 from ingest.writer import Writer
+from jobs.digests import DigestPost
+from retrieval.archive import Archive
 from retrieval.library.uploads import UploadLimits, Uploads
+from retrieval.library.zotero import Sealer
 from retrieval.vectors.place import IndexPlace
 
 
@@ -35,8 +38,19 @@ class Analyst:
     for_user: Callable[[str], Callable[[list[dict]], str] | None] | None = None
 
 
+class Progress(Protocol):
+    """What a job reports its progress to (the part of rich's `Progress` the ingest steps use): a command's bars, or
+    `serve`'s `jobs.runner.JobProgress`, which keeps it in the job's row."""
+
+    def add_task(self, description: str, total: float | None = None) -> int: ...
+
+    def advance(self, task: int, advance: float = 1) -> None: ...
+
+    def update(self, task: int, **fields) -> None: ...
+
+
 @dataclass(frozen=True)
-class Limits:
+class JobLimits:
     """How much one job may read: a downloaded PDF's bytes, an upload (`UploadLimits`), papers per batch, and the
     files and seconds of one Zotero sync (it holds the only worker meanwhile)."""
 
@@ -67,32 +81,24 @@ class JobContext:
     uploads: Uploads
     sources: SourceSettings
     place: IndexPlace  # where `index` lives: a rebuild makes its new index beside it
-    limits: Limits = Limits()
+    limits: JobLimits = JobLimits()
     backups: Backups = Backups({})
     analyst: Analyst | None = None  # None: no model is configured (retrieval-only mode)
     # Makes the HTTP client a job fetches with. `serve` hands every job one long-lived polite client, so arXiv's
     # 3 s between requests holds across jobs too; tests replay recorded answers through it.
     clients: Callable[[], AbstractContextManager[PoliteClient]] | None = None
-    sealer: Any = None  # retrieval.library.zotero.Sealer: opens the Zotero keys users connected (the server's secret)
-    post: Any = None  # jobs.digests.DigestPost: mails saved-question digests (None: no SMTP server)
+    sealer: Sealer | None = None  # opens the Zotero keys users connected (None: the server has no secret)
+    post: DigestPost | None = None  # mails saved-question digests (None: no SMTP server)
     # The archive a job searches (saved questions are re-run through it): `serve`'s own, which embeds queries in
     # this process and keeps their embeddings; a command's, from its settings. None: one made of the writer's stores.
-    searcher: Callable[[], Any] | None = None
+    searcher: Callable[[], Archive] | None = None
     # Whether a user is an admin now (the accounts' table): what only an admin may have a job do, such as a sync of
     # the server's own Zotero desktop, is refused to someone who is not (any more). Unset: nobody is.
     is_admin: Callable[[str], bool] = lambda _user: False
     close: Callable[[], None] = lambda: None  # what ends the context's own encoder and client (`serve`'s worker)
+    # The numbers a model's sentence cites as [n], read as the chat's answers are (`assistant.composer.cited_numbers`,
+    # which jobs may not import): a saved question's judge reads its sentence with it. None: no judge.
+    cited: Callable[[str], list[int]] | None = None
 
     def fetcher(self) -> AbstractContextManager[PoliteClient]:
         return self.clients() if self.clients is not None else self.sources.fetcher()
-
-
-Kind = Callable[[JobContext, dict, Summary, object], "str | None"]
-
-
-@dataclass(frozen=True)
-class KindInfo:
-    run: Kind
-    label: str  # how the closing line starts: "<label>: added 3, ..."
-    things: str  # what a failure skipped
-    tally: bool = True  # its closing line counts records (added, updated...); else its note says what it did

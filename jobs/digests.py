@@ -14,7 +14,13 @@ from datetime import datetime, timezone
 from urllib.parse import urlencode
 
 from retrieval.library.digests import Digests, DigestSubscription
-from retrieval.library.watches import QuestionChange, SavedQuestion, describe, judgement_parts, shown_lines
+from retrieval.library.watches import (
+    QuestionChange,
+    SavedQuestion,
+    describe_change,
+    judgement_parts,
+    shown_lines,
+)
 from retrieval.scholarly.models import shown, utc
 
 log = logging.getLogger(__name__)
@@ -71,11 +77,12 @@ class DigestPost:
         return self.base_url + where
 
     def text(self, row: DigestSubscription, news: list[tuple[QuestionChange, SavedQuestion]]) -> tuple[str, str]:
-        subject = f"ScholarLoom: {describe([p for c, _ in news for p in c.papers])} for your saved questions"
+        brought = describe_change([p for c, _ in news for p in c.papers])
+        subject = f"ScholarLoom: {brought} for your saved questions"
         lines = [subject, ""]
         for change, question in news:
             when = shown(change.at)
-            lines += [f"{describe(change.papers)} on \"{question.query}\" ({when})", ""]
+            lines += [f"{describe_change(change.papers)} on \"{question.query}\" ({when})", ""]
             if (said := judgement_parts(change.judgement)) is not None:  # each [n] with its paper's address
                 numbers = {words: pid for words, pid in said[1] if pid}
                 lines += [f"The new evidence {said[0]} the earlier answer: {''.join(w for w, _ in said[1])}"]

@@ -10,72 +10,28 @@ from __future__ import annotations
 
 import os
 import socket
-from datetime import datetime, timedelta, timezone
-from enum import StrEnum
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import JSON, Column, update
+from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Field, Session, SQLModel, func, select
+from sqlmodel import Session, func, select
 
-from retrieval.scholarly.models import empty_dict, empty_list
+from common.stored import StoredArguments
+from jobs.arguments import DAILY_SHARES, share_size
+from jobs.rows import Job, JobState, JobWorker, now as _now
 from retrieval.upkeep.database import ShareUsedUp, hold_lock
+
+__all__ = ["Job", "JobQueue", "JobRefused", "JobState", "JobWorker", "worker_name"]
 
 MAX_FAILURES_KEPT = 200
 USER_LIVE_JOBS = 20  # a user's jobs queued or running at once (files being read, papers being fetched)
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-class JobState(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-    @property
-    def live(self) -> bool:
-        return self in (JobState.QUEUED, JobState.RUNNING)
-
-
-class Job(SQLModel, table=True):
-    __tablename__ = "jobs"
-
-    id: int | None = Field(default=None, primary_key=True)
-    kind: str = Field(max_length=40, index=True)
-    arguments: dict = Field(default_factory=empty_dict, sa_column=Column(JSON, nullable=False))
-    key: str | None = Field(default=None, max_length=200, index=True, description="what the job is about")
-    live_key: str | None = Field(default=None, max_length=200, unique=True, description="key while queued or running")
-    state: str = Field(default=JobState.QUEUED, max_length=12, index=True)
-    asked_by: str = Field(default="cli", max_length=100, index=True)
-    progress: list = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
-    counts: dict = Field(default_factory=empty_dict, sa_column=Column(JSON, nullable=False))
-    failures: list = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
-    note: str | None = Field(default=None, max_length=2000, description="a closing line the job wrote")
-    error: str | None = Field(default=None, max_length=2000)
-    attempts: int = 0
-    worker: str | None = Field(default=None, max_length=100, description="the worker running it (host:pid)")
-    cancel_requested: bool = False
-    created_at: datetime = Field(default_factory=_now, index=True)
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
-    heartbeat_at: datetime | None = None
-
-
-class JobWorker(SQLModel, table=True):
-    """The process that runs jobs says it is alive here, so `scholarloom ingest` knows whom to hand a job to."""
-
-    __tablename__ = "job_workers"
-
-    name: str = Field(primary_key=True, max_length=100)
-    pid: int
-    beat_at: datetime
-    # What this server's language model could do when the server last asked it (its probe's line), so an admin
-    # reading any server's page sees every server's model (several `serve` processes on one database).
-    model: str | None = Field(default=None, max_length=1000)
+# What a job is queued with: its kind's dataclass (`jobs.arguments`), or the JSON a row holds (a job retried)
+Arguments = StoredArguments | Mapping[str, Any]
 
 
 class JobRefused(ShareUsedUp):
@@ -85,16 +41,6 @@ class JobRefused(ShareUsedUp):
 def worker_name() -> str:
     """This process's name among the servers on one database: host and process id."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-# Kinds that spend one daily share: a paper fetched alone and the papers of a reference list fetched together
-DAILY_SHARES = {"paper": ("paper", "references"), "references": ("paper", "references")}
-
-
-def share_size(arguments: dict) -> int:
-    """What a job spends of a daily share: one, or one per paper it fetches (`arxiv_ids`)."""
-    papers = arguments.get("arxiv_ids")
-    return len(papers) if isinstance(papers, list) else 1
 
 
 class JobQueue:
@@ -111,10 +57,11 @@ class JobQueue:
     def _session(self) -> Session:
         return Session(self.engine, expire_on_commit=False)
 
-    def submit(self, kind: str, arguments: dict, asked_by: str, key: str | None = None, *, for_user: bool = False,
+    def submit(self, kind: str, arguments: Arguments, asked_by: str, key: str | None = None, *, for_user: bool = False,
                daily: int | None = None) -> tuple[Job, bool]:  # fmt: skip
-        """Queue a job; with a `key`, a job of the same key already queued or running is returned instead (False).
-        `for_user`: within the user's share (see the class), else JobRefused."""
+        """Queue a job (`kind`: a `jobs.arguments.JobKind`, with its arguments' dataclass); with a `key`, a job of the
+        same key already queued or running is returned instead (False). `for_user`: within the user's share (see the
+        class), else JobRefused."""
         with self._session() as session:
             try:
                 job, created = self.add(session, kind, arguments, asked_by, key, for_user=for_user, daily=daily)
@@ -127,16 +74,18 @@ class JobQueue:
             return self.submit(kind, arguments, asked_by, key, for_user=for_user, daily=daily)
         return live, False
 
-    def add(self, session: Session, kind: str, arguments: dict, asked_by: str, key: str | None = None, *,
+    def add(self, session: Session, kind: str, arguments: Arguments, asked_by: str, key: str | None = None, *,
             for_user: bool = False, daily: int | None = None) -> tuple[Job, bool]:  # fmt: skip
         """`submit` in the caller's transaction, which commits it (the job is flushed: it has its id)."""
+        if isinstance(arguments, StoredArguments):
+            arguments = arguments.to_stored()
         if for_user:
             hold_lock(session, f"user:{asked_by}")
         if key is not None and (live := session.exec(select(Job).where(Job.live_key == key)).first()) is not None:
             return live, False  # someone already asked: share their job (it takes nothing of anyone's share)
         if for_user:
             self._check_share(session, kind, asked_by, daily, share_size(arguments))
-        job = Job(kind=kind, arguments=arguments, asked_by=asked_by, key=key, live_key=key)
+        job = Job(kind=str(kind), arguments=dict(arguments), asked_by=asked_by, key=key, live_key=key)
         session.add(job)
         session.flush()
         return job, True
@@ -157,7 +106,7 @@ class JobQueue:
 
     @staticmethod
     def _daily_used(session: Session, kind: str, asked_by: str) -> int:
-        kinds = DAILY_SHARES.get(kind, (kind,))
+        kinds = [str(k) for k in DAILY_SHARES.get(kind, (kind,))]
         since = _now() - timedelta(days=1)
         asked = session.exec(select(Job.arguments).where(Job.asked_by == asked_by, Job.kind.in_(kinds),
                                                          Job.created_at >= since))  # fmt: skip

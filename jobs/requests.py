@@ -9,16 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jobs.arguments import JobKind, PaperArguments, ReferencesArguments
 from jobs.queue import Job, JobQueue, JobRefused
 from retrieval.archive import Archive
 from retrieval.library.reading_lists import Entry
 from retrieval.library.uploads import Uploads
 from retrieval.scholarly.citations import not_held
 from retrieval.scholarly.records import arxiv_id_of
-
-KIND = "paper"
-REFERENCES_KIND = "references"
-
 
 @dataclass(frozen=True)
 class PaperRequest:
@@ -29,7 +26,7 @@ class PaperRequest:
 
     @property
     def key(self) -> str:
-        return f"{KIND}:{self.arxiv_id}"
+        return PaperArguments(str(self.arxiv_id)).key()
 
 
 def request_paper(
@@ -46,7 +43,8 @@ def request_paper(
         return PaperRequest(arxiv_id, refusal="Sign in to fetch papers from arXiv.")
     asked = PaperRequest(arxiv_id)
     try:  # someone else's request of the same paper is shared; a new one counts against the user's share
-        job, _ = queue.submit(KIND, {"arxiv_id": arxiv_id}, user, key=asked.key, for_user=True, daily=daily)
+        job, _ = queue.submit(JobKind.PAPER, PaperArguments(arxiv_id), user, key=asked.key, for_user=True,
+                              daily=daily)  # fmt: skip
     except JobRefused as refused:
         return PaperRequest(arxiv_id, refusal=str(refused))
     return PaperRequest(arxiv_id, job=job)
@@ -64,7 +62,7 @@ class ReferencesRequest:
 
     @property
     def key(self) -> str:
-        return f"{REFERENCES_KIND}:{self.paper_id}"
+        return ReferencesArguments(self.paper_id, ()).key()
 
 
 def references_not_held(archive: Archive, raw_id: str) -> tuple[str | None, list[str]]:
@@ -89,7 +87,7 @@ def request_references(archive: Archive, queue: JobQueue, user: str | None, pape
         return ReferencesRequest(paper_id, missing, refusal="Sign in to fetch papers from arXiv.")
     if (live := queue.live(asked.key)) is not None:
         return ReferencesRequest(paper_id, missing, list(live.arguments["arxiv_ids"]), live)
-    left = daily - queue.daily_used(REFERENCES_KIND, user)
+    left = daily - queue.daily_used(JobKind.REFERENCES, user)
     if left <= 0:
         return ReferencesRequest(paper_id, missing, refusal=f"You have asked for {daily} papers in the last day; "
                                                              "try again later.")  # fmt: skip
@@ -98,8 +96,8 @@ def request_references(archive: Archive, queue: JobQueue, user: str | None, pape
     if not fetching:
         return ReferencesRequest(paper_id, missing, refusal="Every reference not held here is being fetched already.")
     try:
-        job, _ = queue.submit(REFERENCES_KIND, {"paper_id": paper_id, "arxiv_ids": fetching}, user, key=asked.key,
-                              for_user=True, daily=daily)  # fmt: skip
+        job, _ = queue.submit(JobKind.REFERENCES, ReferencesArguments(paper_id, tuple(fetching)), user,
+                              key=asked.key, for_user=True, daily=daily)  # fmt: skip
     except JobRefused as refused:
         return ReferencesRequest(paper_id, missing, refusal=str(refused))
     return ReferencesRequest(paper_id, missing, list(job.arguments["arxiv_ids"]), job)

@@ -14,18 +14,20 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any, Protocol
 
+from common.stored import StoredArguments
 from ingest.report import Summary
-from jobs.queue import Job, JobQueue, JobState, worker_name
+from jobs.queue import Arguments, Job, JobQueue, JobState, worker_name
 
 log = logging.getLogger(__name__)
 ORPHANS_EVERY = 5.0  # seconds between looks for jobs left running by a worker that stopped beating (at start too)
 JOB_SWITCH_INTERVAL = 0.0005  # seconds a thread holds the GIL before another may have it, while a job runs
 
-JobKind = Callable[[dict, Summary, "JobProgress"], "str | None"]  # returns an optional closing note
+RunKind = Callable[[dict, Summary, "JobProgress"], "str | None"]  # a kind's work, from a row; its closing note
 
 
 class Cancelled(Exception):
@@ -74,11 +76,38 @@ class JobProgress:
 
 @dataclass(frozen=True)
 class Schedule:
-    """A job queued again `every` after the last one of its kind that the schedule asked for."""
+    """A job queued again `every` after the last one of its kind that the schedule asked for (its arguments kept as
+    the row will hold them)."""
 
     kind: str
-    arguments: dict
+    arguments: Arguments
     every: timedelta
+
+    def __post_init__(self) -> None:
+        if isinstance(self.arguments, StoredArguments):
+            object.__setattr__(self, "arguments", self.arguments.to_stored())
+
+
+class KeyedArguments(Protocol):
+    def to_stored(self) -> dict[str, Any]: ...
+
+    def key(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """The job a kind's job is followed by once it is done (declared on the kind, `jobs.registry`): its kind, and its
+    arguments made from whoever asked for the job it follows. `serve` queues it (one at a time: a follow-up already
+    queued is shared, by its arguments' `key()`); a command runs it in its own process, unless it is its asker's own
+    (`here` false: what only they can see waits for the server)."""
+
+    kind: str
+    arguments: Callable[[str], KeyedArguments]
+    here: bool = True
+
+    def queue(self, queue: JobQueue, asked_by: str) -> None:
+        arguments = self.arguments(asked_by)
+        queue.submit(self.kind, arguments, asked_by, key=arguments.key())
 
 
 def interval(text: str) -> timedelta:
@@ -105,21 +134,19 @@ class JobRunner:
     def __init__(
         self,
         queue: JobQueue,
-        kinds: dict[str, JobKind],
+        kinds: Mapping[str, RunKind],
         *,
         name: str | None = None,
         poll: float = 1.0,
         nice: int = 10,
         schedule: Schedule | None = None,
         on_close: Callable[[], None] | None = None,
-        follow_ups: dict[str, tuple[str, bool]] | None = None,
+        follow_ups: Mapping[str, FollowUp] | None = None,
     ) -> None:
         self.name = name or worker_name()
         self.queue, self.kinds, self.poll, self.nice = queue, kinds, poll, nice
         self.schedule, self.on_close = schedule, on_close
-        # kind -> (the kind queued when a job of that kind is done, whether for its asker alone); one at a time: a
-        # follow-up already queued is shared
-        self.follow_ups = follow_ups or {}
+        self.follow_ups = follow_ups or {}  # kind -> what is queued when a job of that kind is done
         self.stop = threading.Event()
         self.wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -202,9 +229,7 @@ class JobRunner:
             sys.setswitchinterval(interval)
         progress.flush()
         failures = [f.__dict__ for f in summary.failures]
-        if state == JobState.DONE and job.kind in self.follow_ups:  # (saved questions, run again after papers came)
-            then, own = self.follow_ups[job.kind]  # queued before this job ends: whoever waits for the queue to be
-            if then in self.kinds:  # empty never finds it empty in between (and a crash here loses no run)
-                arguments, key = ({"owner": job.asked_by}, f"{then}:owner:{job.asked_by}") if own else ({}, then)
-                self.queue.submit(then, arguments, job.asked_by, key=key)
+        then = self.follow_ups.get(job.kind) if state == JobState.DONE else None  # (saved questions after papers)
+        if then is not None and then.kind in self.kinds:  # queued before this job ends: whoever waits for the queue
+            then.queue(self.queue, job.asked_by)  # to be empty never finds it empty in between (a crash loses none)
         self.queue.finish(job.id, state, dict(summary.counts), failures, error, note)

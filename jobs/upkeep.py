@@ -9,15 +9,15 @@ from pathlib import Path
 
 from ingest.rebuild import RebuildError, rebuild_index
 from ingest.report import Summary
-from jobs.context import JobContext, JobIncomplete
+from jobs.arguments import BackupArguments, RebuildArguments
+from jobs.context import JobContext, JobIncomplete, Progress
 from retrieval.upkeep.backup import BackupError, Sources, write_backup
-from retrieval.vectors.place import SWAP_GRACE_SECONDS
 
 
-def run_backup(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+def run_backup(ctx: JobContext, args: BackupArguments, summary: Summary, progress: Progress) -> str:
     """One archive of the catalog, the index, the files and the settings (`retrieval.upkeep.backup`); in `serve`'s
     worker it runs between other jobs, so no ingest writes while the index is read."""
-    destination = Path(args["destination"])
+    destination = Path(args.destination)
     sources = Sources(ctx.writer.catalog.engine, ctx.writer.index, ctx.backups.folders, ctx.backups.settings)
     try:
         manifest = write_backup(destination, sources, progress)
@@ -35,7 +35,7 @@ def backup_note(where: Path, manifest: dict) -> str:
     return line + (f"\nthe {database['kind']} database is {database['note']}" if "note" in database else "")
 
 
-def run_rebuild(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+def run_rebuild(ctx: JobContext, args: RebuildArguments, summary: Summary, progress: Progress | None) -> str:
     """A new index from the catalog, the uploads and the old index's passages (`ingest.rebuild`), made beside the
     old one. The embedded index then takes its place, in this process too (the server goes on answering from it);
     with a Qdrant server it is a new collection the settings are then pointed at."""
@@ -49,7 +49,7 @@ def run_rebuild(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
             raise JobIncomplete(f"{exc}; the index in use is unchanged") from exc
         raise
     counts = ", ".join(f"{n:,} {kind}s" for kind, n in written.items() if kind != "dropped")
-    where = place.adopt(ctx.writer.index, new, args.get("grace", SWAP_GRACE_SECONDS))
+    where = place.adopt(ctx.writer.index, new, args.grace)
     if place.url:
         return (f"rebuilt into the collection {where}: {counts}. Set SCHOLARLOOM_COLLECTION={where} and restart; "
                 f"delete {place.collection} once satisfied")  # fmt: skip

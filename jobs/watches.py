@@ -1,12 +1,12 @@
-"""Saved questions re-run (`retrieval.library.watches`): the `watches` job, queued after every job that brings papers
-(`FOLLOW_UPS`, read by `jobs.runner.JobRunner`), run by a command after such a job, and on a user's demand.
+"""Saved questions re-run (`retrieval.library.watches`): the `watches` job, the follow-up of every job that brings
+papers (declared on those kinds in `jobs.registry`: `serve` queues it, a command runs it), and on a user's demand.
 
 A run is the archive's own search for the question within its scope, keeping the papers that clear the relevance
 floor (`retrieval.search.relevance`); those not seen before make a change, with the sentences that matched. After a
 job that brought papers, each question searches only the papers indexed (or given full text) since its last run,
 read from the ingest ledger (`since_last_run`), and weighs them against the best answer it has had: re-running N
 questions after an update of M papers costs N searches among M papers, whatever the archive's size. A cited paper's
-full text that came since is searched once for passages (`passages`), a new arXiv version of one is checked against
+full text that came since is searched once for passages (`new_passages`), a new arXiv version of one is checked against
 what it was quoted for (`revisions`), and in LLM mode the model says what the news does to the earlier answer
 (`judge`).
 """
@@ -22,11 +22,11 @@ from datetime import datetime, timezone
 from common.model_json import json_object
 from ingest.pdfs import STAGE as FULL_TEXT
 from ingest.report import Summary
-from jobs.context import JobContext
+from jobs.arguments import WatchesArguments
+from jobs.context import JobContext, Progress
 from retrieval.archive import Archive
 from retrieval.library.digests import Digests
 from retrieval.library.watches import (
-    CITED,
     JUDGED_A_DAY,
     MAX_QUERY,
     RELATIONS,
@@ -41,15 +41,8 @@ from retrieval.vectors.index import Filters
 log = logging.getLogger(__name__)
 _CATEGORY_SCOPE = re.compile(r"^category:[A-Za-z][A-Za-z.-]{0,39}$")
 
-WATCHES_KIND = "watches"
 SHOWN = 10  # answers weighed per run
 FLOOR = Floor()  # the relevance floor the archive's search applies (its gap weighs a run among new papers)
-# The kinds of job that bring papers or passages: each, done, queues one `watches` run (shared while it waits): of
-# every saved question for public papers, of the asker's own for what only they can see (their PDFs, their Zotero).
-BRINGS_PAPERS = ("demo", "pdfs", "arxiv", "update", "snapshot", "paper", "references")
-BRINGS_OWN = ("upload", "zotero")
-FOLLOW_UPS = {**{kind: (WATCHES_KIND, False) for kind in BRINGS_PAPERS},
-              **{kind: (WATCHES_KIND, True) for kind in BRINGS_OWN}}  # fmt: skip
 
 
 def scope_filters(question: SavedQuestion, library_ids) -> Filters:
@@ -65,7 +58,7 @@ def scope_filters(question: SavedQuestion, library_ids) -> Filters:
 def answers(archive: Archive, question: SavedQuestion, library_ids,
             among: list[str] | None = None) -> tuple[list[dict], float | None]:  # fmt: skip
     """The papers that answer the question now (clearing the floor), best first, with the sentences that matched and
-    whether their full text is here (`text`: when it comes later, its passages are looked at once, `passages`); and
+    whether their full text is here (`text`: when it comes later, its passages are looked at once, `new_passages`); and
     the search's best dense cosine. `among`: only these papers are searched (those that came since the last run),
     each weighed against the best the question has had too (`SavedQuestion.best`), as the floor weighs a list."""
     filters = scope_filters(question, library_ids)
@@ -98,7 +91,7 @@ def _quote(text: str) -> str:
     return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
 
 
-def passages(archive: Archive, question: SavedQuestion) -> list[dict]:
+def new_passages(archive: Archive, question: SavedQuestion) -> list[dict]:
     """The papers that answered the question from their abstract alone and whose full text has come since, each
     with the passages of it that clear the floor for the question (looked at once: `Watches.record` notes the full
     text as seen, whether or not a passage answered)."""
@@ -159,9 +152,10 @@ instructions. Answer with one JSON object: {"relation": "supports" | "extends" |
 EARLIER, JUDGE_ATTEMPTS = 4, 2
 
 
-def parse_judgement(answer: str, earlier: int, new: int) -> dict:
+def parse_judgement(answer: str, earlier: int, new: int, cited_in: Callable[[str], list[int]]) -> dict:
     """The model's JSON (`JUDGE_PROMPT`), checked: a relation it may give, one or two sentences (no link) citing
-    only the numbered texts and at least one new one; ValueError says what is wrong."""
+    only the numbered texts and at least one new one (`cited_in`: the numbers a text cites, as the chat's composer
+    reads them, `JobContext.cited`); ValueError says what is wrong."""
     payload = json_object(answer)
     if not isinstance(payload, dict):
         raise ValueError("the answer holds no JSON object")
@@ -170,7 +164,7 @@ def parse_judgement(answer: str, earlier: int, new: int) -> dict:
         raise ValueError(f"relation must be one of {', '.join(RELATIONS)}")
     if not 10 <= len(text) <= 600 or "://" in text or "](" in text:
         raise ValueError("text must be one or two sentences (10-600 characters) with no link")
-    cited = {int(n) for n in CITED.findall(text)}
+    cited = set(cited_in(text))
     if not cited or not cited <= set(range(1, earlier + new + 1)) or not cited & set(range(earlier + 1, earlier +
                                                                                                new + 1)):
         raise ValueError(f"cite the texts by their numbers (1-{earlier + new}), at least one new one "
@@ -179,8 +173,8 @@ def parse_judgement(answer: str, earlier: int, new: int) -> dict:
 
 
 def judge(archive: Archive, ask: Callable[[list[dict]], str] | None, question: SavedQuestion, found: list[dict],
-          unavailable: tuple[type[BaseException], ...] = (), allowed: Callable[[], bool] = lambda: True,
-          ) -> dict | None:  # fmt: skip
+          unavailable: tuple[type[BaseException], ...] = (), allowed: Callable[[], bool] = lambda: True, *,
+          cited_in: Callable[[str], list[int]]) -> dict | None:  # fmt: skip
     """The model's cited sentences on what `found` (new papers and passages) does to the earlier answer: {relation,
     text, sources: {number: paper id}}; None when there is nothing to weigh, the model may not be asked
     (`allowed`: its owner's daily share; `ask` is None when their tokens are spent, and `allowed` says so), is
@@ -206,12 +200,12 @@ def judge(archive: Archive, ask: Callable[[list[dict]], str] | None, question: S
             log.warning("no judgement for saved question %s: %s", question.id, exc)
             return None
         try:
-            said = parse_judgement(answer, len(earlier), len(news))
+            said = parse_judgement(answer, len(earlier), len(news), cited_in)
         except ValueError as exc:
             messages = [*messages, {"role": "assistant", "content": answer[:2000]},
                         {"role": "user", "content": f"Not usable: {exc}. Answer again with the JSON object only."}]
             continue
-        cited = sorted({int(n) for n in CITED.findall(said["text"])})
+        cited = sorted(set(cited_in(said["text"])))
         return said | {"sources": {str(n): listed[n - 1][0] for n in cited}}
     log.warning("no judgement for saved question %s: the model never answered as asked", question.id)
     return None
@@ -229,7 +223,7 @@ def rerun(archive: Archive, watches: Watches, question: SavedQuestion, library_i
     seen = set(question.seen)
     answered, best = answers(archive, question, library_ids, among) if among is None or among else ([], None)
     new = [p for p in answered if p["id"] not in seen]
-    texts = passages(archive, question)
+    texts = new_passages(archive, question)
     found = [*new, *(p for p in texts if p["kind"] == "passages")]
     judgement = judged(question, found) if judged is not None and found else None
     return watches.record(question, found, revisions(archive, question), judgement, [p["id"] for p in texts],
@@ -255,17 +249,17 @@ def since_last_run(question: SavedQuestion, arrived: tuple[dict[str, datetime], 
     return [pid for pid, at in entries.items() if at > last]  # (at most WHOLE_SCOPE_PAST: what was read)
 
 
-def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+def run_watches(ctx: JobContext, args: WatchesArguments, summary: Summary, progress: Progress) -> str:
     """Every saved question, or one user's (`args`: owner), or one (owner and question), re-run."""
     archive = ctx.searcher() if ctx.searcher else Archive(ctx.writer.catalog, ctx.writer.index, ctx.writer.embedder)
     watches = Watches(ctx.writer.catalog.engine)
-    if "question" in args:
-        questions = [q for q in [watches.get(args.get("owner"), int(args["question"]))] if q is not None]
-    elif "owner" in args:
-        questions = watches.of(str(args["owner"]))
+    if args.question is not None:
+        questions = [q for q in [watches.get(args.owner, int(args.question))] if q is not None]
+    elif args.owner is not None:
+        questions = watches.of(str(args.owner))
     else:
         questions = watches.every()
-    analyst, skipped = ctx.analyst, []
+    analyst, skipped, cited_in = ctx.analyst, [], ctx.cited
 
     def judged(question: SavedQuestion, found: list[dict]) -> dict | None:
         """The model's sentence, within its owner's daily share of sentences and of tokens, the tokens counted as
@@ -278,20 +272,20 @@ def run_watches(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
             skipped.append(question.id)
             return False
 
-        return judge(archive, ask, question, found, analyst.unavailable, allowed)
+        return judge(archive, ask, question, found, analyst.unavailable, allowed, cited_in=cited_in)
 
     # After a job that brought papers (no owner, no question): each question looks at what came since its last run.
     began, arrived = datetime.now(timezone.utc), None
     times = [q.last_run_at for q in questions if q.last_run_at is not None]
-    if not args and times:
+    if args == WatchesArguments() and times:
         arrived = archive.catalog.ledger_since(ARRIVED, min(times), WHOLE_SCOPE_PAST)
     task = progress.add_task("saved questions", total=len(questions))
     changed = whole = 0
     for question in questions:
         among = since_last_run(question, arrived)
         whole += among is None
-        if rerun(archive, watches, question, ctx.uploads.library_ids, judged if analyst else None, among,
-                 began) is not None:  # fmt: skip
+        if rerun(archive, watches, question, ctx.uploads.library_ids, judged if analyst and cited_in else None,
+                 among, began) is not None:  # fmt: skip
             changed += 1
         progress.advance(task)
     summary.add("questions run", len(questions))

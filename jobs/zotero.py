@@ -26,7 +26,8 @@ from sqlmodel import Session, func, select
 from ingest.harvest.zotero import Zotero, ZoteroChanged, ZoteroRefused, ZoteroTooLarge
 from ingest.http import FetchError
 from ingest.report import Failure, Summary
-from jobs.context import JobContext, JobIncomplete
+from jobs.arguments import JobKind, ZoteroArguments
+from jobs.context import JobContext, JobIncomplete, Progress
 from jobs.queue import Job, JobQueue, JobState
 from jobs.requests import ImportReport, import_entries
 from jobs.zotero_plan import Plan, SyncRefused, plan_sync, too_many
@@ -37,7 +38,6 @@ from retrieval.library.zotero import Libraries, LibraryList, LibraryListPaper, Z
 
 log = logging.getLogger(__name__)
 
-ZOTERO_KIND = "zotero"
 ADMINS_ONLY = ("Only an admin may sync the Zotero desktop of this server, so this library is switched off: connect "
                "your library at zotero.org with a key instead.")  # fmt: skip
 
@@ -46,12 +46,12 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def sync_zotero(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
+def sync_zotero(ctx: JobContext, args: ZoteroArguments, summary: Summary, progress: Progress) -> str:
     """The `zotero` job: one library of one user (`args`: library, owner, on_demand, daily)."""
     if ctx.sealer is None:
         raise JobIncomplete("this server has no secret to open Zotero keys with (SCHOLARLOOM_AUTH_SECRET)")
     libraries = Libraries(ctx.writer.catalog.engine)
-    row = libraries.get(args["owner"], int(args["library"]))
+    row = libraries.get(args.owner, int(args.library))
     if row is None:
         return "the library was disconnected before its sync ran"
     if row.source == "local" and not ctx.is_admin(row.owner):
@@ -72,7 +72,8 @@ def sync_zotero(ctx: JobContext, args: dict, summary: Summary, progress) -> str:
     return note
 
 
-def _sync(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, args: dict, summary: Summary, progress) -> str:
+def _sync(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, args: ZoteroArguments, summary: Summary,
+          progress: Progress) -> str:  # fmt: skip
     deadline = time.monotonic() + ctx.limits.zotero_seconds
     key = None
     if row.source == "web":
@@ -119,7 +120,7 @@ def _share_left(engine, owner: str) -> int:
 
 
 def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collections: list[dict],
-           deleted_collections: list[str], held: dict[str, ZoteroItem], plan: Plan, args: dict,
+           deleted_collections: list[str], held: dict[str, ZoteroItem], plan: Plan, args: ZoteroArguments,
            summary: Summary) -> str:  # fmt: skip
     owner, engine = row.owner, libraries.engine
     queue = JobQueue(engine)
@@ -128,11 +129,11 @@ def _write(ctx: JobContext, libraries: Libraries, row: ZoteroLibrary, collection
     keyed = [Entry(k, e.arxiv_id, e.doi, e.title, e.problem) for k, e in plan.entries.items()]
     before = set(ctx.uploads.joined(owner))  # (a paper already here stays when its Zotero item is deleted)
     report = import_entries(archive, ctx.uploads, queue, owner, f"Zotero {row.prefix}", keyed,
-                            on_demand=bool(args.get("on_demand")), daily=int(args.get("daily", 20)))  # fmt: skip
+                            on_demand=args.on_demand, daily=int(args.daily))  # fmt: skip
     for key, why in report.not_found + report.rejected:
-        summary.fail(Failure(ZOTERO_KIND, plan.labels.get(key, key), why))
+        summary.fail(Failure(JobKind.ZOTERO, plan.labels.get(key, key), why))
     for label, why in plan.left_out:
-        summary.fail(Failure(ZOTERO_KIND, label, why))
+        summary.fail(Failure(JobKind.ZOTERO, label, why))
     _record_items(engine, row, plan, report, before)
     added = _store_files(ctx, row, held, plan, queue, summary)
     removed = _remove(ctx, engine, row, plan.gone)
@@ -188,9 +189,9 @@ def _store_files(ctx: JobContext, row: ZoteroLibrary, held: dict[str, ZoteroItem
 
         try:
             ctx.uploads.accept(row.owner, filename, spooled, ctx.limits.upload, queue, also=record,
-                               origin=f"{ZOTERO_KIND}:{row.id}:{key}")  # fmt: skip
+                               origin=f"{JobKind.ZOTERO}:{row.id}:{key}")  # fmt: skip
         except UploadRefused as refused:  # (the owner's share or room taken meanwhile): the next sync tries again
-            summary.fail(Failure(ZOTERO_KIND, plan.labels.get(key, key), str(refused)))
+            summary.fail(Failure(JobKind.ZOTERO, plan.labels.get(key, key), str(refused)))
             plan.stopped = plan.stopped or f"A PDF could not be stored ({refused}); sync again to take the rest."
             continue
         if old is not None and old.upload_id:
@@ -211,7 +212,7 @@ def _drop_strays(ctx: JobContext, engine, row: ZoteroLibrary) -> int:
     recorded = select(ZoteroItem.upload_id).where(ZoteroItem.library == row.id, ZoteroItem.upload_id.is_not(None))
     with Session(engine) as session:
         strays = list(session.exec(select(Upload.id).where(
-            Upload.owner == row.owner, Upload.origin.like(f"{ZOTERO_KIND}:{row.id}:%"), Upload.id.not_in(recorded))))
+            Upload.owner == row.owner, Upload.origin.like(f"{JobKind.ZOTERO}:{row.id}:%"), Upload.id.not_in(recorded))))
     for upload_id in strays:
         _drop_upload(ctx, row.owner, upload_id)
     return len(strays)

@@ -1,20 +1,23 @@
 """The archive as one object: the catalog, the vector index and the embedder, and every way of reading them.
 
-Tools, pages, the JSON API and the benchmarks hold an `Archive` (built by `Settings.archive()`), never the three
-stores apart; what they ask of it is written once here, over `retrieval.search.hybrid` and the profile modules.
+Tools, pages, the JSON API and the benchmarks hold an `Archive` (built by `settings.archive()`, in
+`scholarloom/services.py`), never the three stores apart; what they ask of it is written once here, over
+`retrieval.search.hybrid` and the profile modules.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval.library.uploads import PREFIX, visible_papers
+from retrieval.library.uploads import PREFIX
+from retrieval.library.visible import visible_papers
 from retrieval.scholarly import citations, institutions, listings, researchers
 from retrieval.scholarly.catalog import Catalog, PaperView
 from retrieval.scholarly.models import Citation, Paper, Researcher
 from retrieval.scholarly.paging import Pages, PaperList
 from retrieval.search import compare
-from retrieval.search.hybrid import PassageResult, SearchResult, search_passages, similar_papers
+from retrieval.search.hybrid import SearchResult, nearest_papers
+from retrieval.search.passages import PassageResult, search_passages
 from retrieval.search.people_first import people_first_search
 from retrieval.vectors.embeddings import Embedder
 from retrieval.vectors.index import Index
@@ -47,7 +50,7 @@ class Archive:
 
     def similar(self, paper_id: str, limit: int = 5, filters: Filters = Filters()) -> list[tuple[Paper, float]]:
         """The paper's nearest neighbours by meaning, itself left out."""
-        return similar_papers(self.catalog, self.index, self.embedder, paper_id, limit, filters)
+        return nearest_papers(self.catalog, self.index, self.embedder, paper_id, limit, filters)
 
     # --- papers, people, places, citations ----------------------------------------------------------
     def papers(self, ids: list[str], viewer: str | None = None) -> dict[str, Paper]:
@@ -101,7 +104,7 @@ class Archive:
         return institutions.institution_profile(self.catalog, institution_id, page, category, per_page)
 
     def find_institution(self, text: str, threshold: float | None = None) -> institutions.InstitutionLookup:
-        return institutions.find_institution(self.catalog, text, threshold)
+        return institutions.look_up_institution(self.catalog, text, threshold)
 
     def cited_by(self, paper_id: str, limit: int = 50) -> citations.CitedBy:
         return citations.cited_by(self.catalog, paper_id, limit)

@@ -6,7 +6,7 @@ import functools
 import logging
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -33,12 +33,13 @@ from scholarloom.settings import Settings
 from web.api import make_api
 from web.bodies import BodyLimits, body_caps
 from web.cite import BIBTEX, bibtex, cited_papers
+from web.dependencies import Viewer, routes_with
 from web.guards import ExpensivePages, PrivatePages, PublicLimits, RateLimiter
 from web.http import WebDeps, not_found, signer
 from web.protocol import KnownMethods, describe_refusals, validation_error
 from web.render import STATIC, Renderer
 from web.routes import make_router
-from web.zotero import ZoteroSetup
+from web.services import ZoteroSetup
 
 CHAT_HANDLERS = Path(__file__).resolve().parent / "chat.py"
 
@@ -51,10 +52,10 @@ def _viewer(settings: Settings, runtime: Runtime):
     try:
         secret = settings.require_secret()
     except RuntimeError:
-        return token_user, None
+        return request_token_user, None
 
     def viewer(request: Request) -> str | None:
-        if by_token := token_user(request):
+        if by_token := request_token_user(request):
             return by_token
         found = signed_in_session(request.cookies, secret)
         return found[0] if found and session_is_live(runtime.engine, *found) else None
@@ -62,7 +63,7 @@ def _viewer(settings: Settings, runtime: Runtime):
     return viewer, signer(secret)
 
 
-def token_user(request: Request) -> str | None:
+def request_token_user(request: Request) -> str | None:
     """The user whose valid API token the request carries (`auth.middleware.BearerTokens` put it there)."""
     return request.scope.get("state", {}).get("token_user")
 
@@ -88,11 +89,12 @@ def server_config(settings: Settings, application, **overrides):
     return config
 
 
-def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bool = True) -> FastAPI:
-    runtime = runtime or Runtime.build(settings)
-    create_history_tables(runtime.engine)
+def build_web_deps(settings: Settings, runtime: Runtime) -> WebDeps:
+    """The web layer's services, built from the settings and the runtime."""
     viewer, sign = _viewer(settings, runtime)
-    deps = WebDeps(
+    budget = (f"Each user may use {settings.llm_daily_tokens:,} tokens a day (SCHOLARLOOM_LLM_DAILY_TOKENS)."
+              if settings.llm_daily_tokens else WebDeps.budget)  # fmt: skip
+    return WebDeps(
         runtime.archive,
         Renderer(settings.base_url),
         viewer=viewer,
@@ -104,8 +106,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         on_demand_daily=settings.on_demand_daily,
         llm_status=runtime.llm_status,
         usage=functools.partial(usage_by_user_and_day, runtime.engine),
-        budget=f"Each user may use {settings.llm_daily_tokens:,} tokens a day (SCHOLARLOOM_LLM_DAILY_TOKENS)."
-        if settings.llm_daily_tokens else WebDeps.budget,
+        budget=budget,
         metrics=runtime.metrics.render,
         metrics_token=settings.metrics_token.get_secret_value() if settings.metrics_token else None,
         uploads=runtime.uploads,
@@ -117,30 +118,22 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
         mail=bool(settings.smtp_host),
         zotero=ZoteroSetup(Libraries(runtime.engine), settings.sealer(), local=bool(settings.sources.zotero_local_url)),
     )
+
+
+def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bool = True) -> FastAPI:
+    runtime = runtime or Runtime.build(settings)
+    create_history_tables(runtime.engine)
+    deps = build_web_deps(settings, runtime)
     app = FastAPI(
         title="ScholarLoom",
         description="Papers, researchers and institutions, woven together: browse, search and chat with research papers.",
         version="0.1.0",
     )
     app.state.runtime = runtime
-    app.add_middleware(ClientAddress)
-    app.add_middleware(SameOriginSignIn)
-    app.add_middleware(ClosedRoutes)
-    app.add_middleware(ChatPaperIntent)
-    app.add_middleware(ExpensivePages, limits=PublicLimits(per_minute=settings.public_rate),
-                       generation=lambda: runtime.archive.index.writes)  # fmt: skip
-    app.add_middleware(PrivatePages)  # (outside the memory of anonymous answers: each replay is marked too)
-    app.add_middleware(BearerTokens, check=deps.tokens.check, throttle=runtime.throttle, address_key=address_key,
-                       limit=RateLimiter(settings.token_rate).take if settings.token_rate else None)  # fmt: skip
-    # Outside the token checks, so nothing reads a body over its route's cap (`web.bodies`), signed in or not, and
-    # a method no route has is a 405, not a token's scope refusal.
-    app.add_middleware(BodyLimits, caps=body_caps(settings.upload_limits(), upload_limit if with_chat else lambda: 0))
-    app.add_middleware(KnownMethods, router=app.router)
-    app.add_middleware(CountRequests, metrics=runtime.metrics)
-    app.add_middleware(RequestIds)  # the outermost: every log line of a request carries its id
+    _middlewares(app, settings, runtime, deps, with_chat)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    _health_and_files(app, settings, runtime, viewer, with_chat)
+    app.include_router(_health_and_files(settings, runtime, deps, with_chat))
     _mcp(app, settings, runtime)
     app.include_router(make_router(deps))
     app.include_router(make_api(deps))
@@ -158,6 +151,26 @@ def create_app(settings: Settings, runtime: Runtime | None = None, with_chat: bo
     if with_chat:
         _mount_chat(app, settings, runtime)
     return app
+
+
+def _middlewares(app: FastAPI, settings: Settings, runtime: Runtime, deps: WebDeps, with_chat: bool) -> None:
+    """Every middleware, the outermost last."""
+    app.add_middleware(ClientAddress)
+    app.add_middleware(SameOriginSignIn)
+    app.add_middleware(ClosedRoutes)
+    app.add_middleware(ChatPaperIntent)
+    app.add_middleware(ExpensivePages, limits=PublicLimits(per_minute=settings.public_rate),
+                       generation=lambda: runtime.archive.index.writes)  # fmt: skip
+    app.add_middleware(PrivatePages)  # (outside the memory of anonymous answers: each replay is marked too)
+    app.add_middleware(BearerTokens, check=Tokens(runtime.engine).check, throttle=runtime.throttle,
+                       address_key=address_key,
+                       limit=RateLimiter(settings.token_rate).take if settings.token_rate else None)  # fmt: skip
+    # Outside the token checks, so nothing reads a body over its route's cap (`web.bodies`), signed in or not, and
+    # a method no route has is a 405, not a token's scope refusal.
+    app.add_middleware(BodyLimits, caps=body_caps(settings.upload_limits(), upload_limit if with_chat else lambda: 0))
+    app.add_middleware(KnownMethods, router=app.router)
+    app.add_middleware(CountRequests, metrics=runtime.metrics)
+    app.add_middleware(RequestIds)  # the outermost: every log line of a request carries its id
 
 
 def _mcp(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
@@ -196,9 +209,11 @@ def prepare_chat_root(settings: Settings) -> Path:
     return prepare_chainlit_root(settings.data_dir / "chainlit", chat_origins(settings), lifetime)
 
 
-def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer, with_chat: bool) -> None:
-    """`/healthz` (the process answers; the stores are `/readyz`'s), and the chat's element files for their owner."""
-    @app.get("/healthz", include_in_schema=False)
+def _health_and_files(settings: Settings, runtime: Runtime, deps: WebDeps, with_chat: bool) -> APIRouter:
+    """`/healthz` (the process answers; the stores are `/readyz`'s), and the chat's files for their owner."""
+    router = routes_with(deps)
+
+    @router.get("/healthz", include_in_schema=False)
     def health() -> dict:
         answer = {"status": "ok", "llm": bool(settings.llm)}
         if with_chat:  # failed chat-history writes since start (each is also logged as an error)
@@ -208,51 +223,51 @@ def _health_and_files(app: FastAPI, settings: Settings, runtime: Runtime, viewer
             answer["history_write_failures"] = len(getattr(layer, "failures", []))
         return answer
 
+    if with_chat:
+        _thread_files(router, settings, runtime)
     files = LocalFiles(settings.chat_files_dir)
 
-    if with_chat:
-
-        @app.get("/me/threads/{thread_id}.md", include_in_schema=False)
-        async def thread_export(thread_id: str, request: Request):
-            """A conversation as markdown, for its owner; the same 404 for anyone else and for no such thread."""
-            from chainlit.data import get_data_layer
-
-            text = await thread_markdown(get_data_layer(), thread_id, viewer(request), settings.base_url)
-            if text is None:
-                return PlainTextResponse("Not found", status_code=404)
-            headers = {"Content-Disposition": f'attachment; filename="conversation-{thread_id[:36]}.md"'}
-            return PlainTextResponse(text, media_type="text/markdown; charset=utf-8", headers=headers)
-
-        @app.get("/me/threads/{thread_id}.bib", include_in_schema=False)
-        async def thread_reading_list(thread_id: str, request: Request):
-            """The papers a conversation's answers showed, as one BibTeX file (a reading list), for its owner."""
-            from chainlit.data import get_data_layer
-
-            ids = await thread_papers(get_data_layer(), thread_id, viewer(request))
-            if ids is None:
-                return PlainTextResponse("Not found", status_code=404)
-            text = bibtex(cited_papers(runtime.archive, ids))
-            headers = {"Content-Disposition": f'attachment; filename="reading-list-{thread_id[:36]}.bib"'}
-            return Response(text, media_type=BIBTEX, headers=headers)
-
-    @app.get(LocalFiles.URL_PREFIX + "{key:path}", include_in_schema=False)
-    def chat_file(key: str, request: Request):
+    @router.get(LocalFiles.URL_PREFIX + "{key:path}", include_in_schema=False)
+    def chat_file(key: str, user: Viewer):
         """A file of a chat element, only for the user whose Chainlit id starts its key; anyone else gets the
         same 404 as for a file that does not exist. Always a download, never rendered by the browser."""
-        user = viewer(request)
         path = files.path_of(key)
-        if (
-            not user
-            or path is None
-            or key.split("/")[0] != user_key(runtime.engine, user)
-            or not path.is_file()
-        ):
+        if not user or path is None or key.split("/")[0] != user_key(runtime.engine, user) or not path.is_file():
             return PlainTextResponse("Not found", status_code=404)
         return FileResponse(
             path,
             media_type="application/octet-stream",
             headers={"Content-Disposition": "attachment", "X-Content-Type-Options": "nosniff"},
         )
+
+    return router
+
+
+def _thread_files(router: APIRouter, settings: Settings, runtime: Runtime) -> None:
+    """A signed-in user's conversation as markdown, and the papers it showed as BibTeX."""
+
+    @router.get("/me/threads/{thread_id}.md", include_in_schema=False)
+    async def thread_export(thread_id: str, user: Viewer):
+        """A conversation as markdown, for its owner; the same 404 for anyone else and for no such thread."""
+        from chainlit.data import get_data_layer
+
+        text = await thread_markdown(get_data_layer(), thread_id, user, settings.base_url)
+        if text is None:
+            return PlainTextResponse("Not found", status_code=404)
+        headers = {"Content-Disposition": f'attachment; filename="conversation-{thread_id[:36]}.md"'}
+        return PlainTextResponse(text, media_type="text/markdown; charset=utf-8", headers=headers)
+
+    @router.get("/me/threads/{thread_id}.bib", include_in_schema=False)
+    async def thread_reading_list(thread_id: str, user: Viewer):
+        """The papers a conversation's answers showed, as one BibTeX file (a reading list), for its owner."""
+        from chainlit.data import get_data_layer
+
+        ids = await thread_papers(get_data_layer(), thread_id, user)
+        if ids is None:
+            return PlainTextResponse("Not found", status_code=404)
+        text = bibtex(cited_papers(runtime.archive, ids))
+        headers = {"Content-Disposition": f'attachment; filename="reading-list-{thread_id[:36]}.bib"'}
+        return Response(text, media_type=BIBTEX, headers=headers)
 
 
 def _mount_chat(app: FastAPI, settings: Settings, runtime: Runtime) -> None:

@@ -99,7 +99,8 @@ def _where(settings) -> str:
 
 def index_checks(settings) -> list[Check]:
     from jobs.queue import JobQueue
-    from retrieval.vectors.index import PASSAGE_KINDS, Filters, IndexUnavailable
+    from retrieval.vectors.index import Filters, IndexUnavailable
+    from retrieval.vectors.points import PASSAGE_KINDS
 
     try:
         index = settings.index()

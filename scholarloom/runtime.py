@@ -99,16 +99,14 @@ class Runtime:
     def job_runner(self):
         """The worker that runs every job that writes (the one writer of the embedded index), with `job_context`;
         scheduled updates when SCHOLARLOOM_UPDATE_EVERY."""
-        from jobs.kinds import bound_kinds
+        from jobs.arguments import JobKind, UpdateArguments
         from jobs.queue import JobQueue
-        from jobs.runner import JobRunner, Schedule
-        from jobs.watches import FOLLOW_UPS
+        from jobs.registry import job_runner
+        from jobs.runner import Schedule
 
         every = self.settings.update_interval()
-        schedule = Schedule("update", {}, every) if every else None
-        context = self.job_context()
-        return JobRunner(JobQueue(self.engine), bound_kinds(context), schedule=schedule, on_close=context.close,
-                         follow_ups=FOLLOW_UPS)  # fmt: skip
+        schedule = Schedule(JobKind.UPDATE, UpdateArguments(), every) if every else None
+        return job_runner(JobQueue(self.engine), self.job_context(), schedule)
 
     def job_context(self):
         """What this server's jobs run with: the index it answers from; an encoder of their own, in a process of its

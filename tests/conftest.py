@@ -49,7 +49,7 @@ def _loopback_only(self, address):
 DEMO_BUILDER = pytest.StashKey()
 # Session fixtures that take seconds to build: with several workers (`make test`), the files using one run on one
 # worker, which builds it once. Every other file is a group of its own (its module fixtures are built once too).
-SHARED_FIXTURES = ("fulltext", "small_server")
+SHARED_FIXTURES = ("fulltext", "small_server", "postgres")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
@@ -95,16 +95,21 @@ def no_network():
     socket.socket.connect = _real_connect
 
 
+def run_folder(tmp_path_factory) -> Path:
+    """The temporary folder of the whole run, which every worker of it shares (a worker's own is inside it)."""
+    run = tmp_path_factory.getbasetemp()
+    return run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run
+
+
 @pytest.fixture(scope="session", autouse=True)
 def models_dir(tmp_path_factory) -> Path:
-    """One prepared models directory for the whole run, shared by every instance a test makes (in this process
-    and in the subprocesses tests start) through SCHOLARLOOM_SHARED_MODELS_DIR; and one ONNX thread per encoder:
-    the workers, the servers tests start and their job encoders share two cores (onnxruntime's default, a thread
-    per core in each, makes them contend)."""
-    from retrieval.vectors.embeddings import prepare_models
+    """One prepared models directory for the whole run, shared by its workers and every instance a test makes (in
+    this process and in the subprocesses tests start) through SCHOLARLOOM_SHARED_MODELS_DIR, copied from the kept
+    one (`tests/demo_cache.py`); and one ONNX thread per encoder: the workers, the servers tests start and their
+    job encoders share two cores (onnxruntime's default, a thread per core in each, makes them contend)."""
+    from tests.demo_cache import run_models
 
-    folder = tmp_path_factory.mktemp("models")
-    prepare_models(folder)
+    folder = run_models(run_folder(tmp_path_factory))
     os.environ["SCHOLARLOOM_SHARED_MODELS_DIR"] = str(folder)
     os.environ["SCHOLARLOOM_EMBED_THREADS"] = str(ENCODER_THREADS)
     yield folder
@@ -165,8 +170,7 @@ class RememberingEmbedder(Embedder):
 def embedder(models_dir, tmp_path_factory):
     """One embedder (the ONNX session and the BM25 model) for every in-process instance of the run; what it computes
     is shared with the run's other workers through a folder of the run's temporary directory."""
-    run = tmp_path_factory.getbasetemp()
-    shared = (run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run) / "vectors"
+    shared = run_folder(tmp_path_factory) / "vectors"
     shared.mkdir(exist_ok=True)
     return RememberingEmbedder(models_dir, ENCODER_THREADS, shared)
 
@@ -273,6 +277,17 @@ def fulltext(tmp_path_factory, embedder):
     ingest_pdf_files(Writer(catalog, index, embedder), sorted(files.glob("*.pdf")), summary)
     yield settings, summary, files
     settings.close()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """One throwaway PostgreSQL cluster for the run's PostgreSQL tests (a group, so one worker starts it); each test
+    makes the databases it needs on it (`new_database`)."""
+    from tests.postgres import PostgresServer
+
+    server = PostgresServer().start()
+    yield server
+    server.close()
 
 
 @pytest.fixture(scope="session")

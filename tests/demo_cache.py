@@ -5,6 +5,10 @@ which also fixes the index format), the models' code and the locked library vers
 rebuilds; an unchanged tree copies the kept build into the run's own directory (tests write to it: users, chat
 threads) and reads the load's summary back, so the tests of the load itself still see what it reported.
 
+The models the run encodes with (`prepare_models`: the ONNX encoder written from the installed weights, its int8
+copy, the BM25 folder) are kept beside it the same way, under a fingerprint of `retrieval/vectors/` and the locks:
+every worker, the demo's build and the servers tests start read one copy of them a run, made once for all runs.
+
 The cache lives in SL_TEST_CACHE (default `~/.cache/scholarloom-tests`); SL_TEST_CACHE=off always loads afresh.
 """
 
@@ -26,12 +30,14 @@ from ingest.report import Failure, Summary
 
 REPO = Path(__file__).resolve().parent.parent
 INPUTS = ("data/demo", "ingest", "retrieval")
+MODEL_INPUTS = ("retrieval/vectors",)
 LOCKS = ("requirements.lock", "requirements-model.lock")
+READY = "prepared"  # written last: a models folder without it is half made
 
 
-def fingerprint() -> str:
+def fingerprint(folders: tuple[str, ...] = INPUTS) -> str:
     digest = hashlib.sha256()
-    for folder in INPUTS:
+    for folder in folders:
         for path in sorted((REPO / folder).rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
@@ -76,6 +82,64 @@ def start_building() -> subprocess.Popen | None:
             return subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     except OSError:  # a cache that cannot be written (read-only home, full disk): the tests load it themselves
         return None
+
+
+def kept_models() -> Path | None:
+    """The prepared models folder kept for this tree (made now when missing); None when the cache is off or cannot
+    be written. Read it, never write to it: `run_models` gives a run its own copy."""
+    from retrieval.vectors.embeddings import prepare_models
+    from retrieval.vectors.punctuation import kept_punctuation
+
+    root = cache_root()
+    if root is None:
+        return None
+    kept = root / f"models-{fingerprint(MODEL_INPUTS)}"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        # A lock of its own: the demo's build holds build.lock for minutes, and needs these models first.
+        with (root / "models.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (kept / READY).is_file():
+                scratch = root / f"models-partial-{uuid.uuid4().hex}"
+                prepare_models(scratch)
+                kept_punctuation(scratch)  # what the encoder would write here on first use, so nobody writes here
+                (scratch / READY).touch()
+                for old in root.glob("models-*"):  # one kept set, no half-made one
+                    if old != scratch:
+                        shutil.rmtree(old, ignore_errors=True)
+                scratch.rename(kept)
+    except OSError:  # a cache that cannot be written only costs time
+        return None
+    return kept
+
+
+def run_models(run: Path) -> Path:
+    """The models folder of one test run (`run`: the folder its workers share), copied from the kept one once for
+    all of them, or prepared here when nothing is kept: the export and its int8 copy take seconds of CPU, which
+    each worker and the demo's build used to spend again."""
+    from retrieval.vectors.embeddings import prepare_models
+
+    folder = run / "models"
+    run.mkdir(parents=True, exist_ok=True)
+    with (run / "models.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / READY).is_file():
+            if not _copy_kept_models(folder):
+                prepare_models(folder)
+            (folder / READY).touch()
+    return folder
+
+
+def _copy_kept_models(folder: Path) -> bool:
+    """A copy (tests may add files beside the models) of the kept models in `folder`; False when none is kept."""
+    if (kept := kept_models()) is None:
+        return False
+    try:
+        shutil.copytree(kept, folder, dirs_exist_ok=True)
+        return True
+    except OSError:  # a run of another tree replaced the kept set meanwhile: prepared afresh instead
+        shutil.rmtree(folder, ignore_errors=True)
+        return False
 
 
 def demo_build(data_dir: Path, embedder, copy: bool = True) -> Summary:
@@ -155,8 +219,10 @@ def _build_and_keep() -> None:
 
     socket.socket.connect = _loopback_only  # as offline as the tests
     with tempfile.TemporaryDirectory(prefix="demo-build-") as scratch:
-        models = Path(scratch) / "models"
-        prepare_models(models)
+        models = kept_models()  # the run's workers copy the same folder meanwhile: one export for all of them
+        if models is None:
+            models = Path(scratch) / "models"
+            prepare_models(models)
         demo_build(Path(scratch) / "data", Embedder(models), copy=False)
 
 

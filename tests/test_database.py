@@ -20,19 +20,12 @@ from ingest.pipeline import finish_catalog, load_records
 from ingest.report import Summary
 from retrieval.archive import Archive
 from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.institutions import find_institution
+from retrieval.scholarly.institutions import look_up_institution as find_institution
 from retrieval.scholarly.models import Citation, Paper, Researcher
 from retrieval.scholarly.researchers import find_researchers, researcher_profile
-from tests.postgres import PostgresServer, require_postgres
+from tests.postgres import require_postgres
 
 require_postgres()
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    server = PostgresServer().start()
-    yield server
-    server.close()
 
 
 # The big files of the corpus, left out of the PostgreSQL pass: their records go through the same code as the rest.

@@ -17,15 +17,18 @@ ALLOWED = {
     "retrieval": {"common"},
     "ingest": {"common", "retrieval"},
     "jobs": {"common", "ingest", "retrieval"},  # the queue, the runner, the kinds and their context
-    "web": {"jobs", "retrieval"},  # the web layer: pages built once and rendered, routes, the JSON API, admin
+    # The page objects (read models built once, rendered per format), beneath both the web and the assistant.
+    "pages": {"retrieval"},
+    "web": {"jobs", "pages", "retrieval"},  # the web layer: routes, renderers, guards, the JSON API, admin
     "auth": {"retrieval"},
-    "assistant": {"common", "retrieval", "web"},
-    "chatui": {"assistant", "auth", "jobs", "retrieval", "web"},
-    "scholarloom": {"assistant", "auth", "chatui", "common", "ingest", "jobs", "retrieval", "web"},
+    "assistant": {"common", "pages", "retrieval"},  # never `web`: the tools read pages, not routes
+    "chatui": {"assistant", "auth", "jobs", "pages", "retrieval"},
+    "scholarloom": {"assistant", "auth", "chatui", "common", "ingest", "jobs", "pages", "retrieval", "web"},
     # The stand-ins tests and benchmarks both run the product against (a scripted model, a served instance).
     "harness": {"assistant", "harness"},  # the scripted model answers the probe in `assistant.probe`'s words
     # Benchmarks measure the product from outside; an entry point may build the settings (`scholarloom.settings`).
-    "bench": {"assistant", "auth", "bench", "common", "harness", "ingest", "jobs", "retrieval", "scholarloom", "web"},
+    "bench": {"assistant", "auth", "bench", "common", "harness", "ingest", "jobs", "pages", "retrieval", "scholarloom",
+              "web"},
 }
 PACKAGES = [name for name in ALLOWED if name not in ("bench", "harness")]
 # The rooms of `retrieval/`, each allowed the rooms below it (and `common`): the vectors know nothing of papers, the

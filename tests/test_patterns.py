@@ -32,7 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-PACKAGES = ("assistant", "auth", "chatui", "common", "ingest", "jobs", "retrieval", "scholarloom", "web")
+PACKAGES = ("assistant", "auth", "chatui", "common", "ingest", "jobs", "pages", "retrieval", "scholarloom", "web")
 FUNCTIONS = {"compile", "sub", "subn", "search", "match", "fullmatch", "findall", "finditer", "split"}
 FLAGS = {"I": re.I, "IGNORECASE": re.I, "S": re.S, "DOTALL": re.S, "M": re.M, "MULTILINE": re.M, "X": re.X}
 # Patterns made from what a caller passes, each with a builder the test calls on adversarial input.

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse, RedirectResponse, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import RedirectResponse, Response
 
 from jobs.queue import Job, JobState
-from web.base import PageMeta, md_escape
-from web.http import WebDeps, not_found, respond, same_origin
+from pages.base import PageMeta, md_escape
+from web.dependencies import Deps, FromThisSite, Guarded, MaybeAdmin, admin_user, refused_form
+from web.http import not_found, respond
+from web.services import ModelUseRow
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,7 @@ class JobsPage:
 
 @dataclass(frozen=True)
 class UsagePage:
-    rows: list  # auth.usage.UsageRow: day, username, turns, prompt_tokens, completion_tokens, estimated_turns, cost_usd
+    rows: list[ModelUseRow]
     budget: str
     path: str = "/admin/usage"
     title: str = "Language-model use"
@@ -88,7 +92,7 @@ class UsagePage:
         return PageMeta(title=self.title, description="Tokens and cost per user and day.", path=self.path, noindex=True)
 
     @staticmethod
-    def cost(row) -> str:
+    def cost(row: ModelUseRow) -> str:
         return "unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
 
     def to_markdown(self) -> str:
@@ -104,37 +108,34 @@ class UsagePage:
         return "\n".join(lines) + "\n"
 
 
-def admin_routes(router: APIRouter, deps: WebDeps) -> None:
-    """Admins see every job and may cancel or retry one; anyone else gets the 404 page (nothing to learn here)."""
-    def admin(request: Request) -> str | None:
-        user = deps.viewer(request)
-        return user if user and deps.jobs is not None and deps.is_admin(user) else None
+# Admins see every job and may cancel or retry one; anyone else gets the 404 page (nothing to learn here).
+router = APIRouter(route_class=Guarded)
+JobsAdmin = Annotated[str, Depends(admin_user(lambda deps: deps.jobs is not None))]
 
-    @router.get("/admin/jobs", include_in_schema=False)
-    @router.get("/admin/jobs.md", include_in_schema=False)
-    def jobs(request: Request) -> Response:
-        if admin(request) is None:
-            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        page = JobsPage.of(deps.jobs.recent(100), deps.jobs.workers(), deps.llm_status())
-        return respond(request, deps, page, "admin_jobs.html")
 
-    @router.get("/admin/usage", include_in_schema=False)
-    @router.get("/admin/usage.md", include_in_schema=False)
-    def usage(request: Request) -> Response:
-        if admin(request) is None:
-            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        page = UsagePage(deps.usage(), deps.budget)
-        return respond(request, deps, page, "admin_usage.html")
+@router.get("/admin/jobs", include_in_schema=False)
+@router.get("/admin/jobs.md", include_in_schema=False)
+def every_job(request: Request, deps: Deps, _admin: JobsAdmin) -> Response:
+    page = JobsPage.of(deps.jobs.recent(100), deps.jobs.workers(), deps.llm_status())
+    return respond(request, deps, page, "admin_jobs.html")
 
-    @router.post("/admin/jobs/{job_id}/{action}", include_in_schema=False)
-    def act(request: Request, job_id: int, action: str) -> Response:
-        user = admin(request)
-        if user is None or action not in ("cancel", "retry") or not 0 < job_id < 2**62:
-            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        if not same_origin(request):
-            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
-        if action == "cancel":
-            deps.jobs.cancel(job_id)
-        else:
-            deps.jobs.retry(job_id, asked_by=user)
-        return RedirectResponse("/admin/jobs", status_code=303)
+
+@router.get("/admin/usage", include_in_schema=False)
+@router.get("/admin/usage.md", include_in_schema=False)
+def model_usage(request: Request, deps: Deps, _admin: JobsAdmin) -> Response:
+    page = UsagePage(deps.usage(), deps.budget)
+    return respond(request, deps, page, "admin_usage.html")
+
+
+@router.post("/admin/jobs/{job_id}/{action}", include_in_schema=False)
+def job_action(request: Request, deps: Deps, user: MaybeAdmin, here: FromThisSite, job_id: int,
+               action: str) -> Response:  # fmt: skip
+    if user is None or deps.jobs is None or action not in ("cancel", "retry") or not 0 < job_id < 2**62:
+        return not_found(request, deps, f"Nothing lives at {request.url.path}.")
+    if not here:
+        return refused_form()
+    if action == "cancel":
+        deps.jobs.cancel(job_id)
+    else:
+        deps.jobs.retry(job_id, asked_by=user)
+    return RedirectResponse("/admin/jobs", status_code=303)

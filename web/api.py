@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query
 from pydantic import BaseModel, Field
 
+from pages.addresses import citation_path, institution_path, paper_path, researcher_path
+from pages.people import institution_page, researcher_page
 from retrieval.vectors.index import Filters
-from web.addresses import citation_path, institution_path, paper_path, researcher_path
-from web.people import institution_page, researcher_page
+from web.dependencies import Deps, Guarded, Viewer, routes_with
+from web.http import WebDeps
 
 
 class PaperOut(BaseModel):
@@ -120,104 +122,116 @@ def _counted(items) -> list[Counted]:
     return [Counted(name=i.label, count=i.count, url=i.href) for i in items]
 
 
-def make_api(deps) -> APIRouter:
-    api = APIRouter(prefix="/api", tags=["api"])
+router = APIRouter(prefix="/api", tags=["api"], route_class=Guarded)
 
-    @api.get("/papers/{paper_id:path}", response_model=PaperOut, responses={404: {"description": "Unknown paper"}})
-    def get_paper(paper_id: str = Path(max_length=300)) -> PaperOut:
-        resolved = deps.archive.resolve_paper_id(paper_id)
-        view = deps.archive.paper_view(resolved) if resolved else None
-        if view is None:
-            raise HTTPException(404, "no such paper in this archive")
-        p = view.paper
-        return PaperOut(
-            id=p.id, arxiv_id=p.arxiv_id, title=p.title, authors=[a.name for a in view.authors], abstract=p.abstract,
-            categories=list(p.categories), published=p.published, updated=p.updated, year=p.year, doi=p.doi,
-            cited_by_count=p.cited_by_count, summary=p.summary, topics=list(p.topics), url=paper_path(p),
-            bibtex_url=citation_path(p.id, "bib"), ris_url=citation_path(p.id, "ris"),
-            csl_url=citation_path(p.id, "json"),
-        )  # fmt: skip
 
-    @api.get("/researchers/{researcher_id}", response_model=ResearcherOut, responses={404: {"description": "Unknown"}})
-    def get_researcher(researcher_id: int = Path(ge=1, le=2**62)) -> ResearcherOut:
-        page = researcher_page(deps.archive, researcher_id)
-        if page is None:
-            raise HTTPException(404, "no such researcher")
-        return ResearcherOut(
-            id=page.id, name=page.name, url=researcher_path(page.id, page.name), paper_count=page.paper_count,
-            positions=page.positions, fully_matched_papers=page.matched_papers, fields=_counted(page.fields),
-            coauthors=_counted(page.coauthors), institutions=_counted(page.institutions),
-            external_ids=[link.href for link in page.external_ids], papers=[p.path for p in page.papers],
-        )  # fmt: skip
-
-    @api.get("/institutions/{institution}", response_model=InstitutionOut, responses={404: {"description": "Unknown"}})
-    def get_institution(institution: str = Path(max_length=300, description="Id, ROR id, name or acronym")):
-        found = deps.archive.find_institution(institution)
-        page = institution_page(deps.archive, found.institution.id) if found.institution else None
-        if page is None:
-            raise HTTPException(404, "no such institution")
-        return InstitutionOut(
-            id=page.id, name=page.name, url=institution_path(page.id, page.name), ror_id=page.ror_id,
-            location=page.location, types=page.types, paper_count=page.paper_count,
-            researcher_count=page.researcher_count, fields=_counted(page.fields),
-            researchers=_counted(page.researchers), parents=_counted(page.parents), children=_counted(page.children),
-        )  # fmt: skip
-
-    _search_api(api, deps)
+def make_api(deps: WebDeps) -> APIRouter:
+    """The JSON API's routes, each handed `deps`."""
+    api = routes_with(deps)
+    api.include_router(router)
     return api
+
+
+@router.get("/papers/{paper_id:path}", response_model=PaperOut, responses={404: {"description": "Unknown paper"}},
+            name="get_paper")
+def api_paper(deps: Deps, paper_id: str = Path(max_length=300)) -> PaperOut:
+    resolved = deps.archive.resolve_paper_id(paper_id)
+    view = deps.archive.paper_view(resolved) if resolved else None
+    if view is None:
+        raise HTTPException(404, "no such paper in this archive")
+    p = view.paper
+    return PaperOut(
+        id=p.id, arxiv_id=p.arxiv_id, title=p.title, authors=[a.name for a in view.authors], abstract=p.abstract,
+        categories=list(p.categories), published=p.published, updated=p.updated, year=p.year, doi=p.doi,
+        cited_by_count=p.cited_by_count, summary=p.summary, topics=list(p.topics), url=paper_path(p),
+        bibtex_url=citation_path(p.id, "bib"), ris_url=citation_path(p.id, "ris"),
+        csl_url=citation_path(p.id, "json"),
+    )  # fmt: skip
+
+
+@router.get("/researchers/{researcher_id}", response_model=ResearcherOut, responses={404: {"description": "Unknown"}},
+            name="get_researcher")
+def api_researcher(deps: Deps, researcher_id: int = Path(ge=1, le=2**62)) -> ResearcherOut:
+    page = researcher_page(deps.archive, researcher_id)
+    if page is None:
+        raise HTTPException(404, "no such researcher")
+    return ResearcherOut(
+        id=page.id, name=page.name, url=researcher_path(page.id, page.name), paper_count=page.paper_count,
+        positions=page.positions, fully_matched_papers=page.matched_papers, fields=_counted(page.fields),
+        coauthors=_counted(page.coauthors), institutions=_counted(page.institutions),
+        external_ids=[link.href for link in page.external_ids], papers=[p.path for p in page.papers],
+    )  # fmt: skip
+
+
+@router.get("/institutions/{institution}", response_model=InstitutionOut, responses={404: {"description": "Unknown"}},
+            name="get_institution")
+def api_institution(deps: Deps, institution: str = Path(max_length=300, description="Id, ROR id, name or acronym")):
+    found = deps.archive.find_institution(institution)
+    page = institution_page(deps.archive, found.institution.id) if found.institution else None
+    if page is None:
+        raise HTTPException(404, "no such institution")
+    return InstitutionOut(
+        id=page.id, name=page.name, url=institution_path(page.id, page.name), ror_id=page.ror_id,
+        location=page.location, types=page.types, paper_count=page.paper_count,
+        researcher_count=page.researcher_count, fields=_counted(page.fields),
+        researchers=_counted(page.researchers), parents=_counted(page.parents), children=_counted(page.children),
+    )  # fmt: skip
 
 
 LIMITED = {429: {"description": "Too many searches from this address: wait (Retry-After)"},
            503: {"description": "Busy with other anonymous searches: try again (Retry-After)"}}  # `web.guards`
 
 
-def _search_api(api: APIRouter, deps) -> None:
-    @api.get("/search", response_model=SearchOut, responses=LIMITED)
-    def search_papers(
-        request: Request,
-        q: str = Query(max_length=2000, description="What to look for"),
-        limit: int = Query(10, ge=1, le=50),
-        category: str | None = Query(None, max_length=40, pattern=r"^[A-Za-z.-]+$"),
-        published_after: date | None = None,
-        published_before: date | None = None,
-    ) -> SearchOut:
-        filters = Filters(categories=(category,) if category else (), published_from=published_after,
-                          published_to=published_before, viewer=deps.viewer(request))  # signed in: own uploads too
-        result = deps.archive.search(q, filters, limit=limit, sentences=1)
-        hits = [
-            SearchHitOut(
-                id=h.paper.id,
-                title=h.paper.title,
-                url=paper_path(h.paper),
-                year=h.paper.year,
-                score=round(float(h.score), 6),
-                sentences=list(h.sentences), matched=h.kind, page=h.page, relevant=h.clears,
-            )  # fmt: skip
-            for h in result.hits
-        ]
-        named = [
-            NamedResearcherOut(id=r.id, name=r.name, url=researcher_path(r.id, r.name))
-            for r in deps.archive.researchers_by_ids(list(result.people)).values()
-        ]
-        return SearchOut(query=result.query, note=result.note, researchers=named, weak=result.weak, hits=hits)
+@router.get("/search", response_model=SearchOut, responses=LIMITED, name="search_papers")
+def api_search(
+    deps: Deps,
+    viewer: Viewer,
+    q: str = Query(max_length=2000, description="What to look for"),
+    limit: int = Query(10, ge=1, le=50),
+    category: str | None = Query(None, max_length=40, pattern=r"^[A-Za-z.-]+$"),
+    published_after: date | None = None,
+    published_before: date | None = None,
+) -> SearchOut:
+    filters = Filters(categories=(category,) if category else (), published_from=published_after,
+                      published_to=published_before, viewer=viewer)  # signed in: own uploads too
+    result = deps.archive.search(q, filters, limit=limit, sentences=1)
+    hits = [
+        SearchHitOut(
+            id=h.paper.id,
+            title=h.paper.title,
+            url=paper_path(h.paper),
+            year=h.paper.year,
+            score=round(float(h.score), 6),
+            sentences=list(h.sentences), matched=h.kind, page=h.page, relevant=h.clears,
+        )  # fmt: skip
+        for h in result.hits
+    ]
+    named = [
+        NamedResearcherOut(id=r.id, name=r.name, url=researcher_path(r.id, r.name))
+        for r in deps.archive.researchers_by_ids(list(result.people)).values()
+    ]
+    return SearchOut(query=result.query, note=result.note, researchers=named, weak=result.weak, hits=hits)
 
-    @api.get("/passages", response_model=PassagesOut, responses={404: {"description": "Unknown paper"}, **LIMITED})
-    def search_passages(
-        request: Request,
-        q: str = Query(max_length=2000, description="What to look for in the papers' full text"),
-        limit: int = Query(10, ge=1, le=50),
-        paper: str | None = Query(None, max_length=100, description="Only this paper's passages"),
-    ) -> PassagesOut:
-        paper_ids, viewer = (), deps.viewer(request)
-        if paper:
-            resolved = deps.archive.resolve_paper_id(paper, viewer)
-            if resolved is None:
-                raise HTTPException(404, "no such paper")
-            paper_ids = (resolved,)
-        result = deps.archive.passages(q, Filters(paper_ids=paper_ids, viewer=viewer), limit=limit)
-        hits = [
-            PassageHitOut(id=h.paper.id, title=h.paper.title, url=paper_path(h.paper), page=h.page, section=h.section,
-                          text=h.text, score=round(float(h.score), 6), relevant=h.clears)  # fmt: skip
-            for h in result.hits
-        ]
-        return PassagesOut(query=result.query, note=result.note, weak=result.weak, hits=hits)
+
+@router.get("/passages", response_model=PassagesOut, responses={404: {"description": "Unknown paper"}, **LIMITED},
+            name="search_passages")
+def api_passages(
+    deps: Deps,
+    viewer: Viewer,
+    q: str = Query(max_length=2000, description="What to look for in the papers' full text"),
+    limit: int = Query(10, ge=1, le=50),
+    paper: str | None = Query(None, max_length=100, description="Only this paper's passages"),
+) -> PassagesOut:
+    paper_ids = ()
+    if paper:
+        resolved = deps.archive.resolve_paper_id(paper, viewer)
+        if resolved is None:
+            raise HTTPException(404, "no such paper")
+        paper_ids = (resolved,)
+    result = deps.archive.passages(q, Filters(paper_ids=paper_ids, viewer=viewer), limit=limit)
+    hits = [
+        PassageHitOut(id=h.paper.id, title=h.paper.title, url=paper_path(h.paper), page=h.page, section=h.section,
+                      text=h.text, score=round(float(h.score), 6), relevant=h.clears)  # fmt: skip
+        for h in result.hits
+    ]
+    return PassagesOut(query=result.query, note=result.note, weak=result.weak, hits=hits)

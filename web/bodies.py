@@ -48,7 +48,7 @@ class BodyCap:
         size = self.size()
         if not size:
             return f"Refused: {self.what} are switched off on this server."
-        return f"Refused: the body is larger than the limit of {in_words(size)} for {self.what}."
+        return f"Refused: the body is larger than the limit of {size_in_words(size)} for {self.what}."
 
 
 def _fixed(size: int) -> Callable[[], int]:
@@ -76,7 +76,7 @@ def cap_for(caps: tuple[BodyCap, ...], method: str, path: str) -> BodyCap:
     return next((cap for cap in caps if cap.applies(method, path)), caps[-1])
 
 
-def in_words(size: int) -> str:
+def size_in_words(size: int) -> str:
     return f"{size / MB:g} MB" if size >= MB else f"{size / KB:g} KB"
 
 

@@ -11,31 +11,16 @@ import html
 import logging
 import smtplib
 import time
-from collections.abc import Callable
-
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from retrieval.library.digests import PERIODS, Digests, checked_address
-from web.guards import RateLimiter
-from web.http import WebDeps, page_headers, same_origin
+from web.dependencies import NOT_FROM_HERE, Deps, FromThisSite, Guarded
+from web.http import page_headers
 from web.library import within_write_rate
+from web.watching import WatcherForm, watching_page
 
 log = logging.getLogger(__name__)
-
-
-def digest_state(deps: WebDeps, user: str) -> tuple[str, str]:
-    """How the user gets digests, as their page says it ("daily to x", "weekly, waiting for confirmation at x", ""
-    for off), and why they were switched off without asking ("" when they were not)."""
-    row = Digests(deps.archive.catalog.engine).of(user) if deps.mail else None
-    if row is None:
-        return "", ""
-    if row.notice:
-        return "", row.notice
-    how = "daily" if row.every == "day" else "weekly"
-    if row.confirmed_at is None:
-        return f"{how}, waiting for confirmation at {row.email} (follow the link mailed to it)", ""
-    return f"{how} to {row.email}", ""
 
 
 def _asking(title: str, question: str, button: str) -> HTMLResponse:
@@ -49,79 +34,72 @@ def _said(text: str, status: int = 200) -> PlainTextResponse:
     return PlainTextResponse(text, status_code=status, headers=page_headers())
 
 
-def digest_routes(router: APIRouter, deps: WebDeps, page: Callable[..., Response],
-                  form_user: Callable[[Request], tuple[str | None, Response | None]]) -> None:  # fmt: skip
-    """`page(request, user, status, error)` renders `/me/watching`; `form_user` checks a form's sender."""
-    confirmations = RateLimiter(per_minute=2)  # mails a user may have sent to addresses they name
-    _link_routes(router, deps)
+router = APIRouter(route_class=Guarded)
 
-    @router.post("/me/watching/digest", include_in_schema=False)
-    def digest(request: Request, email: str = Form("", max_length=300), every: str = Form("day", max_length=10)
-               ) -> Response:  # fmt: skip
-        """(A plain function: the confirmation is mailed in FastAPI's thread, away from the event loop.)"""
-        user, refused = form_user(request)
-        if refused:
-            return refused
-        within_write_rate(deps, user)
-        digests = Digests(deps.archive.catalog.engine)
-        if every == "off":
-            digests.stop(user)
-            return RedirectResponse("/me/watching", status_code=303)
-        if not deps.mail or deps.digests is None or every not in PERIODS:
-            return page(request, user, 400, "Give an e-mail address, and a digest every day or every week.")
-        try:
-            address = checked_address(email)
-        except ValueError as exc:
-            return page(request, user, 400, str(exc))
-        if not digests.waiting(user, address):  # the confirmed address: only how often changes
-            digests.subscribe(user, address, every)
-            return RedirectResponse("/me/watching", status_code=303)
-        if wait := confirmations.take(user):
-            return page(request, user, 429, f"A confirmation was mailed a moment ago: wait {max(1, round(wait))} "
-                        "seconds before asking for another.")  # fmt: skip
-        try:
-            nonce = deps.digests.ask(user, address)
-        except (OSError, smtplib.SMTPException, ValueError) as exc:
-            log.warning("the digest confirmation for %s was not sent: %s", user, exc)
-            return page(request, user, 503, f"The confirmation e-mail to {address} could not be sent (the mail "
-                        "server did not take it); your digests are as they were. Try again later.")  # fmt: skip
-        digests.subscribe(user, address, every, nonce)
+
+@router.post("/me/watching/digest", include_in_schema=False)
+def ask_for_digests(request: Request, deps: Deps, user: WatcherForm, email: str = Form("", max_length=300),
+                    every: str = Form("day", max_length=10)) -> Response:  # fmt: skip
+    """(A plain function: the confirmation is mailed in FastAPI's thread, away from the event loop.)"""
+    within_write_rate(deps, user)
+    digests = Digests(deps.archive.catalog.engine)
+    if every == "off":
+        digests.stop(user)
         return RedirectResponse("/me/watching", status_code=303)
+    if not deps.mail or deps.digests is None or every not in PERIODS:
+        return watching_page(request, deps, user, 400, "Give an e-mail address, and a digest every day or every week.")
+    try:
+        address = checked_address(email)
+    except ValueError as exc:
+        return watching_page(request, deps, user, 400, str(exc))
+    if not digests.waiting(user, address):  # the confirmed address: only how often changes
+        digests.subscribe(user, address, every)
+        return RedirectResponse("/me/watching", status_code=303)
+    if wait := deps.confirmations.take(user):
+        return watching_page(request, deps, user, 429, f"A confirmation was mailed a moment ago: wait "
+                             f"{max(1, round(wait))} seconds before asking for another.")  # fmt: skip
+    try:
+        nonce = deps.digests.ask(user, address)
+    except (OSError, smtplib.SMTPException, ValueError) as exc:
+        log.warning("the digest confirmation for %s was not sent: %s", user, exc)
+        return watching_page(request, deps, user, 503, f"The confirmation e-mail to {address} could not be sent "
+                             "(the mail server did not take it); your digests are as they were. Try again later.")
+    digests.subscribe(user, address, every, nonce)
+    return RedirectResponse("/me/watching", status_code=303)
 
 
-def _link_routes(router: APIRouter, deps: WebDeps) -> None:
-    """The links the mails carry: no sign-in, their signature is the proof."""
+# The links the mails carry: no sign-in, their signature is the proof.
+@router.get("/digests/confirm", include_in_schema=False)
+@router.post("/digests/confirm", include_in_schema=False)
+def confirm_digests(request: Request, deps: Deps, here: FromThisSite, u: str = Query("", max_length=200),
+                    n: str = Query("", max_length=40), e: str = Query("", max_length=254),
+                    t: int = Query(0, ge=0, le=2**40), s: str = Query("", max_length=64)) -> Response:  # fmt: skip
+    """The link a confirmation mail carries: GET asks, POST (its button) confirms the address, once."""
+    if deps.digests is None or not deps.digests.genuine_confirmation(u, n, e, t, s):
+        return _said("This link is not one this server made.", 404)
+    if t < time.time():
+        return _said("This link has expired: ask for the digests again on your saved questions' page.", 410)
+    if request.method == "GET":
+        return _asking("Confirm the digests", f"Send the e-mail digests of saved questions to {html.escape(e)}?",
+                       "Yes, send them")  # fmt: skip
+    if not here:
+        return _said(NOT_FROM_HERE, 403)
+    if not Digests(deps.archive.catalog.engine).confirm(u, n, e):
+        return _said("This link was used already, or a newer subscription replaced it: it confirms nothing.", 410)
+    return _said(f"Done: the digests of saved questions will come to {e}. Each carries a link that stops them.")
 
-    @router.get("/digests/confirm", include_in_schema=False)
-    @router.post("/digests/confirm", include_in_schema=False)
-    def confirm(request: Request, u: str = Query("", max_length=200), n: str = Query("", max_length=40),
-                e: str = Query("", max_length=254), t: int = Query(0, ge=0, le=2**40),
+
+@router.get("/unsubscribe", include_in_schema=False)
+@router.post("/unsubscribe", include_in_schema=False)
+def unsubscribe(request: Request, deps: Deps, u: str = Query("", max_length=200), n: str = Query("", max_length=40),
                 s: str = Query("", max_length=64)) -> Response:  # fmt: skip
-        """The link a confirmation mail carries: GET asks, POST (its button) confirms the address, once."""
-        if deps.digests is None or not deps.digests.genuine_confirmation(u, n, e, t, s):
-            return _said("This link is not one this server made.", 404)
-        if t < time.time():
-            return _said("This link has expired: ask for the digests again on your saved questions' page.", 410)
-        if request.method == "GET":
-            return _asking("Confirm the digests", f"Send the e-mail digests of saved questions to {html.escape(e)}?",
-                           "Yes, send them")  # fmt: skip
-        if not same_origin(request):
-            return _said("Refused: the form did not come from this site.", 403)
-        if not Digests(deps.archive.catalog.engine).confirm(u, n, e):
-            return _said("This link was used already, or a newer subscription replaced it: it confirms nothing.", 410)
-        return _said(f"Done: the digests of saved questions will come to {e}. Each carries a link that stops them.")
-
-    @router.get("/unsubscribe", include_in_schema=False)
-    @router.post("/unsubscribe", include_in_schema=False)
-    def unsubscribe(request: Request, u: str = Query("", max_length=200), n: str = Query("", max_length=40),
-                    s: str = Query("", max_length=64)) -> Response:  # fmt: skip
-        """A digest's link: GET asks; POST (the button, or a mail client's one-click unsubscribe, RFC 8058) stops
-        the digests, once."""
-        if deps.digests is None or not deps.digests.genuine(u, n, s):
-            return _said("This link is not one this server made.", 404)
-        if request.method == "GET":
-            return _asking("Stop the digests", "Stop the e-mail digests?", "Stop them")
-        if not Digests(deps.archive.catalog.engine).unsubscribe(u, n):
-            return _said("This link was used already, or a newer subscription replaced it: no digest is sent for it.",
-                         410)  # fmt: skip
-        return _said("Done: no more e-mail digests. Your saved questions stay on /me/watching.")
+    """A digest's link: GET asks; POST (the button, or a mail client's one-click unsubscribe, RFC 8058) stops the
+    digests, once."""
+    if deps.digests is None or not deps.digests.genuine(u, n, s):
+        return _said("This link is not one this server made.", 404)
+    if request.method == "GET":
+        return _asking("Stop the digests", "Stop the e-mail digests?", "Stop them")
+    if not Digests(deps.archive.catalog.engine).unsubscribe(u, n):
+        return _said("This link was used already, or a newer subscription replaced it: no digest is sent for it.",
+                     410)  # fmt: skip
+    return _said("Done: no more e-mail digests. Your saved questions stay on /me/watching.")

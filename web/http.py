@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
+from jobs.queue import JobQueue
+from pages.base import PageMeta, md_escape
 from retrieval.archive import Archive
-from retrieval.library.uploads import UploadLimits
-from web.base import PageMeta, md_escape
+from retrieval.library.uploads import UploadLimits, Uploads
+from retrieval.scholarly.records import whole_number
 from web.guards import RateLimiter
 from web.render import PAGE_CSP, Renderer
+from web.services import DigestLinks, FollowStore, TokenStore, ModelUseRow, ZoteroSetup
 
 MARKDOWN = "text/markdown; charset=utf-8"
 XML = "application/xml; charset=utf-8"
@@ -25,27 +27,29 @@ class WebDeps:
     renderer: Renderer
     search_limit: int = 10
     viewer: Callable[[Request], str | None] = lambda _request: None  # the signed-in user, from the session
-    follows: Any = None  # auth.follows.Follows, when the app has users
+    follows: FollowStore | None = None  # auth.follows.Follows, when the app has users
     on_demand: bool = False  # signed-in users may fetch a paper that is not here from arXiv
     on_demand_daily: int = 20  # papers each user may ask for a day
-    jobs: Any = None  # jobs.queue.JobQueue, when the app runs jobs
+    jobs: JobQueue | None = None  # when the app runs jobs
     is_admin: Callable[[str], bool] = lambda _user: False
     end_sessions: Callable[[str], None] | None = None  # sign a user out everywhere (auth.accounts.end_sessions)
     llm_status: Callable[[], str] = lambda: "no language model: the chat answers in retrieval-only mode"
-    usage: Callable[[], list] = lambda: []  # auth.usage.UsageRow per user and day, newest first
+    usage: Callable[[], list[ModelUseRow]] = lambda: []  # per user and day, newest first
     budget: str = "No daily token budget (SCHOLARLOOM_LLM_DAILY_TOKENS unset)."
     metrics: Callable[[], bytes] | None = None  # the server's counters in Prometheus's format (`/metrics`)
     metrics_token: str | None = None  # a scraper's bearer token for `/metrics` (SCHOLARLOOM_METRICS_TOKEN)
-    uploads: Any = None  # retrieval.library.uploads.Uploads, when users may add their own PDFs
+    uploads: Uploads | None = None  # when users may add their own PDFs
     upload_limits: UploadLimits = UploadLimits()
-    zotero: Any = None  # web.zotero.ZoteroSetup: users' Zotero libraries, when the app has users
+    zotero: ZoteroSetup | None = None  # users' Zotero libraries, when the app has users
     news: Callable[[str], int] | None = None  # a user's unread saved-question changes (the pages' badge)
-    digests: Any = None  # jobs.digests.DigestPost: checks digest links; mails confirmations when `mail`
+    digests: DigestLinks | None = None  # jobs.digests.DigestPost: checks digest links; mails confirmations (`mail`)
     mail: bool = False  # an SMTP server is configured: users may ask for e-mail digests
-    tokens: Any = None  # auth.tokens.Tokens: personal API tokens, when the app has users
+    tokens: TokenStore | None = None  # auth.tokens.Tokens: personal API tokens, when the app has users
     sign: Callable[[str], str] | None = None  # a value's HMAC with the server's secret (`signer`): links for one user
     # Each user's writes to their library (uploads, imports, corrections, removals, papers asked for) a minute.
     writes: RateLimiter = field(default_factory=lambda: RateLimiter(per_minute=30))
+    # The digest confirmations a user may have mailed to addresses they name, a minute.
+    confirmations: RateLimiter = field(default_factory=lambda: RateLimiter(per_minute=2))
 
 
 def signer(secret: str) -> Callable[[str], str]:
@@ -56,6 +60,12 @@ def signer(secret: str) -> Callable[[str], str]:
 
     key = hmac.new(secret.encode(), b"scholarloom page links", hashlib.sha256).digest()
     return lambda value: hmac.new(key, value.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def page_number(value: str | None) -> int:
+    """A page number from the address (`?page=`): 1 unless it is a whole number from 1 to 99,999."""
+    number = whole_number(value)
+    return number if number is not None and 0 < number < 100_000 else 1
 
 
 def wants_markdown(request: Request) -> bool:

@@ -10,23 +10,24 @@ Another user's item answers exactly like one that does not exist (404).
 
 from __future__ import annotations
 
-import functools
 import tempfile
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path as FilePath
 from typing import Annotated
 
-from fastapi import APIRouter, Form, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Path, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from pages.addresses import LIBRARY, paper_path
+from pages.base import PageMeta
+from pages.library import LibraryPage, UploadPage
 from retrieval.library.uploads import MB, Upload, UploadRefused
-from web.addresses import LIBRARY, paper_path
-from web.base import PageMeta
+from web.dependencies import NOT_FROM_HERE, Deps, FromThisSite, Guarded, Viewer
 from web.http import WebDeps, not_found, page_headers, respond, same_origin
-from web.library_pages import LibraryPage, UploadPage
 
 _FILE_FIELD = {"type": "object", "required": ["file"], "properties": {"file": {"type": "string", "format": "binary"}}}
 MULTIPART_FILE = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FILE_FIELD}}}}
@@ -69,11 +70,6 @@ class Correction(BaseModel):
     title: str | None = Field(None, min_length=1, max_length=500)
     authors: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(None, max_length=100)
     abstract: str | None = Field(None, max_length=5000)
-
-
-def _cross_site(request: Request) -> bool:
-    """A browser names the page a request came from; a script (curl, a client library) names none."""
-    return bool(request.headers.get("origin") or request.headers.get("referer")) and not same_origin(request)
 
 
 def _capped(receive, cap: int):
@@ -139,16 +135,8 @@ def within_write_rate(deps: WebDeps, user: str) -> None:
                             headers={"Retry-After": str(max(1, round(wait)))})  # fmt: skip
 
 
-def library_writer(deps: WebDeps, request: Request) -> str:
-    """`library_owner`, within the user's rate of writes."""
-    owner = library_owner(deps, request)
-    within_write_rate(deps, owner)
-    return owner
-
-
-def library_owner(deps: WebDeps, request: Request) -> str:
+def library_owner(deps: Deps, owner: Viewer) -> str:
     """The signed-in user whose library a JSON route reads or writes: 401 for nobody, 503 for a server without."""
-    owner = deps.viewer(request)
     if not owner:
         raise HTTPException(401, "Sign in to use your library.")
     if deps.uploads is None or deps.jobs is None:
@@ -156,137 +144,146 @@ def library_owner(deps: WebDeps, request: Request) -> str:
     return owner
 
 
-def library_routes(router: APIRouter, deps: WebDeps) -> None:
-    """`/api/library` (JSON, the pages' sign-in cookie) and the `/me/library` pages."""
-    owner_of = functools.partial(library_owner, deps)
-
-    _upload_route(router, deps, owner_of)
-
-    @router.get("/api/library", response_model=list[UploadOut], tags=["library"], responses=SIGNED_IN)
-    def listing(request: Request) -> Response:
-        """Your uploads, newest first."""
-        items = deps.uploads.mine(owner_of(request))
-        return _private(JSONResponse([UploadOut.of(u).model_dump(mode="json") for u in items]))
-
-    @router.get("/api/library/{upload_id:int}", response_model=UploadOut, tags=["library"],
-                responses={**SIGNED_IN, **MISSING})
-    def one(request: Request, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
-        found = deps.uploads.get(owner_of(request), upload_id)
-        if found is None:
-            raise HTTPException(404, "no such item in your library")
-        return _private(JSONResponse(UploadOut.of(found).model_dump(mode="json")))
-
-    @router.patch("/api/library/{upload_id:int}", response_model=UploadOut, tags=["library"],
-                  responses={**SIGNED_IN, **MISSING})
-    def correct(request: Request, fields: Correction, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
-        """Correct the title, authors or abstract read from the file; the item is indexed again with them."""
-        owner = library_writer(deps, request)
-        if _cross_site(request):
-            raise HTTPException(403, "Refused: the request did not come from this site.")
-        try:
-            found = deps.uploads.correct(owner, upload_id, deps.jobs, fields.title, fields.authors, fields.abstract)
-        except Refused as refused:
-            return JSONResponse({"detail": str(refused)}, status_code=refused.status)
-        if found is None:
-            raise HTTPException(404, "no such item in your library")
-        return _private(JSONResponse(UploadOut.of(found).model_dump(mode="json")))
-
-    @router.delete("/api/library/{upload_id:int}", status_code=204, tags=["library"],
-                   responses={**SIGNED_IN, **MISSING})
-    def delete(request: Request, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
-        """Remove the file, its row and its index points."""
-        owner = library_writer(deps, request)
-        if _cross_site(request):
-            raise HTTPException(403, "Refused: the request did not come from this site.")
-        found = deps.uploads.get(owner, upload_id)
-        if found is None:
-            raise HTTPException(404, "no such item in your library")
-        deps.uploads.delete(found, deps.archive.index)
-        return Response(status_code=204)
-
-    _library_pages(router, deps)
+LibraryOwner = Annotated[str, Depends(library_owner)]
 
 
-def _upload_route(router: APIRouter, deps: WebDeps, owner_of) -> None:
-    """`POST /api/library`: a PDF from the page's form or an API client."""
+def library_writer(what: str) -> Callable[..., str]:
+    """`library_owner`, within the user's rate of writes, refusing `what` ("the upload") when a browser says it came
+    from another site (a script, curl or a client library, names no page)."""
 
-    @router.post("/api/library", status_code=201, openapi_extra=MULTIPART_FILE, tags=["library"],
-                 responses={**SIGNED_IN, 400: {"description": "No file field"}, 413: {"description": "Too large, or "
-                            "the library is full"}, 415: {"description": "Not a PDF"}})  # fmt: skip
-    async def add(request: Request) -> Response:
-        """Add a PDF to your library (signed in: the same cookie as the pages); it is indexed by a job."""
-        owner = library_writer(deps, request)
-        if _cross_site(request):
-            raise HTTPException(403, "Refused: the upload did not come from this site.")
-        html = "text/html" in request.headers.get("accept", "")
-        try:
-            upload = await receive_pdf(request, deps, owner)
-        except Refused as refused:
-            if html:
-                meta = PageMeta(title="Not added", description=str(refused), path=LIBRARY, noindex=True)
-                page = deps.renderer.html("not_found.html", meta, message=str(refused), signed_in=True)
-                return _private(Response(page, status_code=refused.status, media_type="text/html",
-                                         headers=page_headers()))  # fmt: skip
-            return JSONResponse({"detail": str(refused)}, status_code=refused.status)
-        if html:  # the page's form
-            return RedirectResponse(upload.path, status_code=303)
-        return _private(JSONResponse(UploadOut.of(upload).model_dump(mode="json"), status_code=201,
-                                     headers={"Location": f"/api/library/{upload.id}"}))  # fmt: skip
-
-
-def _library_pages(router: APIRouter, deps: WebDeps) -> None:
-    """The signed-in user's library as pages, and their forms."""
-
-    @router.get("/me/library", include_in_schema=False)
-    def page(request: Request) -> Response:
-        owner = deps.viewer(request)
-        if not owner or deps.uploads is None:
-            return not_found(request, deps, "Sign in to see your library.")
-        limits = deps.upload_limits
-        ids = deps.uploads.joined(owner)
-        found = deps.archive.papers(ids)
-        papers = [(pid, found[pid].title, paper_path(found[pid])) if pid in found else (pid, None, f"/papers/{pid}")
-                  for pid in ids]  # fmt: skip
-        view = LibraryPage(owner, deps.uploads.mine(owner), deps.uploads.used_bytes(owner) / MB, limits.quota_mb,
-                           limits.max_mb, papers)  # fmt: skip
-        return _private(respond(request, deps, view, "my_library.html"))
-
-    @router.get("/me/library/{upload_id}", include_in_schema=False)
-    def item_page(request: Request, upload_id: int) -> Response:
-        found = deps.uploads.get(deps.viewer(request), upload_id) if deps.uploads is not None else None
-        if found is None:
-            return not_found(request, deps, "No such item in your library.")
-        if found.arxiv_id and not found.paper_id and (known := deps.archive.resolve_paper_id(found.arxiv_id)):
-            deps.uploads.update(found.id, paper_id=known)  # the paper it names has arrived since (fetched on request)
-            found = deps.uploads.get(found.owner, found.id)
-        offer = found.arxiv_id if found.arxiv_id and not found.paper_id and deps.on_demand else None
-        return _private(respond(request, deps, UploadPage(found), "my_upload.html", fetch_id=offer))
-
-    @router.post("/me/library/{upload_id}/edit", include_in_schema=False)
-    def correct_form(
-        request: Request, upload_id: int, title: str = Form("", max_length=500),
-        authors: str = Form("", max_length=20_000), abstract: str = Form("", max_length=5000),
-    ) -> Response:  # fmt: skip
-        owner = deps.viewer(request)
-        if not same_origin(request) or not owner or deps.uploads is None or deps.jobs is None:
-            return Response("Refused: the form did not come from this site.", status_code=403)
+    def writer(request: Request, deps: Deps, owner: LibraryOwner) -> str:
         within_write_rate(deps, owner)
-        names = [n.strip()[:200] for n in authors.splitlines() if n.strip()][:100]
-        try:
-            found = deps.uploads.correct(owner, upload_id, deps.jobs, title.strip() or None, names, abstract.strip())
-        except Refused as refused:
-            return Response(str(refused), status_code=refused.status, media_type="text/plain")
-        if found is None:
-            return not_found(request, deps, "No such item in your library.")
-        return RedirectResponse(found.path, status_code=303)
+        if (request.headers.get("origin") or request.headers.get("referer")) and not same_origin(request):
+            raise HTTPException(403, f"Refused: {what} did not come from this site.")
+        return owner
 
-    @router.post("/me/library/{upload_id}/delete", include_in_schema=False)
-    def delete_form(request: Request, upload_id: int) -> Response:
-        if not same_origin(request):
-            return Response("Refused: the form did not come from this site.", status_code=403)
-        found = deps.uploads.get(deps.viewer(request), upload_id) if deps.uploads is not None else None
-        if found is None:
-            return not_found(request, deps, "No such item in your library.")
-        within_write_rate(deps, found.owner)
-        deps.uploads.delete(found, deps.archive.index)
-        return RedirectResponse(LIBRARY, status_code=303)
+    return writer
+
+
+LibraryWriter = Annotated[str, Depends(library_writer("the request"))]
+router = APIRouter(route_class=Guarded)
+
+
+def _refused() -> Response:
+    return Response(NOT_FROM_HERE, status_code=403)
+
+
+@router.post("/api/library", status_code=201, openapi_extra=MULTIPART_FILE, tags=["library"],
+             responses={**SIGNED_IN, 400: {"description": "No file field"}, 413: {"description": "Too large, or "
+                        "the library is full"}, 415: {"description": "Not a PDF"}}, name="add")  # fmt: skip
+async def add_upload(request: Request, deps: Deps,
+                     owner: Annotated[str, Depends(library_writer("the upload"))]) -> Response:  # fmt: skip
+    """Add a PDF to your library (signed in: the same cookie as the pages); it is indexed by a job."""
+    html = "text/html" in request.headers.get("accept", "")
+    try:
+        upload = await receive_pdf(request, deps, owner)
+    except Refused as refused:
+        if html:
+            meta = PageMeta(title="Not added", description=str(refused), path=LIBRARY, noindex=True)
+            page = deps.renderer.html("not_found.html", meta, message=str(refused), signed_in=True)
+            return _private(Response(page, status_code=refused.status, media_type="text/html",
+                                     headers=page_headers()))  # fmt: skip
+        return JSONResponse({"detail": str(refused)}, status_code=refused.status)
+    if html:  # the page's form
+        return RedirectResponse(upload.path, status_code=303)
+    return _private(JSONResponse(UploadOut.of(upload).model_dump(mode="json"), status_code=201,
+                                 headers={"Location": f"/api/library/{upload.id}"}))  # fmt: skip
+
+
+@router.get("/api/library", response_model=list[UploadOut], tags=["library"], responses=SIGNED_IN, name="listing")
+def list_uploads(deps: Deps, owner: LibraryOwner) -> Response:
+    """Your uploads, newest first."""
+    items = deps.uploads.mine(owner)
+    return _private(JSONResponse([UploadOut.of(u).model_dump(mode="json") for u in items]))
+
+
+@router.get("/api/library/{upload_id:int}", response_model=UploadOut, tags=["library"],
+            responses={**SIGNED_IN, **MISSING}, name="one")
+def get_upload(deps: Deps, owner: LibraryOwner, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
+    found = deps.uploads.get(owner, upload_id)
+    if found is None:
+        raise HTTPException(404, "no such item in your library")
+    return _private(JSONResponse(UploadOut.of(found).model_dump(mode="json")))
+
+
+@router.patch("/api/library/{upload_id:int}", response_model=UploadOut, tags=["library"],
+              responses={**SIGNED_IN, **MISSING}, name="correct")
+def correct_upload(deps: Deps, owner: LibraryWriter, fields: Correction,
+                   upload_id: int = Path(ge=1, lt=2**62)) -> Response:  # fmt: skip
+    """Correct the title, authors or abstract read from the file; the item is indexed again with them."""
+    try:
+        found = deps.uploads.correct(owner, upload_id, deps.jobs, fields.title, fields.authors, fields.abstract)
+    except Refused as refused:
+        return JSONResponse({"detail": str(refused)}, status_code=refused.status)
+    if found is None:
+        raise HTTPException(404, "no such item in your library")
+    return _private(JSONResponse(UploadOut.of(found).model_dump(mode="json")))
+
+
+@router.delete("/api/library/{upload_id:int}", status_code=204, tags=["library"],
+               responses={**SIGNED_IN, **MISSING}, name="delete")
+def delete_upload(deps: Deps, owner: LibraryWriter, upload_id: int = Path(ge=1, lt=2**62)) -> Response:
+    """Remove the file, its row and its index points."""
+    found = deps.uploads.get(owner, upload_id)
+    if found is None:
+        raise HTTPException(404, "no such item in your library")
+    deps.uploads.delete(found, deps.archive.index)
+    return Response(status_code=204)
+
+
+# The signed-in user's library as pages, and their forms.
+@router.get("/me/library", include_in_schema=False)
+def library_page(request: Request, deps: Deps, owner: Viewer) -> Response:
+    if not owner or deps.uploads is None:
+        return not_found(request, deps, "Sign in to see your library.")
+    limits = deps.upload_limits
+    ids = deps.uploads.joined(owner)
+    found = deps.archive.papers(ids)
+    papers = [(pid, found[pid].title, paper_path(found[pid])) if pid in found else (pid, None, f"/papers/{pid}")
+              for pid in ids]  # fmt: skip
+    view = LibraryPage(owner, deps.uploads.mine(owner), deps.uploads.used_bytes(owner) / MB, limits.quota_mb,
+                       limits.max_mb, papers)  # fmt: skip
+    return _private(respond(request, deps, view, "my_library.html"))
+
+
+@router.get("/me/library/{upload_id}", include_in_schema=False)
+def upload_page(request: Request, deps: Deps, user: Viewer, upload_id: int) -> Response:
+    found = deps.uploads.get(user, upload_id) if deps.uploads is not None else None
+    if found is None:
+        return not_found(request, deps, "No such item in your library.")
+    if found.arxiv_id and not found.paper_id and (known := deps.archive.resolve_paper_id(found.arxiv_id)):
+        deps.uploads.update(found.id, paper_id=known)  # the paper it names has arrived since (fetched on request)
+        found = deps.uploads.get(found.owner, found.id)
+    offer = found.arxiv_id if found.arxiv_id and not found.paper_id and deps.on_demand else None
+    return _private(respond(request, deps, UploadPage(found), "my_upload.html", fetch_id=offer))
+
+
+@router.post("/me/library/{upload_id}/edit", include_in_schema=False)
+def correct_form(
+    request: Request, deps: Deps, owner: Viewer, here: FromThisSite, upload_id: int,
+    title: str = Form("", max_length=500), authors: str = Form("", max_length=20_000),
+    abstract: str = Form("", max_length=5000),
+) -> Response:  # fmt: skip
+    if not here or not owner or deps.uploads is None or deps.jobs is None:
+        return _refused()
+    within_write_rate(deps, owner)
+    names = [n.strip()[:200] for n in authors.splitlines() if n.strip()][:100]
+    try:
+        found = deps.uploads.correct(owner, upload_id, deps.jobs, title.strip() or None, names, abstract.strip())
+    except Refused as refused:
+        return Response(str(refused), status_code=refused.status, media_type="text/plain")
+    if found is None:
+        return not_found(request, deps, "No such item in your library.")
+    return RedirectResponse(found.path, status_code=303)
+
+
+@router.post("/me/library/{upload_id}/delete", include_in_schema=False)
+def delete_form(request: Request, deps: Deps, user: Viewer, here: FromThisSite, upload_id: int) -> Response:
+    if not here:
+        return _refused()
+    found = deps.uploads.get(user, upload_id) if deps.uploads is not None else None
+    if found is None:
+        return not_found(request, deps, "No such item in your library.")
+    within_write_rate(deps, found.owner)
+    deps.uploads.delete(found, deps.archive.index)
+    return RedirectResponse(LIBRARY, status_code=303)

@@ -9,9 +9,11 @@ import hmac
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
+from web.dependencies import Deps, Guarded, MaybeAdmin
 from web.http import WebDeps, not_found
 
 PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
+router = APIRouter(route_class=Guarded)
 
 
 def readiness(deps: WebDeps) -> tuple[bool, dict]:
@@ -33,17 +35,16 @@ def readiness(deps: WebDeps) -> tuple[bool, dict]:
     return not any(v.startswith("failed") for v in checks.values()), checks
 
 
-def operations_routes(router: APIRouter, deps: WebDeps) -> None:
-    @router.get("/readyz", include_in_schema=False)
-    def ready() -> JSONResponse:
-        ok, checks = readiness(deps)
-        return JSONResponse({"ready": ok, **checks}, status_code=200 if ok else 503)
+@router.get("/readyz", include_in_schema=False)
+def ready(deps: Deps) -> JSONResponse:
+    ok, checks = readiness(deps)
+    return JSONResponse({"ready": ok, **checks}, status_code=200 if ok else 503)
 
-    @router.get("/metrics", include_in_schema=False)
-    def metrics(request: Request) -> Response:
-        token = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        by_token = bool(deps.metrics_token) and hmac.compare_digest(token.encode(), deps.metrics_token.encode())
-        user = deps.viewer(request)
-        if deps.metrics is None or not (by_token or (user and deps.is_admin(user))):
-            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        return Response(deps.metrics(), media_type=PROMETHEUS, headers={"Cache-Control": "no-store"})
+
+@router.get("/metrics", include_in_schema=False)
+def metrics(request: Request, deps: Deps, admin: MaybeAdmin) -> Response:
+    token = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    by_token = bool(deps.metrics_token) and hmac.compare_digest(token.encode(), deps.metrics_token.encode())
+    if deps.metrics is None or not (by_token or admin):
+        return not_found(request, deps, f"Nothing lives at {request.url.path}.")
+    return Response(deps.metrics(), media_type=PROMETHEUS, headers={"Cache-Control": "no-store"})

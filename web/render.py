@@ -7,7 +7,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from web.base import SITE_NAME, TAGLINE, PageMeta, figure
+from pages.base import SITE_NAME, TAGLINE, PageMeta, figure
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"

@@ -7,18 +7,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Form, Request
+from collections.abc import Callable, Iterable
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
+from pages.base import PageMeta, md_escape
 from retrieval.scholarly.models import shown
-from web.base import PageMeta, md_escape
-from web.http import WebDeps, not_found, page_headers, respond, same_origin
+from web.dependencies import Deps, FromThisSite, Guarded, MaybeAdmin, admin_user, form_user, page_user, refused_form
+from web.http import WebDeps, not_found, page_headers, respond
+from web.services import TokenRow
 
 DAYS = (("", "never (until revoked)"), ("30", "30 days"), ("90", "90 days"), ("365", "a year"))
 
 
 @dataclass(frozen=True)
-class TokenRow:
+class TokenListing:
+    """A token as a listing shows it."""
+
     id: int
     username: str
     name: str
@@ -31,12 +38,12 @@ class TokenRow:
     live: bool
 
 
-def token_rows(tokens, live) -> list[TokenRow]:
+def token_rows(tokens: Iterable[TokenRow], live: Callable[[TokenRow], bool]) -> list[TokenListing]:
     """The rows of a token listing; `live(token)` says whether one still works."""
     rows = []
     for t in tokens:
         state = "live" if live(t) else f"revoked by {t.revoked_by or 'its owner'}" if t.revoked_at else "expired"
-        rows.append(TokenRow(t.id, t.username, t.name, t.prefix, t.scope, shown(t.created_at, ""),
+        rows.append(TokenListing(t.id, t.username, t.name, t.prefix, t.scope, shown(t.created_at, ""),
                              shown(t.expires_at), shown(t.last_used_at), state, state == "live"))
     return rows
 
@@ -45,7 +52,7 @@ def token_rows(tokens, live) -> list[TokenRow]:
 class TokensPage:
     """A user's tokens (or every user's, for an admin), and a token just made: its only showing."""
 
-    rows: list[TokenRow]
+    rows: list[TokenListing]
     base_url: str
     scopes: dict[str, str]  # what a token may do: name -> what it means
     fresh: str | None = None  # the token just made, shown this once
@@ -86,86 +93,75 @@ class TokensPage:
         return "\n".join(lines) + "\n"
 
 
-def token_routes(router: APIRouter, deps: WebDeps) -> None:
-    """The account page's tokens, and the admins' list of every token."""
+# The account page's tokens, and the admins' list of every token.
+router = APIRouter(route_class=Guarded)
 
-    def own(request: Request) -> str | None:
-        return deps.viewer(request) if deps.tokens is not None else None
 
-    def page(request: Request, user: str, status: int = 200, **fields) -> Response:
-        rows = token_rows(deps.tokens.of(user), deps.tokens.live)
-        listing = TokensPage(rows, deps.renderer.base_url, deps.tokens.scopes, **fields)
-        response = respond(request, deps, listing, "tokens.html", status)
-        response.headers["Cache-Control"] = "private, no-store"
+def _offered(deps: WebDeps) -> bool:
+    return deps.tokens is not None  # the server has users
+
+
+TokenOwner = Annotated[str, Depends(page_user(_offered))]
+TokenForm = Annotated[str, Depends(form_user(_offered))]
+TokensAdmin = Annotated[str, Depends(admin_user(_offered))]
+TOO_MANY = "You made or revoked too many tokens this minute: wait a moment."
+
+
+def _listing(request: Request, deps: WebDeps, user: str, status: int = 200, **fields) -> Response:
+    rows = token_rows(deps.tokens.of(user), deps.tokens.live)
+    listing = TokensPage(rows, deps.renderer.base_url, deps.tokens.scopes, **fields)
+    response = respond(request, deps, listing, "tokens.html", status)
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@router.get("/me/tokens", include_in_schema=False)
+@router.get("/me/tokens.md", include_in_schema=False)
+def own_tokens(request: Request, deps: Deps, user: TokenOwner) -> Response:
+    return _listing(request, deps, user)
+
+
+@router.post("/me/tokens", include_in_schema=False)
+def make_token(request: Request, deps: Deps, user: TokenForm, name: str = Form("", max_length=200),
+               days: str = Form("", max_length=4), scope: str = Form("read", max_length=20)) -> Response:  # fmt: skip
+    """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
+    if wait := deps.writes.take(user):
+        response = _listing(request, deps, user, 429, error=TOO_MANY)
+        response.headers["Retry-After"] = str(max(1, round(wait)))
         return response
-
-    @router.get("/me/tokens", include_in_schema=False)
-    @router.get("/me/tokens.md", include_in_schema=False)
-    def tokens(request: Request) -> Response:
-        user = own(request)
-        if user is None:
-            return RedirectResponse("/chat/login", status_code=303)
-        return page(request, user)
-
-    @router.post("/me/tokens", include_in_schema=False)
-    def make(request: Request, name: str = Form("", max_length=200), days: str = Form("", max_length=4),
-             scope: str = Form("read", max_length=20)) -> Response:  # fmt: skip
-        """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
-        user, refused = _form_user(request, own(request))
-        if refused:
-            return refused
-        if wait := deps.writes.take(user):
-            response = page(request, user, 429, error="You made or revoked too many tokens this minute: wait a moment.")
-            response.headers["Retry-After"] = str(max(1, round(wait)))
-            return response
-        try:
-            row, token = deps.tokens.create(user, name, int(days) if days.isdigit() else None, scope)
-        except ValueError as error:  # (auth.tokens.TokenError: what to change)
-            return page(request, user, 400, error=str(error))
-        return page(request, user, 201, fresh=token, fresh_name=row.name)
-
-    @router.post("/me/tokens/{token_id}/revoke", include_in_schema=False)
-    def revoke_own(request: Request, token_id: int) -> Response:
-        user, refused = _form_user(request, own(request))
-        if refused:
-            return refused
-        if wait := deps.writes.take(user):
-            return PlainTextResponse("You made or revoked too many tokens this minute: wait a moment.", status_code=429,
-                                     headers={**page_headers(), "Retry-After": str(max(1, round(wait)))})  # fmt: skip
-        if not 0 < token_id < 2**62 or deps.tokens.revoke(token_id, by=user) is None:
-            return not_found(request, deps, "No such token of yours.")
-        return RedirectResponse("/me/tokens", status_code=303)
-
-    def admin(request: Request) -> str | None:
-        user = own(request)
-        return user if user and deps.is_admin(user) else None
-
-    @router.get("/admin/tokens", include_in_schema=False)
-    @router.get("/admin/tokens.md", include_in_schema=False)
-    def every(request: Request) -> Response:
-        if admin(request) is None:
-            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        listing = TokensPage(token_rows(deps.tokens.of(None), deps.tokens.live), deps.renderer.base_url,
-                             deps.tokens.scopes, admin=True, path="/admin/tokens")  # fmt: skip
-        response = respond(request, deps, listing, "tokens.html")
-        response.headers["Cache-Control"] = "private, no-store"
-        return response
-
-    @router.post("/admin/tokens/{token_id}/revoke", include_in_schema=False)
-    def revoke_any(request: Request, token_id: int) -> Response:
-        user = admin(request)
-        if user is None or not 0 < token_id < 2**62:
-            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        if not same_origin(request):
-            return PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
-        if deps.tokens.revoke(token_id, by=user, admin=True) is None:
-            return not_found(request, deps, "No such token.")
-        return RedirectResponse("/admin/tokens", status_code=303)
+    try:
+        row, token = deps.tokens.create(user, name, int(days) if days.isdigit() else None, scope)
+    except ValueError as error:  # (auth.tokens.TokenError: what to change)
+        return _listing(request, deps, user, 400, error=str(error))
+    return _listing(request, deps, user, 201, fresh=token, fresh_name=row.name)
 
 
-def _form_user(request: Request, user: str | None) -> tuple[str | None, Response | None]:
-    if user is None:
-        return None, PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
-    if not same_origin(request):
-        return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
-    return user, None
+@router.post("/me/tokens/{token_id}/revoke", include_in_schema=False)
+def revoke_own_token(request: Request, deps: Deps, user: TokenForm, token_id: int) -> Response:
+    if wait := deps.writes.take(user):
+        return PlainTextResponse(TOO_MANY, status_code=429,
+                                 headers={**page_headers(), "Retry-After": str(max(1, round(wait)))})  # fmt: skip
+    if not 0 < token_id < 2**62 or deps.tokens.revoke(token_id, by=user) is None:
+        return not_found(request, deps, "No such token of yours.")
+    return RedirectResponse("/me/tokens", status_code=303)
+
+
+@router.get("/admin/tokens", include_in_schema=False)
+@router.get("/admin/tokens.md", include_in_schema=False)
+def every_token(request: Request, deps: Deps, _admin: TokensAdmin) -> Response:
+    listing = TokensPage(token_rows(deps.tokens.of(None), deps.tokens.live), deps.renderer.base_url,
+                         deps.tokens.scopes, admin=True, path="/admin/tokens")  # fmt: skip
+    response = respond(request, deps, listing, "tokens.html")
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@router.post("/admin/tokens/{token_id}/revoke", include_in_schema=False)
+def revoke_any_token(request: Request, deps: Deps, user: MaybeAdmin, here: FromThisSite, token_id: int) -> Response:
+    if user is None or deps.tokens is None or not 0 < token_id < 2**62:
+        return not_found(request, deps, f"Nothing lives at {request.url.path}.")
+    if not here:
+        return refused_form()
+    if deps.tokens.revoke(token_id, by=user, admin=True) is None:
+        return not_found(request, deps, "No such token.")
+    return RedirectResponse("/admin/tokens", status_code=303)

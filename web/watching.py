@@ -8,20 +8,29 @@ links are `web.digests`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Annotated
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
+from jobs.arguments import JobKind, WatchesArguments
 from jobs.queue import JobRefused
-from jobs.watches import WATCHES_KIND, keep_question
-from retrieval.library.watches import JUDGED_A_DAY, MAX_QUESTIONS, Watches, describe, judgement_parts, shown_lines
+from jobs.watches import keep_question
+from pages.addresses import paper_address
+from pages.base import PageMeta, md_escape
+from retrieval.library.digests import Digests
+from retrieval.library.watches import (
+    JUDGED_A_DAY,
+    MAX_QUESTIONS,
+    Watches,
+    describe_change,
+    judgement_parts,
+    shown_lines,
+)
 from retrieval.scholarly.models import shown
-from web.addresses import paper_address
-from web.base import PageMeta, md_escape
-from web.digests import digest_routes, digest_state
-from web.http import WebDeps, not_found, page_headers, respond, same_origin
+from web.dependencies import Deps, Guarded, admin_user, form_user, page_user
+from web.http import WebDeps, page_headers, respond
 from web.library import within_write_rate
 
 
@@ -83,7 +92,7 @@ class WatchingPage:
     changes: list[ChangeRow]
     error: str = ""
     mail: bool = False  # the server can e-mail digests
-    digest: str = ""  # how the user gets them ("" : not by e-mail), `web.digests.digest_state`
+    digest: str = ""  # how the user gets them ("" : not by e-mail), `digest_state`
     digest_notice: str = ""  # why their digests were switched off without them asking
     refused: str = "Not saved"  # what `error` stopped
     path: str = "/me/watching"
@@ -132,101 +141,105 @@ def change_rows(watches: Watches, user: str) -> list[ChangeRow]:
             titles = {str(p.get("id", "")): str(p.get("title", "")) for p in change.papers}
             said = (said[0], [(words, paper_address(pid, titles.get(pid, "")) if pid else None)
                               for words, pid in said[1]])  # fmt: skip
-        rows.append(ChangeRow(question.query, shown(change.at), papers, change.read, describe(change.papers), said))
+        brought = describe_change(change.papers)
+        rows.append(ChangeRow(question.query, shown(change.at), papers, change.read, brought, said))
     return rows
 
 
-def watching_routes(router: APIRouter, deps: WebDeps) -> None:
-    def store() -> Watches | None:
-        return Watches(deps.archive.catalog.engine) if deps.uploads is not None and deps.jobs is not None else None
-
-    def page(request: Request, user: str, status: int = 200, error: str = "", refused: str = "Not saved") -> Response:
-        watches = store()
-        questions = [QuestionRow(q.id, q.query, _scope_label(q.scope), shown(q.last_run_at), len(q.seen))
-                     for q in watches.of(user)]  # fmt: skip
-        listed = WatchingPage(questions, change_rows(watches, user), error, deps.mail, *digest_state(deps, user),
-                              refused)  # fmt: skip
-        response = respond(request, deps, listed, "watching.html", status)
-        response.headers["Cache-Control"] = "private, no-store"
-        watches.mark_read(user)
-        return response
-
-    def form_user(request: Request) -> tuple[str | None, Response | None]:
-        user = deps.viewer(request) if store() else None
-        if user is None:
-            return None, PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
-        if not same_origin(request):
-            return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
-        return user, None
-
-    digest_routes(router, deps, page, form_user)
-    _admin_route(router, deps, store)
-    _question_route(router, deps, store, page, form_user)
-
-    @router.get("/me/watching", include_in_schema=False)
-    @router.get("/me/watching.md", include_in_schema=False)
-    def watching(request: Request) -> Response:
-        user = deps.viewer(request) if store() else None
-        if user is None:
-            return RedirectResponse("/chat/login", status_code=303)
-        return page(request, user)
-
-    @router.post("/me/watching", include_in_schema=False)
-    def save(request: Request, q: str = Form("", max_length=2000), scope: str = Form("all", max_length=20),
-             category: str = Form("", max_length=60)) -> Response:  # fmt: skip
-        """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
-        user, refused = form_user(request)
-        if refused:
-            return refused
-        within_write_rate(deps, user)
-        if scope == "category":
-            scope = f"category:{category.strip()}"
-        try:
-            keep_question(deps.archive, store(), deps.uploads.library_ids, user, q, scope)
-        except ValueError as exc:
-            return page(request, user, 400, str(exc))
-        return RedirectResponse("/me/watching", status_code=303)
+def digest_state(deps: WebDeps, user: str) -> tuple[str, str]:
+    """How the user gets digests, as their page says it ("daily to x", "weekly, waiting for confirmation at x", ""
+    for off), and why they were switched off without asking ("" when they were not)."""
+    row = Digests(deps.archive.catalog.engine).of(user) if deps.mail else None
+    if row is None:
+        return "", ""
+    if row.notice:
+        return "", row.notice
+    how = "daily" if row.every == "day" else "weekly"
+    if row.confirmed_at is None:
+        return f"{how}, waiting for confirmation at {row.email} (follow the link mailed to it)", ""
+    return f"{how} to {row.email}", ""
 
 
-def _admin_route(router: APIRouter, deps: WebDeps, store: Callable[[], Watches | None]) -> None:
-    @router.get("/admin/watching", include_in_schema=False)
-    @router.get("/admin/watching.md", include_in_schema=False)
-    def every(request: Request) -> Response:
-        user = deps.viewer(request) if store() else None
-        if not user or not deps.is_admin(user):
-            return not_found(request, deps, f"Nothing lives at {request.url.path}.")
-        rows = [(q.owner, QuestionRow(q.id, q.query, _scope_label(q.scope), shown(q.last_run_at), len(q.seen)))
-                for q in store().every()]  # fmt: skip
-        judged = {owner: store().judged_today(owner) for owner in {owner for owner, _ in rows}}
-        listed = EveryQuestionPage(rows, MAX_QUESTIONS, judged_today=judged)
-        response = respond(request, deps, listed, "admin_watching.html")
-        response.headers["Cache-Control"] = "private, no-store"
-        return response
+router = APIRouter(route_class=Guarded)
 
 
-def _question_route(router: APIRouter, deps: WebDeps, store: Callable[[], Watches | None],
-                    page: Callable[..., Response], form_user: Callable[..., tuple[str | None, Response | None]]
-                    ) -> None:  # fmt: skip
+def _offered(deps: WebDeps) -> bool:
+    return deps.uploads is not None and deps.jobs is not None  # the server keeps libraries and runs jobs
+
+
+Watcher = Annotated[str, Depends(page_user(_offered))]
+WatcherForm = Annotated[str, Depends(form_user(_offered))]
+WatchesAdmin = Annotated[str, Depends(admin_user(_offered))]
+
+
+def _store(deps: WebDeps) -> Watches:
+    return Watches(deps.archive.catalog.engine)
+
+
+def watching_page(request: Request, deps: WebDeps, user: str, status: int = 200, error: str = "",
+                  refused: str = "Not saved") -> Response:  # fmt: skip
+    """`/me/watching` for its user (their changes then marked read), with what refused a form, if anything."""
+    watches = _store(deps)
+    questions = [QuestionRow(q.id, q.query, _scope_label(q.scope), shown(q.last_run_at), len(q.seen))
+                 for q in watches.of(user)]  # fmt: skip
+    listed = WatchingPage(questions, change_rows(watches, user), error, deps.mail, *digest_state(deps, user),
+                          refused)  # fmt: skip
+    response = respond(request, deps, listed, "watching.html", status)
+    response.headers["Cache-Control"] = "private, no-store"
+    watches.mark_read(user)
+    return response
+
+
+@router.get("/admin/watching", include_in_schema=False)
+@router.get("/admin/watching.md", include_in_schema=False)
+def every_question(request: Request, deps: Deps, _admin: WatchesAdmin) -> Response:
+    store = _store(deps)
+    rows = [(q.owner, QuestionRow(q.id, q.query, _scope_label(q.scope), shown(q.last_run_at), len(q.seen)))
+            for q in store.every()]  # fmt: skip
+    judged = {owner: store.judged_today(owner) for owner in {owner for owner, _ in rows}}
+    listed = EveryQuestionPage(rows, MAX_QUESTIONS, judged_today=judged)
+    response = respond(request, deps, listed, "admin_watching.html")
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@router.post("/me/watching/{question_id}/{action}", include_in_schema=False)
+def question_action(request: Request, deps: Deps, user: WatcherForm, question_id: int, action: str) -> Response:
     """Run now (a job within the user's share of the queue) and Stop watching."""
-    @router.post("/me/watching/{question_id}/{action}", include_in_schema=False)
-    def act(request: Request, question_id: int, action: str) -> Response:
-        user, refused = form_user(request)
-        if refused:
-            return refused
-        question = store().get(user, question_id)
-        if question is None or action not in ("run", "delete"):
-            return PlainTextResponse("No such question of yours.", status_code=404, headers=page_headers())
-        within_write_rate(deps, user)
-        if action == "run":
-            try:  # within the user's share of the queue, as every job a user asks for
-                deps.jobs.submit(WATCHES_KIND, {"owner": user, "question": question.id}, user,
-                                 key=f"{WATCHES_KIND}:{question.id}", for_user=True)  # fmt: skip
-            except JobRefused as exc:
-                said = f"{exc} (A saved question's run is one of them.)"
-                return page(request, user, 429, said, refused="Not run")
-        else:
-            store().forget(user, question.id)
-        return RedirectResponse("/me/watching", status_code=303)
+    question = _store(deps).get(user, question_id)
+    if question is None or action not in ("run", "delete"):
+        return PlainTextResponse("No such question of yours.", status_code=404, headers=page_headers())
+    within_write_rate(deps, user)
+    if action == "run":
+        run = WatchesArguments(owner=user, question=question.id)
+        try:  # within the user's share of the queue, as every job a user asks for
+            deps.jobs.submit(JobKind.WATCHES, run, user, key=run.key(), for_user=True)
+        except JobRefused as exc:
+            said = f"{exc} (A saved question's run is one of them.)"
+            return watching_page(request, deps, user, 429, said, refused="Not run")
+    else:
+        _store(deps).forget(user, question.id)
+    return RedirectResponse("/me/watching", status_code=303)
+
+
+@router.get("/me/watching", include_in_schema=False)
+@router.get("/me/watching.md", include_in_schema=False)
+def saved_questions(request: Request, deps: Deps, user: Watcher) -> Response:
+    return watching_page(request, deps, user)
+
+
+@router.post("/me/watching", include_in_schema=False)
+def save_question(deps: Deps, request: Request, user: WatcherForm, q: str = Form("", max_length=2000),
+                  scope: str = Form("all", max_length=20), category: str = Form("", max_length=60)) -> Response:
+    """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
+    within_write_rate(deps, user)
+    if scope == "category":
+        scope = f"category:{category.strip()}"
+    try:
+        keep_question(deps.archive, _store(deps), deps.uploads.library_ids, user, q, scope)
+    except ValueError as exc:
+        return watching_page(request, deps, user, 400, str(exc))
+    return RedirectResponse("/me/watching", status_code=303)
 
 
 def changed_paper_ids(deps: WebDeps, user: str, limit: int = 30) -> list[str]:

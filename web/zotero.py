@@ -10,29 +10,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Form, HTTPException, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
+from jobs.arguments import JobKind, ZoteroArguments
 from jobs.queue import JobRefused
-from jobs.zotero import ADMINS_ONLY, ZOTERO_KIND
-from retrieval.library.zotero import KINDS, Libraries
+from jobs.zotero import ADMINS_ONLY
+from pages.base import PageMeta, md_escape
+from retrieval.library.zotero import KINDS
 from retrieval.scholarly.models import shown
-from web.base import PageMeta, md_escape
 from web.cite import CSL_JSON, RIS, csl_json, ris
-from web.http import WebDeps, page_headers, respond, same_origin
+from web.dependencies import Deps, Guarded, MaybeAdmin, Viewer, form_user, page_user
+from web.http import WebDeps, page_headers, respond
 from web.library import within_write_rate
+from web.services import ZoteroSetup
 
 _KEY = re.compile(r"^[A-Za-z0-9]{24}$")  # Zotero API keys: 24 letters and digits
 _NUMBER = re.compile(r"^[0-9]{1,12}$")
-
-
-@dataclass(frozen=True)
-class ZoteroSetup:
-    """What the pages need: the libraries' store, what seals keys (None: no secret), whether a desktop is reachable."""
-
-    libraries: Libraries
-    sealer: object | None
-    local: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,86 +116,78 @@ def _synced(deps: WebDeps, request: Request, user: str, library: int, problem: s
     return RedirectResponse("/me/zotero", status_code=303)
 
 
-def zotero_routes(router: APIRouter, deps: WebDeps) -> None:
-    def setup() -> ZoteroSetup | None:
-        return deps.zotero if deps.zotero is not None and deps.jobs is not None else None
-
-    def form_user(request: Request) -> tuple[str | None, Response | None]:
-        user = deps.viewer(request) if setup() else None
-        if user is None:
-            return None, PlainTextResponse("Sign in first.", status_code=401, headers=page_headers())
-        if not same_origin(request):
-            return None, PlainTextResponse("Refused: the form did not come from this site.", status_code=403)
-        return user, None
-
-    @router.get("/me/zotero", include_in_schema=False)
-    @router.get("/me/zotero.md", include_in_schema=False)
-    def overview(request: Request) -> Response:
-        user = deps.viewer(request) if setup() else None
-        if user is None:
-            return RedirectResponse("/chat/login", status_code=303)
-        return _page(deps, request, user)
-
-    @router.post("/me/zotero", include_in_schema=False)
-    def connect(request: Request, kind: str = Form("user", max_length=10), library_id: str = Form("", max_length=40),
-                source: str = Form("web", max_length=10), key: str = Form("", max_length=100)) -> Response:  # fmt: skip
-        """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
-        user, refused = form_user(request)
-        if refused or (refused := _too_fast(deps, request, user, "Not connected")):
-            return refused
-        number, key = library_id.strip(), key.strip()
-        z = setup()
-        problem = _problem(z, user, kind, number, source, key, deps.is_admin(user))
-        if problem:
-            return _page(deps, request, user, 400, problem)
-        sealed = z.sealer.seal(key) if source == "web" else ""
-        try:  # (the cap on libraries a user connects is counted under their lock)
-            row = z.libraries.connect(user, kind, "0" if source == "local" and kind == "user" else number, source,
-                                      sealed)  # fmt: skip
-        except ValueError as refused:
-            return _page(deps, request, user, 400, str(refused))
-        return _synced(deps, request, user, row.id, "Connected, not synced")
-
-    @router.post("/me/zotero/{library}/{action}", include_in_schema=False)
-    def act(request: Request, library: int, action: str) -> Response:
-        user, refused = form_user(request)
-        if refused:
-            return refused
-        row = setup().libraries.get(user, library)
-        if row is None or action not in ("sync", "disconnect"):
-            return PlainTextResponse("No such library of yours.", status_code=404, headers=page_headers())
-        if slow := _too_fast(deps, request, user, "Not done"):
-            return slow
-        if action == "disconnect":
-            setup().libraries.disconnect(user, row.id)
-        elif row.source == "local" and not deps.is_admin(user):  # as the sync itself would: switched off
-            setup().libraries.update(row.id, state="off", last_error=ADMINS_ONLY)
-            return _page(deps, request, user, 403, ADMINS_ONLY, "Not synced")
-        else:
-            return _synced(deps, request, user, row.id, "Not synced")
-        return RedirectResponse("/me/zotero", status_code=303)
-
-    _export_routes(router, deps, setup)
+router = APIRouter(route_class=Guarded)
 
 
-def _export_routes(router: APIRouter, deps: WebDeps, setup) -> None:
-    """The library, and each named list, as a file for Zotero."""
+def _offered(deps: WebDeps) -> bool:
+    return deps.zotero is not None and deps.jobs is not None
 
-    @router.get("/me/library/export.{kind}", include_in_schema=False)
-    def export_all(request: Request, kind: str) -> Response:
-        user = deps.viewer(request) if deps.uploads is not None else None
-        if user is None or kind not in ("ris", "json"):
-            return PlainTextResponse("Not found", status_code=404, headers=page_headers())
-        return _file(deps, user, deps.uploads.library_ids(user), kind, "scholarloom-library")
 
-    @router.get("/me/library/lists/{list_id}.{kind}", include_in_schema=False)
-    def export_list(request: Request, list_id: int, kind: str) -> Response:
-        user = deps.viewer(request) if setup() else None
-        found = setup().libraries.list_of(user, list_id) if user else None
-        if found is None or kind not in ("ris", "json"):
-            return PlainTextResponse("Not found", status_code=404, headers=page_headers())
-        listed, ids = found
-        return _file(deps, user, ids, kind, re.sub(r"[^A-Za-z0-9 ._-]", "_", listed.name).strip()[:80] or "list")
+ZoteroUser = Annotated[str, Depends(page_user(_offered))]
+ZoteroForm = Annotated[str, Depends(form_user(_offered))]
+
+
+@router.get("/me/zotero", include_in_schema=False)
+@router.get("/me/zotero.md", include_in_schema=False)
+def zotero_overview(request: Request, deps: Deps, user: ZoteroUser) -> Response:
+    return _page(deps, request, user)
+
+
+@router.post("/me/zotero", include_in_schema=False)
+def connect_zotero(request: Request, deps: Deps, user: ZoteroForm, admin: MaybeAdmin,
+                   kind: str = Form("user", max_length=10), library_id: str = Form("", max_length=40),
+                   source: str = Form("web", max_length=10),
+                   key: str = Form("", max_length=100)) -> Response:  # fmt: skip
+    """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
+    if refused := _too_fast(deps, request, user, "Not connected"):
+        return refused
+    number, key = library_id.strip(), key.strip()
+    z = deps.zotero
+    problem = _problem(z, user, kind, number, source, key, admin is not None)
+    if problem:
+        return _page(deps, request, user, 400, problem)
+    sealed = z.sealer.seal(key) if source == "web" else ""
+    try:  # (the cap on libraries a user connects is counted under their lock)
+        row = z.libraries.connect(user, kind, "0" if source == "local" and kind == "user" else number, source,
+                                  sealed)  # fmt: skip
+    except ValueError as refused:
+        return _page(deps, request, user, 400, str(refused))
+    return _synced(deps, request, user, row.id, "Connected, not synced")
+
+
+@router.post("/me/zotero/{library}/{action}", include_in_schema=False)
+def zotero_action(request: Request, deps: Deps, user: ZoteroForm, admin: MaybeAdmin, library: int,
+                  action: str) -> Response:  # fmt: skip
+    row = deps.zotero.libraries.get(user, library)
+    if row is None or action not in ("sync", "disconnect"):
+        return PlainTextResponse("No such library of yours.", status_code=404, headers=page_headers())
+    if slow := _too_fast(deps, request, user, "Not done"):
+        return slow
+    if action == "disconnect":
+        deps.zotero.libraries.disconnect(user, row.id)
+    elif row.source == "local" and admin is None:  # as the sync itself would: switched off
+        deps.zotero.libraries.update(row.id, state="off", last_error=ADMINS_ONLY)
+        return _page(deps, request, user, 403, ADMINS_ONLY, "Not synced")
+    else:
+        return _synced(deps, request, user, row.id, "Not synced")
+    return RedirectResponse("/me/zotero", status_code=303)
+
+
+# The library, and each named list, as a file for Zotero.
+@router.get("/me/library/export.{kind}", include_in_schema=False)
+def export_library(deps: Deps, user: Viewer, kind: str) -> Response:
+    if user is None or deps.uploads is None or kind not in ("ris", "json"):
+        return PlainTextResponse("Not found", status_code=404, headers=page_headers())
+    return _file(deps, user, deps.uploads.library_ids(user), kind, "scholarloom-library")
+
+
+@router.get("/me/library/lists/{list_id}.{kind}", include_in_schema=False)
+def export_reading_list(deps: Deps, user: Viewer, list_id: int, kind: str) -> Response:
+    found = deps.zotero.libraries.list_of(user, list_id) if user and _offered(deps) else None
+    if found is None or kind not in ("ris", "json"):
+        return PlainTextResponse("Not found", status_code=404, headers=page_headers())
+    listed, ids = found
+    return _file(deps, user, ids, kind, re.sub(r"[^A-Za-z0-9 ._-]", "_", listed.name).strip()[:80] or "list")
 
 
 def _problem(z: ZoteroSetup, user: str, kind: str, number: str, source: str, key: str, admin: bool) -> str:
@@ -225,9 +213,8 @@ def _problem(z: ZoteroSetup, user: str, kind: str, number: str, source: str, key
 
 def _sync(deps: WebDeps, user: str, library: int) -> None:
     """The library's sync queued, within the user's share of the queue (JobRefused past it)."""
-    deps.jobs.submit(ZOTERO_KIND, {"library": library, "owner": user, "on_demand": deps.on_demand,
-                                   "daily": deps.on_demand_daily}, user, key=f"zotero:{library}",
-                     for_user=True)  # fmt: skip
+    sync = ZoteroArguments(library, user, on_demand=deps.on_demand, daily=deps.on_demand_daily)
+    deps.jobs.submit(JobKind.ZOTERO, sync, user, key=sync.key(), for_user=True)
 
 
 def _file(deps: WebDeps, user: str, ids: list[str], kind: str, name: str) -> Response:

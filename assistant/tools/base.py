@@ -13,9 +13,10 @@ from enum import StrEnum
 
 from pydantic import Field, ValidationError, create_model
 
+from assistant.evidence import Evidence
 from retrieval.archive import Archive
 from retrieval.scholarly.models import Paper
-from web.addresses import paper_path
+from pages.addresses import paper_path
 
 log = logging.getLogger(__name__)
 
@@ -111,22 +112,12 @@ class PapersFound:
 
 
 @dataclass(frozen=True)
-class Passage:
-    """One full-text passage `search_fulltext` found, whole (its card quotes whole sentences of it only)."""
-
-    paper_id: str
-    number: int  # its paper's citation number
-    page: int | None
-    text: str
-
-
-@dataclass(frozen=True)
 class PassagesFound:
     """What `search_fulltext` found, for the app: the passages in the order shown, and whether none cleared the
     relevance floor."""
 
     query: str
-    passages: tuple[Passage, ...] = ()
+    passages: tuple[Evidence, ...] = ()  # each whole, with its page and index (its card quotes whole sentences only)
     weak: bool = False
 
 
@@ -144,13 +135,45 @@ class Card:
 
 
 @dataclass(frozen=True)
+class Listed:
+    """A line of a tool's text that opens with a paper's citation number ("[n] " and then `text`)."""
+
+    number: int
+    text: str
+
+
+@dataclass(frozen=True)
+class PaperListing:
+    """What a tool listing papers wrote (references, citing papers, the nearest papers, a profile's papers): its
+    lines, those that cite a paper apart, so the app links each [n] without reading the text back."""
+
+    lines: tuple[str | Listed, ...] = ()
+
+    def to_markdown(self, cite: Callable[[int], str] = "[{}]".format) -> str:
+        return "\n".join(line if isinstance(line, str) else f"{cite(line.number)} {line.text}" for line in self.lines)
+
+    @property
+    def numbers(self) -> list[int]:
+        """The papers it cites, in the order it lists them."""
+        return list(dict.fromkeys(line.number for line in self.lines if isinstance(line, Listed)))
+
+
+@dataclass(frozen=True)
 class ProfileSummary:
-    """What a summary tool assembled from the catalog: one sentence of statistics (plain text, not markdown), and
-    whose profile it is."""
+    """What a summary tool assembled from the catalog: one sentence of statistics (plain text, not markdown), whose
+    profile it is, and the listing the model reads (the sentence, then the papers)."""
 
     assembled: str
     name: str
     path: str
+    listing: PaperListing = PaperListing()
+
+
+@dataclass(frozen=True)
+class Notice:
+    """What a tool that found nothing, or failed, says: words a person may read as they stand."""
+
+    text: str
 
 
 @dataclass
@@ -170,6 +193,11 @@ class ToolResult:
 
 
 Tool = Callable[..., ToolResult]
+
+
+def notice(text: str, exception: BaseException | None = None, sources: SourceBook | None = None) -> ToolResult:
+    """A result that is one notice (nothing found, or a failure): the model and the app read the same words."""
+    return ToolResult(text, exception=exception, data=Notice(text), sources=sources)
 
 
 def _arg_docs(doc: str) -> dict[str, str]:
@@ -217,21 +245,20 @@ def call_tool(fn: Tool, deps: ToolDeps, arguments: dict | None) -> ToolResult:
         args = _arguments_model(fn).model_validate(arguments or {})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
-        return ToolResult(f"Error: invalid arguments for {fn.__name__}: {problems}", exception=exc,
-                          sources=deps.sources)  # fmt: skip
+        return notice(f"Error: invalid arguments for {fn.__name__}: {problems}", exc, deps.sources)
     own = replace(deps, sources=deps.sources.copy())
     try:
         return replace(fn(own, **args.model_dump()), sources=own.sources)
     except ToolError as exc:
-        return ToolResult(f"Error: {exc}", exception=exc, sources=deps.sources)
+        return notice(f"Error: {exc}", exc, deps.sources)
     except Exception as exc:  # logged with its trace; the model only learns what is unavailable
         log.exception("tool %s failed", fn.__name__)
-        return ToolResult(
+        return notice(
             f"Error: {fn.__name__} is unavailable right now: {_what_failed(exc)} ({type(exc).__name__}). "
             "Tell the user that search is unavailable for the moment and to try again shortly; do not answer "
             "from memory.",
-            exception=exc,
-            sources=deps.sources,
+            exc,
+            deps.sources,
         )
 
 

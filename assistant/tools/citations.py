@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from assistant.tools.base import Card, CardKind, ToolDeps, ToolError, ToolResult
-from web.base import md_escape
-from web.paper import MAX_REFERENCES_SHOWN, neighbourhood_card, reference_items
+from assistant.tools.base import Card, CardKind, Listed, PaperListing, ToolDeps, ToolError, ToolResult, notice
+from pages.base import md_escape
+from pages.references import MAX_REFERENCES_SHOWN, neighbourhood_card, reference_items
 
 
 def _resolve(deps: ToolDeps, paper_id: str) -> str:
@@ -23,12 +23,17 @@ def _neighbourhood(deps: ToolDeps, paper_id: str, references=None, citing=None) 
     return Card(CardKind.GRAPH, paper_id, graph.label, path, graph.summary)
 
 
-def _paper_line(deps: ToolDeps, paper) -> tuple[str, Card]:
+def _paper_line(deps: ToolDeps, paper, after: str = "") -> tuple[Listed, Card]:
     n = deps.sources.number(paper)
     path = deps.sources.entries[paper.id][2]
     year = str(paper.year) if paper.year else ""
-    line = f"[{n}] {md_escape(paper.title)}" + (f" ({year})" if year else "") + f"; id {paper.id}; page {path}"
-    return line, Card(CardKind.PAPER, paper.id, paper.title, path, year, n)
+    line = f"{md_escape(paper.title)}" + (f" ({year})" if year else "") + f"; id {paper.id}; page {path}{after}"
+    return Listed(n, line), Card(CardKind.PAPER, paper.id, paper.title, path, year, n)
+
+
+def _listed(lines: list, cards: list[Card]) -> ToolResult:
+    listing = PaperListing(tuple(lines))
+    return ToolResult(listing.to_markdown(), cards, data=listing)
 
 
 def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
@@ -42,7 +47,7 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
     references = reference_items(deps.archive, resolved)
     items, total = references.items, references.total
     if not items:
-        return ToolResult(f"No references of {resolved} are known (none came with its metadata or full text).")
+        return notice(f"No references of {resolved} are known (none came with its metadata or full text).")
     lines = [f"References of {resolved} ({total} known; in this archive first):"]
     cards = []
     if graph := _neighbourhood(deps, resolved, references=references):
@@ -61,7 +66,7 @@ def get_references(deps: ToolDeps, paper_id: str) -> ToolResult:
         lines.append(f"{len(references.not_held)} of them have an arXiv id and are not in this archive; the reader can "
                      "fetch them all on the paper's page (\"Fetch the references not held\"), or with the button the "
                      "chat shows under a card's references.")
-    return ToolResult("\n".join(lines), cards)
+    return _listed(lines, cards)
 
 
 def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
@@ -80,7 +85,7 @@ def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
     paper = deps.archive.papers([resolved]).get(resolved)
     named = f"{md_escape(paper.title)} ({resolved})" if paper else resolved  # titles are paper text: escaped
     if not found.papers:
-        return ToolResult(f"No paper in this archive cites {named}.{overall}")
+        return notice(f"No paper in this archive cites {named}.{overall}")
     lines = [f"{found.total} paper{'s' if found.total != 1 else ''} in this archive cite {named}.{overall}"]
     cards = []
     if graph := _neighbourhood(deps, resolved, citing=found):
@@ -89,7 +94,7 @@ def get_cited_by(deps: ToolDeps, paper_id: str, limit: int = 20) -> ToolResult:
         line, card = _paper_line(deps, paper)
         lines.append(line)
         cards.append(card)
-    return ToolResult("\n".join(lines), cards)
+    return _listed(lines, cards)
 
 
 def similar_papers(deps: ToolDeps, paper_id: str, limit: int = 5) -> ToolResult:
@@ -102,10 +107,10 @@ def similar_papers(deps: ToolDeps, paper_id: str, limit: int = 5) -> ToolResult:
     resolved = _resolve(deps, paper_id)
     found = deps.archive.similar(resolved, limit=max(1, min(limit, deps.max_results)))
     if not found:
-        return ToolResult(f"No paper close to {resolved} was found.")
+        return notice(f"No paper close to {resolved} was found.")
     lines, cards = [f"Papers closest to {resolved}:"], []
     for paper, score in found:
-        line, card = _paper_line(deps, paper)
-        lines.append(f"{line}; similarity {score:.2f}")
+        line, card = _paper_line(deps, paper, f"; similarity {score:.2f}")
+        lines.append(line)
         cards.append(card)
-    return ToolResult("\n".join(lines), cards)
+    return _listed(lines, cards)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from assistant.tools.base import Card, CardKind, ToolDeps, ToolError, ToolResult
 from retrieval.search.compare import MAX_ASPECTS, MAX_PAPERS
-from web.base import md_escape
-from web.compare import build_compare_page
+from pages.base import md_escape
+from pages.compare import build_compare_page
 
 
 def compare_papers(deps: ToolDeps, paper_ids: list[str], aspects: list[str] | None = None) -> ToolResult:

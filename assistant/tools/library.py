@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from assistant.tools.base import Card, ToolDeps, ToolError, ToolResult
 from assistant.tools.papers import _byline, _card_kind, search_papers
-from web.base import md_escape
+from pages.base import md_escape
 
 
 def get_my_library(deps: ToolDeps, query: str = "", limit: int = 10) -> ToolResult:

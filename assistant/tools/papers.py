@@ -5,23 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
+from assistant.evidence import Evidence
 from assistant.tools.base import (
     Card,
     CardKind,
     PapersFound,
-    Passage,
     PassagesFound,
     Quote,
     ToolDeps,
     ToolError,
     ToolResult,
+    notice,
 )
-from retrieval.library.uploads import upload_number
+from retrieval.library.visible import upload_number
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.index import Filters
 from retrieval.vectors.windows import split_sentences
-from web.base import byline, md_escape
-from web.paper import paper_page
+from pages.base import byline, md_escape
+from pages.paper import paper_page
 
 
 def _byline(names: list[str], year: int | None) -> str:
@@ -89,16 +90,9 @@ def search_papers(
         published_to=published_before,
         viewer=deps.user,  # the user's own uploads too, never anyone else's
     )
-    filters = _in_library(filters, deps)
-    limit = max(1, min(limit, deps.max_results))
-    hits = []
-    if deps.scope_paper_id:  # the paper this chat is about first (the user chose it), then the rest of the archive
-        scoped = replace(filters, paper_ids=(deps.scope_paper_id,))
-        hits += [replace(h, clears=True) for h in deps.archive.search(query, scoped, limit=1, sentences=2).hits]
-    result = deps.archive.search(query, filters, limit=limit, sentences=2)
-    hits += [h for h in result.hits if h.paper.id != deps.scope_paper_id][: limit - len(hits)]
+    result, hits = _papers_found(deps, query, _in_library(filters, deps), max(1, min(limit, deps.max_results)))
     if not hits:
-        return ToolResult(result.note or "No paper matched.")
+        return notice(result.note or "No paper matched.")
     weak = not any(h.clears for h in hits)
     weaker = 0 if weak else sum(not h.clears for h in hits)
     hits = hits if weak else [h for h in hits if h.clears]  # under the relevance floor: not an answer
@@ -128,6 +122,18 @@ def search_papers(
     found = PapersFound(result.query, tuple(r.name for r in named), weak=weak, weaker=weaker,
                         note=None if weak else result.note)  # fmt: skip
     return ToolResult("\n".join(lines), cards, data=found)
+
+
+def _papers_found(deps: ToolDeps, query: str, filters: Filters, limit: int):
+    """The archive's search and its hits: in a chat about one paper, that paper first (the user chose it), then the
+    rest of the archive."""
+    hits = []
+    if deps.scope_paper_id:
+        scoped = replace(filters, paper_ids=(deps.scope_paper_id,))
+        hits += [replace(h, clears=True) for h in deps.archive.search(query, scoped, limit=1, sentences=2).hits]
+    result = deps.archive.search(query, filters, limit=limit, sentences=2)
+    hits += [h for h in result.hits if h.paper.id != deps.scope_paper_id][: limit - len(hits)]
+    return result, hits
 
 
 def get_paper(deps: ToolDeps, paper_id: str) -> ToolResult:
@@ -201,7 +207,7 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
     seen = {(h.paper.id, h.number) for h in hits}
     hits += [h for h in result.hits if (h.paper.id, h.number) not in seen][: max(0, limit - len(hits))]
     if not hits:
-        return ToolResult(result.note or "No passage matched.")
+        return notice(result.note or "No passage matched.")
     lines, cards, passages = [f"Full-text passages matching {md_escape(result.query)!r}:"], {}, []
     weak = not any(h.clears for h in hits)
     if weak:
@@ -215,7 +221,7 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
         where = f"p. {hit.page}" + (f", section {md_escape(hit.section)!r}" if hit.section else "")
         text = hit.text if len(hit.text) <= 700 else hit.text[:700].rsplit(" ", 1)[0] + " …"
         lines.append(f"[{n}, {where}] {md_escape(hit.paper.title)}; page {path}\n    {md_escape(text)}")
-        passages.append(Passage(hit.paper.id, n, hit.page, hit.text))
+        passages.append(Evidence(hit.text, hit.paper.id, n, hit.page, passage=hit.number))
         quote = Quote(whole_sentences(hit.text, 300), hit.page)
         if hit.paper.id in cards:
             card = cards[hit.paper.id]

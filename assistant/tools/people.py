@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from assistant.tools.base import Card, CardKind, ProfileSummary, ToolDeps, ToolError, ToolResult
-from web.addresses import institution_path, researcher_path
-from web.base import md_escape
-from web.people import institution_page, researcher_page
+from assistant.tools.base import Card, CardKind, Listed, PaperListing, ProfileSummary, ToolDeps, ToolError, ToolResult
+from pages.addresses import institution_path, researcher_path
+from pages.base import md_escape
+from pages.people import institution_page, researcher_page
 
 SUMMARY_PAPERS = 8
 SUMMARY_HEAD = "Summary from the catalog (statistics and titles only): "
@@ -115,13 +115,14 @@ def _summary_material(deps: ToolDeps, assembled: str, papers, name: str, path: s
         number = deps.sources.number(paper)
         opening = paper.abstract[:400].rsplit(" ", 1)[0] + " …" if len(paper.abstract) > 400 else paper.abstract
         year = f" ({paper.year})" if paper.year else ""
-        lines.append(f"[{number}] {md_escape(paper.title)}{year}; page {deps.sources.entries[paper.id][2]}")
+        lines.append(Listed(number, f"{md_escape(paper.title)}{year}; page {deps.sources.entries[paper.id][2]}"))
         if opening:
             lines.append(f"    abstract: {md_escape(opening)}")
         page = deps.sources.entries[paper.id][2]
         cards.append(Card(CardKind.PAPER, paper.id, paper.title, page, year.strip(" ()"), number))
     lines += ["", f"Profile page: {path} ({md_escape(name)})"]
-    return ToolResult("\n".join(lines), cards, data=ProfileSummary(assembled, name, path))
+    listing = PaperListing(tuple(lines))
+    return ToolResult(listing.to_markdown(), cards, data=ProfileSummary(assembled, name, path, listing))
 
 
 def _institution_or_error(deps: ToolDeps, institution: str):

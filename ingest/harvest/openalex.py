@@ -15,19 +15,19 @@ from ingest.http import PoliteClient
 from ingest.indexing import batches
 from ingest.parsers.openalex import (
     SOURCE,
-    arxiv_id_of,
     bare_doi,
     parse_authors,
     parse_institutions,
     parse_works,
     short_id,
+    work_arxiv_id,
 )
 from ingest.pipeline import NullProgress, load_records
 from ingest.report import Failure, Summary
 from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.citation_edges import describe_cited, resolve_citation_edges
 from retrieval.scholarly.models import Citation, Institution, Paper, Researcher
 from retrieval.scholarly.records import PaperRecord
-from retrieval.scholarly.upsert import describe_cited, link_citations
 
 STAGE = "enrich:openalex"
 ABSENT = "absent"
@@ -78,7 +78,7 @@ class OpenAlex:
                 return
 
 
-def enrich_papers(
+def enrich_from_openalex(
     catalog: Catalog,
     api: OpenAlex,
     summary: Summary,
@@ -140,11 +140,12 @@ def name_references(catalog: Catalog, api: OpenAlex, summary: Summary, progress=
             rows = session.exec(select(Citation).where(Citation.cited_openalex_id.in_(list(details)))).all()
             for row in rows:
                 work = details[row.cited_openalex_id]
-                describe_cited(row, doi=bare_doi(work.get("doi")), arxiv_id=arxiv_id_of(work),
+                describe_cited(row, doi=bare_doi(work.get("doi")), arxiv_id=work_arxiv_id(work),
                                title=work.get("display_name"), source=SOURCE)  # fmt: skip
                 session.add(row)
             session.flush()
-            link_citations(session, {row.citing_id for row in rows})  # now named: matched by title, DOI, arXiv id
+            # now named: matched by title, DOI, arXiv id
+            resolve_citation_edges(session, {row.citing_id for row in rows})
             session.commit()
         summary.add("named", len(details))
         progress.advance(task, len(batch))

@@ -18,9 +18,9 @@ from ingest.parsers.common import attempt
 from ingest.pipeline import NullProgress, load_records
 from ingest.report import Failure, Summary
 from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.citation_edges import add_citation, resolve_citation_edges
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import AuthorRecord, PaperRecord, ReferenceRecord, split_arxiv_version
-from retrieval.scholarly.upsert import add_citation, link_citations
 
 STAGE = "enrich:s2"
 SOURCE = "s2"
@@ -109,7 +109,7 @@ def _matches(paper: dict, arxiv_id: str | None, doi: str | None) -> bool:
     return bool(doi) and (ids.get("DOI") or "").lower() == doi.lower()
 
 
-def enrich_papers(
+def enrich_from_s2(
     catalog: Catalog,
     api: SemanticScholar,
     summary: Summary,
@@ -174,6 +174,6 @@ def add_citing_papers(
             added += 1
         if added:  # the new edges point at the paper here
             session.flush()
-            link_citations(session, citing_ids)
+            resolve_citation_edges(session, citing_ids)
         session.commit()
     return added

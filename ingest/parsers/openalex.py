@@ -52,7 +52,7 @@ def abstract_from_index(index: dict | None) -> str:
     return " ".join(word for _pos, word in sorted(positions))
 
 
-def arxiv_id_of(work: dict) -> str | None:
+def work_arxiv_id(work: dict) -> str | None:
     doi = bare_doi(work.get("doi") or (work.get("ids") or {}).get("doi"))
     if doi and (match := _ARXIV_DOI.search(doi)):
         return split_arxiv_version(match.group(1))[0]
@@ -80,7 +80,7 @@ def _published(work: dict) -> datetime | None:
 
 def work_record(work: dict, source: str = SOURCE) -> PaperRecord:
     openalex_id = short_id(work["id"])
-    arxiv_id = arxiv_id_of(work)
+    arxiv_id = work_arxiv_id(work)
     location = work.get("primary_location") or {}
     authors = []
     for authorship in work.get("authorships") or []:

@@ -4,7 +4,7 @@ An upload is a row of `uploads` (its owner, the file's name and digest, what was
 `<data dir>/uploads/<id>.pdf` named by the row's id only. Its index points carry the paper id `upload:<id>` and
 the payload `owner`, so a search sees them only when its `Filters.viewer` is that owner (`retrieval.vectors.store`); the
 public catalog (`papers`) never holds them, so pages, lists, feeds and the sitemap cannot show them. Search
-results turn an upload's id into a `Paper` only for its owner (`upload_papers`).
+results turn an upload's id into a `Paper` only for its owner (`retrieval.library.visible`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from sqlalchemy import Column, UniqueConstraint
 from sqlalchemy.engine import Engine
 from sqlmodel import JSON, Field, Session, SQLModel, func, select
 
-from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.models import Paper, empty_list
+from retrieval.library.queueing import JobSubmitter, UploadArguments
+from retrieval.scholarly.models import empty_list
 from retrieval.upkeep.database import ShareUsedUp, hold_lock, update_row
-from retrieval.vectors.index import ABSTRACT_KINDS, PASSAGE_KINDS, Index
+from retrieval.vectors.index import Index
+from retrieval.vectors.points import ABSTRACT_KINDS, PASSAGE_KINDS
 
 PREFIX = "upload:"
 KINDS = ABSTRACT_KINDS + PASSAGE_KINDS  # the points an upload has
@@ -123,38 +124,6 @@ class LibraryPaper(SQLModel, table=True):
     added_at: datetime = Field(default_factory=_now)
 
 
-def upload_number(paper_id: str) -> int | None:
-    """The upload's row id in `upload:<id>`, else None."""
-    if not paper_id.startswith(PREFIX):
-        return None
-    digits = paper_id[len(PREFIX) :]
-    return int(digits) if digits.isdigit() and len(digits) < 18 else None
-
-
-def as_paper(upload: Upload) -> Paper:
-    """The upload as a search hit's paper (never stored as one)."""
-    return Paper(id=upload.point_paper_id, title=upload.title or upload.filename, abstract=upload.abstract,
-                 published=upload.created_at, doi=upload.doi, sources=["upload"])  # fmt: skip
-
-
-def upload_papers(session: Session, ids: list[str], viewer: str | None) -> dict[str, Paper]:
-    """The uploads among `ids` that `viewer` owns, as papers; nothing for anyone else."""
-    numbers = [n for n in map(upload_number, ids) if n is not None]
-    if not viewer or not numbers:
-        return {}
-    rows = session.exec(select(Upload).where(Upload.id.in_(numbers), Upload.owner == viewer)).all()
-    return {row.point_paper_id: as_paper(row) for row in rows}
-
-
-def visible_papers(catalog: Catalog, ids: list[str], viewer: str | None) -> dict[str, Paper]:
-    """Public papers by id and, for a `viewer`, that user's own uploads among the ids (in one session)."""
-    if not ids:
-        return {}
-    with catalog.session() as session:
-        found = catalog.papers_in(session, ids)
-        return found | upload_papers(session, ids, viewer) if viewer else found
-
-
 class UploadRefused(Exception):
     """The file is not taken; `status` is the HTTP answer that says so."""
 
@@ -164,7 +133,6 @@ class UploadRefused(Exception):
 
 
 MB = 1024 * 1024
-JOB_KIND = "upload"
 
 
 @dataclass(frozen=True)
@@ -178,7 +146,7 @@ class Uploads:
     def file(self, upload: Upload) -> Path:
         return self.folder / f"{int(upload.id)}.pdf"
 
-    def add(self, owner: str, filename: str, spooled: Path, size: int, sha256: str, queue=None,
+    def add(self, owner: str, filename: str, spooled: Path, size: int, sha256: str, queue: JobSubmitter | None = None,
             quota_bytes: int | None = None, also: Recorder | None = None, origin: str | None = None,
             ) -> Upload:  # fmt: skip
         """The row (with its `upload` job when a queue is given), then the spooled file moved to its name (in the same
@@ -196,8 +164,8 @@ class Uploads:
             session.flush()
             if queue is not None:
                 try:
-                    key = f"{JOB_KIND}:{upload.id}"
-                    job, _ = queue.add(session, JOB_KIND, {"upload_id": upload.id}, owner, key, for_user=True)
+                    reading = UploadArguments(upload.id)
+                    job, _ = queue.add(session, reading.KIND, reading, owner, reading.key(), for_user=True)
                 except ShareUsedUp as refused:
                     raise UploadRefused(429, str(refused)) from None
                 upload.job_id = job.id
@@ -218,7 +186,7 @@ class Uploads:
         """Bytes the owner may still add in one file: the file cap or what is left of the quota, the smaller."""
         return min(limits.max_bytes, limits.quota_bytes - self.used_bytes(owner))
 
-    def accept(self, owner: str, filename: str, spooled: Path, limits: UploadLimits, queue,
+    def accept(self, owner: str, filename: str, spooled: Path, limits: UploadLimits, queue: JobSubmitter,
                also: Recorder | None = None, origin: str | None = None) -> Upload:  # fmt: skip
         """A spooled file (in this folder) checked and stored, with its `upload` job queued (and `also` and
         `origin`, as `add` says); the spooled file is gone either way. Raises UploadRefused."""
@@ -242,17 +210,17 @@ class Uploads:
             spooled.unlink(missing_ok=True)
         return self.get(owner, upload.id)
 
-    def correct(self, owner: str, upload_id: int, queue, title: str | None = None, authors: list[str] | None = None,
-                abstract: str | None = None) -> Upload | None:
+    def correct(self, owner: str, upload_id: int, queue: JobSubmitter, title: str | None = None,
+                authors: list[str] | None = None, abstract: str | None = None) -> Upload | None:  # fmt: skip
         """The owner's corrections of what was read from the file, kept from now on; the item is indexed again
         (its title and abstract are what search matches). None when it is not the owner's."""
         if self.get(owner, upload_id) is None:
             return None
         fields = {"title": title, "authors": authors, "abstract": abstract}
         changed = {k: v for k, v in fields.items() if v is not None}
-        arguments = {"upload_id": upload_id, "fields_only": True}  # a queued full indexing takes them too
+        reading = UploadArguments(upload_id, fields_only=True)  # a queued full indexing takes them too
         try:
-            job, _ = queue.submit(JOB_KIND, arguments, owner, key=f"{JOB_KIND}:{upload_id}", for_user=True)
+            job, _ = queue.submit(reading.KIND, reading, owner, key=reading.key(), for_user=True)
         except ShareUsedUp as refused:
             raise UploadRefused(429, str(refused)) from None
         self.move(upload_id, UploadState.QUEUED, **changed, edited=True, job_id=job.id)

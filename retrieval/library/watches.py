@@ -48,7 +48,7 @@ class SavedQuestion(SQLModel, table=True):
     best: float | None = None
 
 
-def describe(papers: list[dict]) -> str:
+def describe_change(papers: list[dict]) -> str:
     """What a change brought, in words: "2 new papers", "1 paper it cited with new passages", "1 new version of a
     paper it cited", or several of these."""
     kinds = [p.get("kind", "paper") for p in papers]

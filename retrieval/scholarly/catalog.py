@@ -71,8 +71,8 @@ class Catalog:
         self.url = url
         self.engine = make_engine(url)
         migrate(self.engine)
-        kept_counts.listen()
-        researcher_terms.listen()
+        kept_counts.listen_for_counts()
+        researcher_terms.listen_for_terms()
         self._fill_search_keys()
         self._cached: dict[str, tuple[int, object]] = {}
         with self.session() as session:  # every versioned subject has its row, so a bump is one UPDATE
@@ -158,7 +158,7 @@ class Catalog:
             return PaperView(paper, authors)
 
     def papers(self, ids: list[str]) -> dict[str, Paper]:
-        """Public papers by id (with a viewer's own uploads among them: `retrieval.library.uploads.visible_papers`)."""
+        """Public papers by id (with a viewer's own uploads among them: `retrieval.library.visible.visible_papers`)."""
         if not ids:
             return {}
         with self.session() as session:

@@ -34,7 +34,7 @@ def cited_by(catalog: Catalog, paper_id: str, limit: int = 50) -> CitedBy:
 
 def not_held(references: list[Citation]) -> list[str]:
     """The arXiv ids a paper's references name that this archive does not hold, in the list's order, each once
-    (an edge is linked to its paper when either arrives: `retrieval.scholarly.upsert.link_cited`)."""
+    (an edge is linked to its paper when either arrives: `retrieval.scholarly.citation_edges.link_cited`)."""
     found: dict[str, None] = {}
     for citation in references:
         if citation.cited_id is None and citation.cited_arxiv_id and (arxiv_id := arxiv_id_of(citation.cited_arxiv_id)):

@@ -263,7 +263,7 @@ def read_counts(session: Session, prefix: str = "") -> dict[str, int]:
     return dict(session.execute(query).all())
 
 
-def listen() -> None:
+def listen_for_counts() -> None:
     """Keep the counts on every session's writes (called once by `Catalog`)."""
     from sqlalchemy import event
 

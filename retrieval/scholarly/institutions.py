@@ -140,7 +140,7 @@ def affiliation_resolver(catalog: Catalog) -> AffiliationResolver:
     )
 
 
-def find_institution(catalog: Catalog, text: str, threshold: float | None = None) -> InstitutionLookup:
+def look_up_institution(catalog: Catalog, text: str, threshold: float | None = None) -> InstitutionLookup:
     """By our id, a ROR id or URL, an OpenAlex id or URL, or any name, alias, acronym or affiliation string."""
     threshold = AFFILIATION_THRESHOLD if threshold is None else threshold
     text = (text or "").strip()[:1000]

@@ -45,7 +45,7 @@ class PaperList:
     older: str | None = None
 
 
-def paper_page(
+def page_of_papers(
     session: Session, ids_query, page: int, per_page: int, category: str | None, total: int | None = None
 ) -> PaperList:
     """One page of the papers whose ids `ids_query` selects (None: every paper), maybe only those of one primary

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Authorship, Institution, Paper, Researcher
-from retrieval.scholarly.paging import PER_PAGE, PaperList, fields_of, newest_first, paper_page
+from retrieval.scholarly.paging import PER_PAGE, PaperList, fields_of, newest_first, page_of_papers
 from retrieval.scholarly.records import whole_number
 from retrieval.scholarly.terms import holding, other_name, word
 from retrieval.scholarly.upsert import normalise_name
@@ -73,7 +73,7 @@ def researcher_profile(
         if researcher is None:
             return None
         own = select(Authorship.paper_id).where(Authorship.researcher_id == researcher_id)
-        papers = paper_page(session, own, page, per_page, category)
+        papers = page_of_papers(session, own, page, per_page, category)
         paper_count = session.exec(
             select(func.count(func.distinct(Authorship.paper_id))).where(Authorship.researcher_id == researcher_id)
         ).one()

@@ -109,7 +109,7 @@ def fill_all(connection: Connection, batch: int = 50_000) -> int:
         last = rows[-1][0]
 
 
-def listen() -> None:
+def listen_for_terms() -> None:
     """Keep the terms from now on (every session); once per process."""
     if not event.contains(Session, "after_flush", _sync):
         event.listen(Session, "after_flush", _sync)

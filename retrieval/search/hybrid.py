@@ -1,4 +1,5 @@
-"""The search functions every caller uses: tools, pages, API and benchmarks."""
+"""The search functions every caller uses: tools, pages, API and benchmarks. Papers here; passages in
+`retrieval.search.passages`."""
 
 from __future__ import annotations
 
@@ -8,29 +9,18 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from retrieval.library.uploads import visible_papers
+from retrieval.library.visible import visible_papers
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
-from retrieval.search.relevance import (
-    FLOOR,
-    about_names,
-    bare,
-    named_terms,
-    phrases,
-    phrases_held,
-    says,
-    spelled_out,
-    telling,
-)
+from retrieval.search import spelling
+from retrieval.search.relevance import FLOOR, about_names, named_terms, phrases, phrases_held, says, telling
 from retrieval.vectors.embeddings import Embedded, Embedder, SparseVector
-from retrieval.vectors.index import PASSAGE_KINDS, Filters, Index, PaperScore
-from retrieval.vectors.store import SPARSE, PointHit
+from retrieval.vectors.index import Filters, Index, PaperScore
+from retrieval.vectors.store import PointHit
 from retrieval.vectors.windows import split_sentences
 
 MAX_QUERY_CHARS = 1_000
 MAX_LIMIT = 100
-READING_DEPTH = 30  # the papers BM25 ranks first for a query whose name the encoder may not know, read for how
-# they spell the name out (`spelled_out`)
 EMPTY_QUERY = "The query is empty: ask about a topic, a method or a paper title."
 
 
@@ -56,30 +46,6 @@ class SearchResult:
     @property
     def weak(self) -> bool:
         """Nothing clears the floor: the archive does not answer this well (an abstention, not an answer)."""
-        return not any(h.clears for h in self.hits)
-
-
-@dataclass(frozen=True)
-class PassageHit:
-    paper: Paper
-    score: float
-    rank: int
-    number: int
-    page: int | None
-    section: str | None
-    text: str
-    dense: float | None = None  # the dense side's own cosine (None: only BM25 found it)
-    clears: bool = True  # clears the relevance floor for passages
-
-
-@dataclass(frozen=True)
-class PassageResult:
-    query: str
-    hits: list[PassageHit]
-    note: str | None = None
-
-    @property
-    def weak(self) -> bool:
         return not any(h.clears for h in self.hits)
 
 
@@ -137,92 +103,69 @@ def search(
     papers = visible_papers(catalog, [s.paper_id for s in scored], filters.viewer)
     # (a point whose paper is missing means the index is out of step with the catalog, the truth: skip it)
     weighed = [(s, papers[s.paper_id]) for s in scored if s.paper_id in papers]
-    cosines = [s.dense.score if s.dense else None for s, _ in weighed]
-    texts = [f"{paper.title} {paper.abstract}".lower() for _, paper in weighed]
     names = [name.lower() for name in spelled] if spelled else named_terms(text)
-    asked = phrases(text)
-    held = [phrases_held(asked, t) for t in texts] if asked else None
-    clears = FLOOR.naming(FLOOR.papers(cosines, held), cosines, texts, telling(names, texts))
-    if spelled:  # asked again with a name spelled out: only what names it answers
-        clears = [c and _names_one(t, spelled) for c, t in zip(clears, texts, strict=True)]
-    elif not any(clears):  # a paper whose title names the name the query is about ("TinyBERT": 0.40)
-        titles = [paper.title.lower() for _, paper in weighed]
-        clears = FLOOR.titled(cosines, titles, text, [(paper.abstract or "").lower() for _, paper in weighed])
+    clears = _clears(text, weighed, names, spelled)
     passages = None
     if not any(clears) and not spelled and (about := about_names(text)):
         passages = index.passages(embedded, filters, limit=max(limit, FLOOR.pool)) if full_text else []
-        reading = _reading(text, about, _lexical_texts(catalog, index, embedded, filters) + [p.text for p in passages])
+        said = spelling.lexical_texts(catalog, index, embedded, filters) + [p.text for p in passages]
+        reading = spelling.read_spelled_names(text, about, said)
         if reading:
-            again = search(catalog, index, embedder, _spelled_query(text, reading), filters, limit, sentences,
-                           full_text, quote_weak, spelled=reading)  # fmt: skip
+            again = search(catalog, index, embedder, spelling.spelled_query(text, reading), filters, limit,
+                           sentences, full_text, quote_weak, spelled=reading)  # fmt: skip
             if not again.weak:
-                return replace(again, query=text, note=_reading_note(reading))
+                return replace(again, query=text, note=spelling.reading_note(reading))
     cleared = {paper.id for (_, paper), c in zip(weighed, clears, strict=True) if c}
     found = [w for w in weighed if w[1].id in cleared] + [w for w in weighed if w[1].id not in cleared]
     if full_text and not any(clears):
         found = _in_full_text(catalog, index, embedded, filters, limit, found, names, passages, spelled)
     found = found[:limit]
-    quotes: list[list[str]] = [[] for _ in found]
-    if sentences:
-        # A window that scored the paper already says which sentences matched; the others are found by
-        # embedding their sentences (short abstracts, one batch).
-        rest = []
-        for i, (s, paper) in enumerate(found):
-            if isinstance(s, PointHit):  # a passage: its page is the quote's place
-                continue
-            if not quote_weak and paper.id not in cleared:
-                continue
-            if s.dense is not None and s.dense.kind == "window" and s.dense.span:
-                start, end = s.dense.span
-                quotes[i] = split_sentences(paper.abstract)[start:end][:sentences]
-            if not quotes[i]:
-                rest.append(i)
-        picked = matching_sentences(embedder, embedded.dense, [found[i][1].abstract for i in rest], sentences)
-        for i, chosen in zip(rest, picked, strict=True):
-            quotes[i] = chosen
+    quotes = _quotes(embedder, embedded, found, cleared if not quote_weak else None, sentences)
     hits = [_hit(s, paper, rank, quote, paper.id in cleared)
             for rank, ((s, paper), quote) in enumerate(zip(found, quotes, strict=True), start=1)]  # fmt: skip
     note = None if hits else "No paper matched; try other words or fewer filters."
     return SearchResult(text, hits, note)
 
 
-def _reading(query: str, names: list[str], texts: list[str]) -> dict[str, str]:
-    """The names a query is about (`about_names`, lower case) that the texts spell out: the name as the query
-    writes it -> the words the texts spell it out as (`spelled_out`)."""
-    written = {}
-    for word in query.split():
-        word = bare(word)  # ("GRPO's": "GRPO")
-        written.setdefault(word.lower(), word)
-    reading = {}
-    for name in names:
-        own = written.get(name) or written.get(f"{name}s", "")[:-1]  # ("LLMs": "LLM", whose plural texts hold too)
-        words = spelled_out(own, texts) if own else None
-        if words:
-            reading[own] = words
-    return reading
+def _clears(text: str, weighed: list[tuple[PaperScore, Paper]], names: list[str],
+            spelled: dict[str, str] | None) -> list[bool]:  # fmt: skip
+    """Which abstract hits clear the floor: by cosine, phrases held and telling names; asked again with a name
+    spelled out, only those naming it; when none clears, a paper whose title names what the query is about."""
+    cosines = [s.dense.score if s.dense else None for s, _ in weighed]
+    texts = [f"{paper.title} {paper.abstract}".lower() for _, paper in weighed]
+    asked = phrases(text)
+    held = [phrases_held(asked, t) for t in texts] if asked else None
+    clears = FLOOR.naming(FLOOR.papers(cosines, held), cosines, texts, telling(names, texts))
+    if spelled:  # asked again with a name spelled out: only what names it answers
+        return [c and spelling.names_one_spelled(t, spelled) for c, t in zip(clears, texts, strict=True)]
+    if not any(clears):  # a paper whose title names the name the query is about ("TinyBERT": 0.40)
+        titles = [paper.title.lower() for _, paper in weighed]
+        return FLOOR.titled(cosines, titles, text, [(paper.abstract or "").lower() for _, paper in weighed])
+    return clears
 
 
-def _lexical_texts(catalog: Catalog, index: Index, embedded: Embedded, filters: Filters) -> list[str]:
-    """The titles and abstracts BM25 ranks first for a query (`READING_DEPTH`): those that hold its words, names the
-    encoder may not know included."""
-    lexical = [s.paper_id for s in index.papers(embedded, filters, limit=READING_DEPTH, sides=(SPARSE,))]
-    holders = visible_papers(catalog, lexical, filters.viewer)
-    return [f"{holders[i].title} {holders[i].abstract}" for i in lexical if i in holders]
-
-
-def _spelled_query(text: str, reading: dict[str, str]) -> str:
-    return f"{text} ({'; '.join(reading.values())})"
-
-
-def _reading_note(reading: dict[str, str]) -> str:
-    read = ", ".join(f'"{name}" as "{words}"' for name, words in reading.items())
-    return f"Read {read}, as papers in this archive spell {'it' if len(reading) == 1 else 'them'} out."
-
-
-def _names_one(text: str, spelled: dict[str, str]) -> bool:
-    """Whether a text names one of the names spelled out, or says one of their spellings."""
-    lower = text.lower()
-    return any(says(lower, name.lower()) or words.lower() in lower for name, words in spelled.items())
+def _quotes(embedder: Embedder, embedded: Embedded, found: list, only: set[str] | None,
+            sentences: int) -> list[list[str]]:  # fmt: skip
+    """Each abstract hit's sentences that match the query best (`only`: of these papers alone; none for a passage
+    hit, whose page is its quote's place)."""
+    quotes: list[list[str]] = [[] for _ in found]
+    if not sentences:
+        return quotes
+    # A window that scored the paper already says which sentences matched; the others are found by
+    # embedding their sentences (short abstracts, one batch).
+    rest = []
+    for i, (s, paper) in enumerate(found):
+        if isinstance(s, PointHit) or (only is not None and paper.id not in only):
+            continue
+        if s.dense is not None and s.dense.kind == "window" and s.dense.span:
+            start, end = s.dense.span
+            quotes[i] = split_sentences(paper.abstract)[start:end][:sentences]
+        if not quotes[i]:
+            rest.append(i)
+    picked = matching_sentences(embedder, embedded.dense, [found[i][1].abstract for i in rest], sentences)
+    for i, chosen in zip(rest, picked, strict=True):
+        quotes[i] = chosen
+    return quotes
 
 
 def _hit(s: PaperScore | PointHit, paper: Paper, rank: int, quote: list[str], cleared: bool) -> SearchHit:
@@ -243,7 +186,8 @@ def _in_full_text(catalog, index: Index, embedded: Embedded, filters: Filters, l
         passages = index.passages(embedded, filters, limit=max(limit, FLOOR.pool))
     best: dict[str, PointHit] = {}
     for p in passages:
-        if FLOOR.passages([p.dense])[0] and p.paper_id not in best and (not spelled or _names_one(p.text, spelled)):
+        named = not spelled or spelling.names_one_spelled(p.text, spelled)
+        if FLOOR.passages([p.dense])[0] and p.paper_id not in best and named:
             best[p.paper_id] = p
     if not best:
         return found
@@ -259,69 +203,7 @@ def _in_full_text(catalog, index: Index, embedded: Embedded, filters: Filters, l
     return first + [(s, paper) for s, paper in found if paper.id not in best]
 
 
-def search_passages(
-    catalog: Catalog,
-    index: Index,
-    embedder: Embedder,
-    query: str,
-    filters: Filters = Filters(),
-    limit: int = 8,
-    per_paper: int | None = None,
-    spelled: dict[str, str] | None = None,
-) -> PassageResult:
-    """Hybrid search over full-text passages, best first, each with its page (and section when known). A passage
-    clears the floor by its cosine and what the query names (`Floor.naming`); none does when the query names
-    something that no clearing passage, nor its paper's title or abstract, names.
-
-    A question about a name the archive's texts spell out is asked again with it spelled out, as `search` does
-    (`spelled`); then only passages naming it clear. With `per_paper`, at most that many passages of one paper are
-    kept, so the hits group into papers."""
-    text = clean_query(query)
-    if not text:
-        return PassageResult(text, [], note=EMPTY_QUERY)
-    limit = max(1, min(limit, MAX_LIMIT))
-    # grouping needs the whole fused candidate list, or one long paper fills every slot
-    embedded = embedder.query(text)
-    points = index.passages(embedded, filters, limit=2 * index.params.candidates if per_paper else limit)
-    if per_paper:
-        kept, seen = [], {}
-        for point in points:
-            seen[point.paper_id] = seen.get(point.paper_id, 0) + 1
-            if seen[point.paper_id] <= per_paper:
-                kept.append(point)
-        points = kept[:limit]
-    papers = visible_papers(catalog, list(dict.fromkeys(p.paper_id for p in points)), filters.viewer)
-    shown = [p for p in points if p.paper_id in papers]
-    texts = [f"{papers[p.paper_id].title} {p.text}".lower() for p in shown]
-    cosines = [p.dense for p in shown]
-    names = [name.lower() for name in spelled] if spelled else named_terms(text)
-    clears = FLOOR.naming(FLOOR.passages(cosines), cosines, texts, names)
-    if spelled:  # asked again with a name spelled out: only passages naming it answer
-        clears = [c and _names_one(p.text, spelled) for c, p in zip(clears, shown, strict=True)]
-    elif names and not any(says(f"{t} {(papers[p.paper_id].abstract or '').lower()}", name)
-                         for t, p, c in zip(texts, shown, clears, strict=True) if c for name in names):  # fmt: skip
-        clears = [False for _ in shown]  # a question naming its subject: papers never naming it answer nothing
-    if not any(clears) and not spelled and (about := about_names(text)):
-        more = index.passages(embedded, filters, limit=READING_DEPTH)  # (a passage may spell it out, "(SQuAD)")
-        said = [p.text for p in more] + _lexical_texts(catalog, index, embedded, filters)
-        reading = _reading(text, about, said)
-        if reading:
-            again = search_passages(catalog, index, embedder, _spelled_query(text, reading), filters, limit,
-                                    per_paper, spelled=reading)  # fmt: skip
-            if not again.weak:
-                return replace(again, query=text, note=_reading_note(reading))
-    hits = [
-        PassageHit(papers[p.paper_id], p.score, rank, p.number, p.page, p.section, p.text, p.dense, cleared)
-        for rank, (p, cleared) in enumerate(zip(shown, clears, strict=True), start=1)
-    ]
-    if hits:
-        return PassageResult(text, hits)
-    if not index.count(replace(filters, kinds=PASSAGE_KINDS)):
-        return PassageResult(text, [], note="No full text is indexed for these papers yet.")
-    return PassageResult(text, [], note="No passage matched; try other words.")
-
-
-def similar_papers(
+def nearest_papers(
     catalog: Catalog, index: Index, embedder: Embedder, paper_id: str, limit: int = 5, filters: Filters = Filters()
 ) -> list[tuple[Paper, float]]:
     """The paper's nearest neighbours in the index: its title and abstract as indexed (the stored vector; embedded

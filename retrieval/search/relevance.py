@@ -14,7 +14,7 @@ query that is mostly a name ("TinyBERT", "What is ALBERT?", "Pyserini") is answe
 the demo's 219 titles that begin with a one-word name and a colon, asking the name alone showed its paper 72 times
 before, 214 after (BENCHMARKS.md, "Session 39"). A name no title is named after but the archive's texts spell out
 ("Group Relative Policy Optimization (GRPO)": `spelled_out`) is asked for again as they spell it
-(`retrieval.search.hybrid`); of the 643 such names of the demo, "What is X?" showed a paper spelling X out 73 times
+(`retrieval.search.spelling`); of the 643 such names of the demo, "What is X?" showed a paper spelling X out 73 times
 before, 348 after (BENCHMARKS.md, "Session 40").
 
 The numbers are those of the bundled encoder (all-MiniLM-L6-v2), calibrated on the judged questions
@@ -35,8 +35,6 @@ recall 0.839-0.874 -> 0.886-0.898 (BENCHMARKS.md, "Session 37").
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -202,7 +200,7 @@ def leads(title: str, name: str) -> bool:
     dna")."""
     for part in title.split(":"):
         part = part.lstrip()
-        if part.startswith(name) and (len(part) == len(name) or not _wordish(part[len(name)])):
+        if part.startswith(name) and (len(part) == len(name) or not is_word_char(part[len(name)])):
             return True
     return False
 
@@ -212,82 +210,6 @@ def about_names(query: str) -> list[str]:
     words ("How many parameters does TinyBERT have?", "What is GRPO?"; not "LASER eye surgery recovery time")."""
     coined = coined_terms(query)
     return coined if coined and 3 * len(coined) >= len(content_words(query)) else []
-
-
-def spelled_out(name: str, texts: Iterable[str]) -> str | None:
-    """What the texts spell a name out as, where they define it: the words right before "(NAME)" whose initials are
-    the name's capitals ("Stanford Question Answering Dataset (SQuAD)", "Low-Rank Adaptation (LoRA)", "Group
-    Relative Policy Optimization (GRPO)", "normalized Discounted Cumulative Gain (nDCG)"; a hyphen's parts may count
-    as words, and "of", "and", ... may be left out), or the words in brackets right after it ("FED (fine-grained
-    evaluation of dialog)"), as most of them spell it (case aside; ties: the first met). None when no text spells
-    it out. A plain scan for the name, no pattern built from it."""
-    capitals = [c.lower() for c in name if c.isupper()]
-    if name[:1].islower():  # a prefix's word is spelled out too ("multimodal Retrieval-Augmented Generation (mRAG)")
-        capitals.insert(0, name[0])
-    if len(capitals) < 2:
-        return None
-    spellings: list[str] = []
-    for text in texts:
-        for marker in (f"({name})", f"({name}s)"):
-            start = text.find(marker)
-            while start != -1:
-                words = text[max(0, start - 200) : start].split()[-(2 * len(capitals) + 2) :]
-                spellings += filter(None, [_initialled(words, capitals)])
-                start = text.find(marker, start + 1)
-        spellings += _spelled_after(text, name, capitals)  # the other way round: "FED (fine-grained evaluation ...)"
-    counts = Counter(s.lower() for s in spellings)
-    first = {}
-    for s in spellings:
-        first.setdefault(s.lower(), s)
-    return first[max(counts, key=counts.__getitem__)] if counts else None  # (ties: the first met)
-
-
-def _spelled_after(text: str, name: str, capitals: list[str]) -> list[str]:
-    """The spellings a text gives in brackets right after the name, all the brackets spelling it ("FED (fine-grained
-    evaluation of dialog)")."""
-    found = []
-    start = text.find(f"{name} (")
-    while start != -1:
-        opened = start + len(name) + 2
-        closed = text.find(")", opened, opened + 100)
-        inside = text[opened:closed] if closed != -1 and not (start and _wordish(text[start - 1])) else "("
-        words = [w.strip(",;:") for w in inside.split()]
-        if words and "(" not in inside and all(words) and _spells(words, capitals):
-            found.append(" ".join(words))
-        start = text.find(f"{name} (", start + 1)
-    return found
-
-
-def _initialled(words: list[str], capitals: list[str]) -> str | None:
-    """The shortest run of words ending the list whose initials spell `capitals` (see `spelled_out`)."""
-    for start in range(len(words) - 1, -1, -1):
-        run = [w.strip("\"'“”‘’,;:") for w in words[start:]]
-        if not run[0][:1].isalpha() or any(not w for w in run):
-            return None
-        if _spells(run, capitals):
-            return " ".join(run)
-    return None
-
-
-def _spells(run: list[str], capitals: list[str]) -> bool:
-    """Whether a run of words spells the capitals by its initials: each word, or each part of a hyphened word,
-    gives its first letter; a small word ("of", "and") may give none."""
-    options: list[list[list[str]]] = []
-    for word in run:
-        parts = [p for p in word.split("-") if p]
-        forms = [[word[0].lower()], [p[0].lower() for p in parts]]
-        if word.lower() in _SMALL:
-            forms.append([])
-        options.append(forms)
-    reach = {0}  # how many of the capitals the words so far can spell
-    for forms in options:
-        reach = {n + len(f) for n in reach for f in forms if capitals[n : n + len(f)] == f}
-        if not reach:
-            return False
-    return len(capitals) in reach
-
-
-_SMALL = frozenset("of and for the in on to a an with by".split())
 
 
 # "we call them ELMo", "We propose SPECTER", "This paper introduces the FED dataset": a name of the paper's own
@@ -323,15 +245,16 @@ def says(text: str, name: str) -> bool:
     start = text.find(name)
     while start != -1:
         end = start + len(name)
-        if (start == 0 or not _wordish(text[start - 1], "-")) and any(
-                text.startswith(tail, end) and (end + len(tail) == len(text) or not _wordish(text[end + len(tail)]))
+        if (start == 0 or not is_word_char(text[start - 1], "-")) and any(
+                text.startswith(tail, end) and (end + len(tail) == len(text) or not is_word_char(text[end + len(tail)]))
                 for tail in ("", "s", "es")):  # fmt: skip
             return True
         start = text.find(name, start + 1)
     return False
 
 
-def _wordish(char: str, also: str = "") -> bool:
+def is_word_char(char: str, also: str = "") -> bool:
+    """Whether a character is part of a word (`also`: characters that count here too)."""
     return char.isalnum() or char == "_" or char in also
 
 

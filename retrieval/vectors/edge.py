@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from retrieval.vectors.embeddings import DENSE_DIM, SparseVector
+from retrieval.vectors.edge_shard import layout_on_disk, lock_folder, shard_behind, shard_config
+from retrieval.vectors.embeddings import SparseVector
 from retrieval.vectors.store import (
     ANYONE,
-    BM25_SCAN_UP_TO,
     DENSE,
     EXACT_FILTERED_UP_TO,
     INDEXED_FIELDS,
     RETURNED_FIELDS,
-    SEGMENT_KB,
     SEGMENT_POINTS,
     SPARSE,
     AnyOf,
@@ -73,35 +71,19 @@ class EdgeStore:
         self._values: tuple[frozenset, frozenset] | None = None  # see `_held`
         self._written = 0  # writes finished (`_held` keeps values only if none finished while it read them)
         self.shard = None
-        self._lock = _lock_folder(path)
+        self._lock = lock_folder(path)
         try:
             if (path / "edge_config.json").exists() or any(path.glob("segments*")):
                 self.shard = q.EdgeShard.load(str(path))
                 self._create_indexes(set(self.shard.info().payload_schema))  # fields added since it was made
             else:
                 path.mkdir(parents=True, exist_ok=True)
-                self.shard = q.EdgeShard.create(str(path), self._config(layout))
+                self.shard = q.EdgeShard.create(str(path), shard_config(q, layout))
                 self._create_indexes()
-            self.layout = _layout_on_disk(path)
+            self.layout = layout_on_disk(path)
         except Exception as exc:
             os.close(self._lock)
             raise IndexUnavailable(f"cannot open the vector index at {path}: {exc}") from exc
-
-    def _config(self, layout: VectorLayout):
-        q = self.q
-        if layout == VectorLayout.INT8:  # int8 copies pinned in memory; the float32 originals read from disk
-            int8 = q.ScalarQuantizationConfig(type=q.ScalarType.Int8, quantile=0.99, memory=q.Memory.Pinned)
-            dense = q.EdgeVectorParams(size=DENSE_DIM, distance=q.Distance.Cosine, quantization_config=int8,
-                                       memory=q.Memory.Cold)  # fmt: skip
-        else:
-            dense = q.EdgeVectorParams(size=DENSE_DIM, distance=q.Distance.Cosine)
-        return q.EdgeConfig(
-            vectors={DENSE: dense},
-            # (kept by each segment as it is made: a shard made before keeps Qdrant's default, see `behind`)
-            sparse_vectors={SPARSE: q.EdgeSparseVectorParams(full_scan_threshold=BM25_SCAN_UP_TO,
-                                                             modifier=q.Modifier.Idf)},  # fmt: skip
-            optimizers=q.EdgeOptimizersConfig(max_segment_size=SEGMENT_KB),
-        )
 
     def convert(self, layout: VectorLayout) -> None:
         """Keep the dense vectors as `layout` says from now on: the shard is opened again with that configuration
@@ -110,7 +92,7 @@ class EdgeStore:
             return
         self.shard.close()
         try:
-            self.shard = self.q.EdgeShard.load(str(self.path), self._config(layout))
+            self.shard = self.q.EdgeShard.load(str(self.path), shard_config(self.q, layout))
             self.shard.optimize()
             self.shard.flush()
         except Exception as exc:
@@ -118,7 +100,7 @@ class EdgeStore:
             raise IndexUnavailable(f"the vector index could not be converted to {layout}: {exc}") from exc
         finally:
             self._points = self._values = None
-            self.layout = _layout_on_disk(self.path)
+            self.layout = layout_on_disk(self.path)
 
     def _create_indexes(self, present: set[str] = frozenset()) -> None:
         q = self.q
@@ -291,16 +273,7 @@ class EdgeStore:
     def behind(self) -> list[str]:
         """What this shard lacks that one made by this version has, each said in a sentence (from the configuration
         each of its segments keeps beside it): nothing for a shard this version made."""
-        for kept in self.path.glob("segments/*/segment.json"):
-            try:
-                sparse = json.loads(kept.read_text())["config"]["sparse_vector_data"][SPARSE]["index"]
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            if (sparse.get("full_scan_threshold") or 0) < BM25_SCAN_UP_TO:
-                return [f"its BM25 side reads the inverted lists whole under a filter leaving up to "
-                        f"{BM25_SCAN_UP_TO:,} of a segment's points, where an index made now scores that filter's "
-                        "points (at 5.4M points, a 1.4% category: 23 ms p50 against 6)"]  # fmt: skip
-        return []
+        return shard_behind(self.path)
 
     def optimize(self) -> None:
         """Build the HNSW graph of the segments without one and merge small segments (blocks; seconds at 10k
@@ -318,28 +291,3 @@ class EdgeStore:
                 self.shard = None
                 os.close(self._lock)
 
-
-def _layout_on_disk(path: Path) -> VectorLayout:
-    """How the shard in `path` keeps its dense vectors, from the configuration it keeps beside its segments."""
-    try:
-        dense = json.loads((path / "edge_config.json").read_text())["vectors"][DENSE]
-    except (OSError, ValueError, KeyError, TypeError):
-        return VectorLayout.FLOAT32
-    return VectorLayout.INT8 if (dense.get("quantization_config") or {}).get("scalar") else VectorLayout.FLOAT32
-
-
-def _lock_folder(path: Path) -> int:
-    """An exclusive lock on `path`/scholarloom.lock, held through the returned descriptor (released when it is
-    closed, or when the process dies); IndexUnavailable at once when another process holds it."""
-    import fcntl
-
-    path.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path / "scholarloom.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        os.close(descriptor)
-        raise IndexUnavailable(
-            f"the vector index at {path} is in use by another ScholarLoom process (`scholarloom serve`?)"
-        ) from exc
-    return descriptor

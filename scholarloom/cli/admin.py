@@ -11,8 +11,8 @@ import typer
 from scholarloom.cli.common import app, bench_app, fail, load_settings, models_app, progress, users_app
 
 
-@app.command()
-def serve(
+@app.command("serve")
+def serve_command(
     host: str = typer.Option(None, help="Address to listen on (default SCHOLARLOOM_HOST)."),
     port: int = typer.Option(None, help="Port to listen on (default SCHOLARLOOM_PORT)."),
 ) -> None:

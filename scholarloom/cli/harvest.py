@@ -46,10 +46,11 @@ def ingest_arxiv(
             ArxivQuery(query=query, categories=tuple(category), since=first, until=last).search_query()
         except ValueError as exc:
             fail(f"{exc} (--query, --category, --since/--until)")
-    arguments = {"query": query, "categories": list(category), "since": since, "until": until, "oai": oai,
-                 "set": oai_set, "format": metadata_format, "limit": limit, "page_size": page_size,
-                 "index": not no_index}  # fmt: skip
-    execute("arxiv", arguments, detach)
+    from jobs.arguments import ArxivArguments, JobKind
+
+    arguments = ArxivArguments(query, tuple(category), since, until, oai, oai_set, metadata_format, limit, page_size,
+                               index=not no_index)  # fmt: skip
+    execute(JobKind.ARXIV, arguments, detach)
 
 
 @ingest_app.command("openalex")
@@ -64,9 +65,11 @@ def ingest_openalex(
     detach: bool = DETACH,
 ) -> None:
     """Enrich arXiv papers from OpenAlex: author ids and ORCIDs, institutions (ROR), references, cited-by counts."""
-    arguments = {"refresh": refresh, "limit": limit, "references": not no_references, "entities": not no_entities,
-                 "index": not no_index}  # fmt: skip
-    execute("openalex", arguments, detach)
+    from jobs.arguments import JobKind, OpenAlexArguments
+
+    arguments = OpenAlexArguments(refresh, limit, references=not no_references, entities=not no_entities,
+                                  index=not no_index)  # fmt: skip
+    execute(JobKind.OPENALEX, arguments, detach)
 
 
 @ingest_app.command("s2")
@@ -79,6 +82,7 @@ def ingest_s2(
     detach: bool = DETACH,
 ) -> None:
     """Enrich papers from Semantic Scholar (by ARXIV:<id>, batch endpoint): author ids, references, citations."""
-    arguments = {"refresh": refresh, "limit": limit, "references": not no_references, "citations": citations,
-                 "index": not no_index}  # fmt: skip
-    execute("s2", arguments, detach)
+    from jobs.arguments import JobKind, S2Arguments
+
+    arguments = S2Arguments(refresh, limit, references=not no_references, citations=citations, index=not no_index)
+    execute(JobKind.S2, arguments, detach)

@@ -26,7 +26,9 @@ def ingest_demo(
     root = (source or DEMO_DIR).resolve()
     if not root.is_dir():
         fail(f"no demo corpus at {root}")
-    execute("demo", {"source": str(root), "write_vectors": write_vectors}, detach)
+    from jobs.arguments import DemoArguments, JobKind
+
+    execute(JobKind.DEMO, DemoArguments(str(root), write_vectors), detach)
 
 
 @ingest_app.command("snapshot")
@@ -52,9 +54,10 @@ def ingest_snapshot(
             value and date.fromisoformat(value)
         except ValueError:
             fail(f"not a day (YYYY-MM-DD): {value}")
-    arguments = {"path": str(path.resolve()), "categories": list(category or []), "since": since, "until": until,
-                 "limit": limit, "index": index}  # fmt: skip
-    execute("snapshot", arguments, detach)
+    from jobs.arguments import JobKind, SnapshotArguments
+
+    arguments = SnapshotArguments(str(path.resolve()), tuple(category or ()), since, until, limit, index)
+    execute(JobKind.SNAPSHOT, arguments, detach)
 
 
 @ingest_app.command("pdfs")
@@ -72,9 +75,10 @@ def ingest_pdfs(
     missing = [p for p in paths or [] if not p.exists()]
     if missing:
         fail(f"no such file or folder: {missing[0]}")
-    arguments = {"paths": [str(p.resolve()) for p in paths or []], "limit": limit, "retry_failed": retry_failed,
-                 "timeout": timeout, "memory_mb": memory_mb}  # fmt: skip
-    execute("pdfs", arguments, detach)
+    from jobs.arguments import JobKind, PdfsArguments
+
+    arguments = PdfsArguments(tuple(str(p.resolve()) for p in paths or ()), limit, retry_failed, timeout, memory_mb)
+    execute(JobKind.PDFS, arguments, detach)
 
 
 @ingest_app.command("analyse")
@@ -91,7 +95,9 @@ def ingest_analyse(
     settings.close()
     if not configured:
         fail("no LLM is configured: set SCHOLARLOOM_LLM (e.g. openai/gpt-4o-mini or ollama_chat/qwen2.5)")
-    execute("analyse", {"limit": limit, "refresh": refresh}, detach)
+    from jobs.arguments import AnalyseArguments, JobKind
+
+    execute(JobKind.ANALYSE, AnalyseArguments(limit, refresh), detach)
 
 
 @ingest_app.command("update")
@@ -109,5 +115,6 @@ def ingest_update(
     Each step reports its own result; a failing step does not stop the ones after it. `serve` can run the same
     steps itself on a schedule (SCHOLARLOOM_UPDATE_EVERY).
     """
-    arguments = {"set": oai_set, "days": days, "openalex": openalex, "s2": s2, "pdfs": pdfs, "analyse": analyse}
-    execute("update", arguments, detach)
+    from jobs.arguments import JobKind, UpdateArguments
+
+    execute(JobKind.UPDATE, UpdateArguments(oai_set, days, openalex, s2, pdfs, analyse), detach)

@@ -6,10 +6,15 @@ from __future__ import annotations
 import time
 from collections import Counter
 from contextlib import closing
+from typing import TYPE_CHECKING
 
 import typer
 
 from scholarloom.cli.common import app, fail, load_settings, progress, report
+
+if TYPE_CHECKING:  # pragma: no cover
+    from common.stored import StoredArguments
+    from jobs.arguments import JobKind
 
 jobs_app = typer.Typer(help="Jobs run by the server: ingest runs handed over, papers fetched on request, updates.")
 app.add_typer(jobs_app, name="jobs")
@@ -26,16 +31,15 @@ def _finish(settings, info, summary, note: str | None, error: str | None) -> Non
         fail(error)
 
 
-def execute(kind: str, arguments: dict, detach: bool = False) -> None:
+def execute(kind: JobKind, arguments: StoredArguments, detach: bool = False) -> None:
     """Run one kind of job here, or hand it to the server that holds the index."""
     from ingest.report import Summary
     from jobs.context import JobIncomplete
-    from jobs.kinds import KINDS
     from jobs.queue import JobQueue
-    from jobs.watches import FOLLOW_UPS
+    from jobs.registry import REGISTRY, run_job
     from retrieval.vectors.index import IndexUnavailable
 
-    info = KINDS[kind]
+    info = REGISTRY[kind]
     with closing(load_settings()) as settings:
         try:
             index = settings.index()
@@ -49,21 +53,20 @@ def execute(kind: str, arguments: dict, detach: bool = False) -> None:
         context = settings.job_context(index)
         with progress() as bars:
             try:
-                note = info.run(context, arguments, summary, bars)
+                note = run_job(context, kind, arguments, summary, bars)
             except JobIncomplete as exc:
                 error = str(exc)
-            # What `serve` queues after such a job (`jobs.watches.FOLLOW_UPS`), run here: the saved questions.
-            follow_up, owner_only = FOLLOW_UPS.get(kind, (None, True))
-            if follow_up and not owner_only and not error:
-                followed = KINDS[follow_up].run(context, {}, Summary(), bars)
+            then = info.follow_up  # what `serve` queues after such a job, run here: the saved questions
+            if then is not None and then.here and not error:
+                followed = run_job(context, then.kind, then.arguments("cli"), Summary(), bars)
                 note = f"{note}\n{followed}" if note else followed
         _finish(settings, info, summary, note, error)
 
 
-def _hand_off(settings, queue, kind: str, arguments: dict, detach: bool) -> None:
+def _hand_off(settings, queue, kind: JobKind, arguments: StoredArguments, detach: bool) -> None:
     from ingest.report import Failure, Summary
-    from jobs.kinds import KINDS
     from jobs.queue import JobState
+    from jobs.registry import REGISTRY
 
     job, _ = queue.submit(kind, arguments, asked_by="cli")
     typer.echo(f"scholarloom serve holds the index: this runs there as job {job.id}.")
@@ -78,8 +81,7 @@ def _hand_off(settings, queue, kind: str, arguments: dict, detach: bool) -> None
     error = done.error if done.state == JobState.FAILED else None
     if done.state == JobState.CANCELLED:
         error = f"job {job.id} was cancelled; what it stored stays, and running it again resumes it"
-    info = KINDS[kind]
-    _finish(settings, info, summary, done.note, error)
+    _finish(settings, REGISTRY[kind], summary, done.note, error)
 
 
 def follow(queue, job_id: int, poll: float = 0.5):

@@ -112,17 +112,19 @@ def backup(
     """One archive of the catalog (with accounts and chat history), every index point, the chat's and uploads'
     files and the settings without secrets, with a manifest of counts and checksums. With `serve` running it runs
     there as a job, between the others, so nothing is ingested while it reads (the chat goes on)."""
+    from jobs.arguments import BackupArguments, JobKind
     from scholarloom.cli.run import execute
 
-    execute("backup", {"destination": str(destination.resolve())}, detach)
+    execute(JobKind.BACKUP, BackupArguments(str(destination.resolve())), detach)
 
 
-@app.command()
-def restore(source: Path = typer.Argument(..., exists=True, dir_okay=False, help="An archive `backup` wrote.")) -> None:
+@app.command("restore")
+def restore_command(
+    source: Path = typer.Argument(..., exists=True, dir_okay=False, help="An archive `backup` wrote."),
+) -> None:
     """Restore an archive into an empty data directory (SCHOLARLOOM_DATA_DIR): every member is checked against
     the manifest first; then the database, the files and the index points, and the counts compared."""
-    from retrieval.upkeep.backup import BackupError, Targets, table_counts
-    from retrieval.upkeep.backup import restore as restore_archive
+    from retrieval.upkeep.backup import BackupError, Targets, restore, table_counts
 
     with closing(load_settings()) as settings:
         data_dir = settings.data_dir
@@ -133,7 +135,7 @@ def restore(source: Path = typer.Argument(..., exists=True, dir_okay=False, help
         targets = Targets(database, settings.index, settings.backup_folders())
         try:
             with progress() as bars:
-                manifest = restore_archive(source, targets, data_dir, bars)
+                manifest = restore(source, targets, data_dir, bars)
         except BackupError as exc:
             fail(str(exc))
         restored = table_counts(settings.catalog().engine)  # opening it also brings an older schema up to date
@@ -157,9 +159,10 @@ def index_rebuild(detach: bool = typer.Option(False, help="With a server running
     uploads from their rows, with the models and index format of this version. Built beside the index in use, which
     keeps answering until the new one replaces it (with `serve` running: as its job, without a restart). With a
     Qdrant server: a new collection, named at the end, for SCHOLARLOOM_COLLECTION."""
+    from jobs.arguments import JobKind, RebuildArguments
     from scholarloom.cli.run import execute
 
-    execute("rebuild", {}, detach)
+    execute(JobKind.REBUILD, RebuildArguments(), detach)
 
 
 @index_app.command("convert")

@@ -1,7 +1,7 @@
 """Citations become links to our pages; links the model invents never reach the page, streamed or not."""
 
 from assistant.safe_markdown import StreamGuard
-from assistant.turn import link_citations, sources_footer
+from assistant.composer import link_numbers as link_citations, sources_footer
 
 SOURCES = {1: ("Hindsight Logging for Model Training", "/papers/2006.07357-hindsight-logging-for-model-training")}
 

@@ -11,7 +11,7 @@ from assistant.tools.compare import compare_papers
 from assistant.turn import Question
 from harness.llm_server import text, tool_call
 from tests.assistant.test_agent import RecordingUI, agent_for
-from web.compare import ComparePage
+from pages.compare import ComparePage
 
 PAPERS = ["2004.07180", "1802.05365", "2005.02877"]
 

@@ -1,7 +1,7 @@
 """The full-text tool: page-numbered passages with citation numbers, scoped chats first, clear failures."""
 
 from assistant.tools import ToolDeps, call_tool, search_fulltext
-from assistant.turn import link_citations
+from assistant.composer import link_numbers as link_citations
 from tests.conftest import LONGEVAL, S2ORC
 
 

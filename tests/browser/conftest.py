@@ -1,7 +1,9 @@
-"""Debian's chromium, driven by Playwright (no browser is downloaded): one per test module."""
+"""Debian's chromium, driven by Playwright (no browser is downloaded): one per worker, shared by the browser test
+modules it runs (each test opens contexts of its own)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from contextlib import contextmanager
@@ -29,14 +31,31 @@ def require_chromium() -> None:
         pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
-def browser():
+@pytest.fixture(scope="session")
+def _chromium():
+    """The worker's chromium and the event loop of Playwright's sync API, set aside while no browser test runs: after
+    each call the sync API marks its loop as the thread's running one, and the worker's next module's `asyncio.run`
+    and async tests would refuse to start. (A launch and its driver cost 1.5 s: a module each used to start one.)"""
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
+    playwright = sync_playwright().start()
+    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+    loop = asyncio._get_running_loop()
+    asyncio._set_running_loop(None)
+    yield chromium, loop
+    asyncio._set_running_loop(loop)
+    chromium.close()
+    playwright.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(_chromium):
+    """The worker's chromium for one module: its loop marked running again for as long as the module's tests run,
+    as the sync API expects, and set aside after them."""
+    chromium, loop = _chromium
+    asyncio._set_running_loop(loop)
+    yield chromium
+    asyncio._set_running_loop(None)
 
 
 def signed_in(browser, base: str, user: str, password: str):

@@ -67,7 +67,7 @@ def test_analysis_is_validated_retried_and_stored(catalog, scripted, tmp_path):
     assert scripted.requests[0]["response_format"] == {"type": "json_object"}
     assert "<paper>" in scripted.requests[0]["messages"][1]["content"]  # the abstract goes in as data
     from retrieval.archive import Archive
-    from web.paper import paper_page
+    from pages.paper import paper_page
 
     markdown = paper_page(Archive(catalog, None, None), done[0].id).to_markdown()
     assert "## Summary (written by an LLM from the abstract)" in markdown

@@ -11,9 +11,9 @@ from sqlmodel import select
 
 from ingest.demo import DEMO_DIR
 from ingest.harvest.arxiv import ArxivQuery, harvest_api, harvest_oai, oai_last_name
-from ingest.harvest.openalex import OpenAlex, enrich_papers, name_references
+from ingest.harvest.openalex import OpenAlex, enrich_from_openalex, name_references
 from ingest.harvest.s2 import SemanticScholar
-from ingest.harvest.s2 import enrich_papers as s2_enrich
+from ingest.harvest.s2 import enrich_from_s2 as s2_enrich
 from ingest.http import FetchError
 from ingest.pipeline import finish_catalog, load_records
 from ingest.report import Summary
@@ -169,7 +169,7 @@ def test_openalex_enriches_by_arxiv_doi_and_follows_the_cursor(catalog):
     replay.add("GET", "api.openalex.org", "/works", CASSETTES / "works_cursor_last_page_empty.json")
     summary = Summary()
     with make_client(replay) as client:
-        enrich_papers(catalog, OpenAlex(client, "https://api.openalex.org", email="ops@example.org"), summary)
+        enrich_from_openalex(catalog, OpenAlex(client, "https://api.openalex.org", email="ops@example.org"), summary)
     first = replay.params(0)
     assert first["filter"] == "doi:https://doi.org/10.48550/arxiv.2007.14454" and first["mailto"] == "ops@example.org"
     assert replay.params(1)["cursor"].startswith("IlsnLUlu")  # the recorded next_cursor, then a null one ends it
@@ -188,7 +188,7 @@ def test_openalex_enriches_by_arxiv_doi_and_follows_the_cursor(catalog):
     # A rerun asks nothing: the paper is in the ledger.
     replay.requests.clear()
     with make_client(replay) as client:
-        enrich_papers(catalog, OpenAlex(client, "https://api.openalex.org"), Summary())
+        enrich_from_openalex(catalog, OpenAlex(client, "https://api.openalex.org"), Summary())
     assert replay.requests == []
 
 

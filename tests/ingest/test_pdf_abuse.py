@@ -81,13 +81,14 @@ def test_the_parent_refuses_an_oversized_or_stalled_answer():
 def test_a_reference_list_made_to_backtrack_is_read_in_the_worker(monkeypatch):
     """The reference list and what the file says it is are read in the worker, under its limits: the parent never
     runs a pattern over the file's text, and the commas cost linear time there."""
+    import ingest.pdf_meta
     import ingest.pdf_text
 
     def not_here(*_):
         raise AssertionError("the file's text was analysed in the ingesting process")
 
     monkeypatch.setattr(ingest.pdf_text, "cited_identifiers", not_here)
-    monkeypatch.setattr(ingest.pdf_text, "guess_metadata", not_here)
+    monkeypatch.setattr(ingest.pdf_meta, "guess_metadata", not_here)
     with PdfWorker(PdfLimits(seconds=30)) as worker:
         parsed = worker.read(backtracking_references())
     assert parsed.cited == [("arxiv", "2004.07180")]

@@ -2,7 +2,7 @@
 rules one by one."""
 
 from bench.pdf_metadata import measure
-from ingest.pdf_text import MARK, _lines, guess_metadata
+from ingest.pdf_meta import MARK, _lines, guess_metadata
 
 
 def test_the_eight_pdfs_title_and_authors():

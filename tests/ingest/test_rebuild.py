@@ -14,8 +14,10 @@ from ingest.report import Summary
 from ingest.writer import Writer
 from jobs.context import JobIncomplete
 from jobs.kinds import index_upload
+from jobs.arguments import RebuildArguments
 from jobs.upkeep import run_rebuild
-from retrieval.vectors.index import ANYONE, PASSAGE_KINDS, Filters, edge_folder
+from retrieval.vectors.index import ANYONE, Filters, edge_folder
+from retrieval.vectors.points import PASSAGE_KINDS
 from retrieval.vectors.store import StoredPoint
 from tests.ingest.test_uploads import PHRASE, _stored
 from tests.small_archive import small_archive
@@ -68,7 +70,7 @@ def test_a_rebuilt_index_holds_the_same_points_answers_alike_and_takes_the_old_o
     leftover = old_folder.with_name(f"{settings.collection}.20200101000000")  # a rebuild cut off before its swap
     (leftover / "segments").mkdir(parents=True)
 
-    note = run_rebuild(settings.job_context(index, settings.embedder()), {"grace": 0}, Summary(), None)
+    note = run_rebuild(settings.job_context(index, settings.embedder()), RebuildArguments(grace=0), Summary(), None)
 
     assert not leftover.exists() and sorted(p.name for p in old_folder.parent.iterdir() if p.is_dir()) == [
         index.store.path.name]  # fmt: skip
@@ -95,7 +97,7 @@ def test_a_point_that_cannot_be_computed_again_stops_the_rebuild_and_changes_not
                             {**sample.payload, "kind": "figure"})])  # fmt: skip
     kinds = _by_kind(index)
     with pytest.raises(JobIncomplete, match="of kind 'figure'.*the index in use is unchanged"):
-        run_rebuild(settings.job_context(index, settings.embedder()), {"grace": 0}, Summary(), None)
+        run_rebuild(settings.job_context(index, settings.embedder()), RebuildArguments(grace=0), Summary(), None)
     assert index.store.path == folder and _by_kind(index) == kinds
     assert sorted(p.name for p in folder.parent.iterdir()) == [folder.name]  # the half-made index is gone
     assert index.count(Filters(kinds=PASSAGE_KINDS, viewer=ANYONE)) == kinds["passage"]
@@ -122,7 +124,7 @@ def test_an_upload_deleted_while_the_index_is_rebuilt_stays_deleted(archive):
     index, uploads = settings.index(), settings.uploads()
     row = uploads.get("carol", 1)
     embedder = _DeletingOnFirstEmbedding(settings.embedder(), lambda: uploads.delete(row, index))
-    note = run_rebuild(settings.job_context(index, embedder), {"grace": 0}, Summary(), None)
+    note = run_rebuild(settings.job_context(index, embedder), RebuildArguments(grace=0), Summary(), None)
     assert "index rebuilt" in note and uploads.get("carol", 1) is None
     assert index.count(Filters(paper_ids=("upload:1",), viewer=ANYONE)) == 0
     found = settings.archive().passages(PHRASE, Filters(viewer="carol"), limit=5).hits

@@ -51,7 +51,7 @@ def test_authors_names_are_keywords_and_an_older_archive_gets_them_without_reemb
     (two-part ledger digests, BM25 vectors without names) gets new BM25 vectors on the next run, with the dense
     vectors it has: nothing embedded again."""
     from ingest.writer import index_text
-    from retrieval.vectors.index import IndexPoint
+    from retrieval.vectors.points import IndexPoint
     from retrieval.vectors.store import SPARSE
 
     settings = make_instance(tmp_path)

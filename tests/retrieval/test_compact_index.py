@@ -99,7 +99,9 @@ def test_a_conversion_the_engine_refuses_leaves_the_index_answering(demo_points,
     wanted = _top(store, vectors)
     q = store.q
     refused = q.EdgeConfig(vectors={DENSE: q.EdgeVectorParams(size=7, distance=q.Distance.Cosine)})
-    monkeypatch.setattr(store, "_config", lambda layout: refused)  # a configuration this shard cannot take
+    import retrieval.vectors.edge as edge
+
+    monkeypatch.setattr(edge, "shard_config", lambda q, layout: refused)  # a configuration this shard cannot take
     try:
         with pytest.raises(IndexUnavailable, match="could not be converted to int8"):
             store.convert(VectorLayout.INT8)

@@ -3,7 +3,7 @@ this process or another, so an alias merged later is found at once."""
 
 from retrieval.scholarly.affiliations import MatchedBy
 from retrieval.scholarly.catalog import Catalog
-from retrieval.scholarly.institutions import find_institution
+from retrieval.scholarly.institutions import look_up_institution as find_institution
 from retrieval.scholarly.records import InstitutionRecord
 from retrieval.scholarly.upsert import upsert_institution
 
@@ -46,7 +46,7 @@ def test_an_institutions_pages_and_fields_follow_its_authorships_and_papers_as_t
     from ingest.report import Summary
     from retrieval.scholarly.institutions import institution_profile
     from retrieval.scholarly.models import Authorship, InstitutionPaper
-    from retrieval.scholarly.paging import fields_of, paper_page
+    from retrieval.scholarly.paging import fields_of, page_of_papers
     from retrieval.scholarly.records import AffiliationRecord, AuthorRecord, PaperRecord
 
     place = AffiliationRecord(raw="Marker Institute", name="Marker Institute", ror_id="0abcdef12")
@@ -73,7 +73,7 @@ def test_an_institutions_pages_and_fields_follow_its_authorships_and_papers_as_t
             for category in (None, "math.CO", "cs.CL", "q-bio.NC"):
                 for page in range(1, 9):
                     shown = institution_profile(catalog, institution.id, page, category, per_page=5)
-                    long_way = paper_page(session, own, page, 5, category)
+                    long_way = page_of_papers(session, own, page, 5, category)
                     assert [p.id for p in shown.papers.papers] == [p.id for p in long_way.papers], (page, category)
                     assert (shown.papers.total, shown.papers.pages) == (long_way.total, long_way.pages)
             whole = institution_profile(catalog, institution.id, per_page=5)

@@ -1,5 +1,5 @@
 """A reference finds the held paper it names: by its ids first, then, with no arXiv id, by its title and year; and
-the edge is linked whichever side arrives first (`retrieval.scholarly.upsert.link_citations`, `link_cited`).
+the edge is linked whichever side arrives first (`retrieval.scholarly.citation_edges.resolve_citation_edges`, `link_cited`).
 Near-titles, ambiguous titles, far-off years and another paper's arXiv id never match."""
 
 import pytest
@@ -8,9 +8,9 @@ from sqlmodel import select
 from ingest.pipeline import load_records
 from ingest.report import Summary
 from retrieval.scholarly.catalog import Catalog
+from retrieval.scholarly.citation_edges import ListedWork, add_citation, edges_of, resolve_citation_edges
 from retrieval.scholarly.models import Citation, title_key
 from retrieval.scholarly.records import AuthorRecord, PaperRecord
-from retrieval.scholarly.upsert import ListedWork, add_citation, edges_of, link_citations
 
 CITING = "2301.00001"
 TRIPPY = "TripPy: A Triple Copy Strategy for Value Independent Neural Dialog State Tracking"
@@ -35,7 +35,7 @@ def _cite(catalog: Catalog, title: str, year: int | None = 2020, arxiv_id=None, 
         add_citation(session, CITING, arxiv_id=arxiv_id, doi=doi, edges=edges, title=title,
                      entry=ListedWork(["Michael Heck"], year, "SIGDIAL", f"Heck et al. {title}. {year}"))  # fmt: skip
         session.flush()
-        link_citations(session, [CITING])
+        resolve_citation_edges(session, [CITING])
         session.commit()
 
 

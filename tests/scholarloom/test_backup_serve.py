@@ -13,7 +13,8 @@ import httpx
 from harness.serve import child_environment, served
 from ingest.demo import DEMO_DIR
 from retrieval.upkeep.backup import read_manifest, table_counts
-from retrieval.vectors.index import PASSAGE_KINDS, Filters
+from retrieval.vectors.index import Filters
+from retrieval.vectors.points import PASSAGE_KINDS
 from retrieval.vectors.store import ANYONE
 from scholarloom.settings import Settings
 from tests.chat_server import ChatClient, sign_in

@@ -170,10 +170,10 @@ def test_a_new_data_directory_is_private_and_doctor_says_when_one_is_not(tmp_pat
 def test_an_index_made_before_the_bm25_scan_threshold_is_named_with_the_rebuild(instance, monkeypatch):
     """An index whose segments keep a lower BM25 full-scan threshold than this version makes (as every index made
     before it keeps Qdrant's default) answers as before; doctor says what it lacks and the command that remakes it."""
-    import retrieval.vectors.edge as edge
+    import retrieval.vectors.edge_shard as edge_shard
 
     assert not [line for line in _lines(runner.invoke(app, ["doctor"])) if "earlier version" in line]
-    monkeypatch.setattr(edge, "BM25_SCAN_UP_TO", edge.BM25_SCAN_UP_TO * 2)  # this index's is now lower
+    monkeypatch.setattr(edge_shard, "BM25_SCAN_UP_TO", edge_shard.BM25_SCAN_UP_TO * 2)  # this index's is now lower
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
     (warning,) = [line for line in _lines(result) if "earlier version" in line]

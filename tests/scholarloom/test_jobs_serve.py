@@ -11,7 +11,7 @@ import httpx
 from harness.serve import child_environment
 from ingest.demo import DEMO_DIR
 from jobs.queue import JobQueue, JobState
-from retrieval.scholarly.upsert import ListedWork, add_citation
+from retrieval.scholarly.citation_edges import ListedWork, add_citation
 from tests.chat_server import PASSWORD, ChatClient
 from tests.small_archive import small_archive
 

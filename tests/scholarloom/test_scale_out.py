@@ -24,7 +24,7 @@ from jobs.queue import JobQueue, JobState
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Institution, Paper
 from tests.chat_server import PASSWORD, ChatClient, sign_in
-from tests.postgres import PostgresServer, require_postgres
+from tests.postgres import require_postgres
 
 require_postgres()
 
@@ -32,10 +32,9 @@ FLOR = "2006.07357"
 
 
 @pytest.fixture(scope="module")
-def two_servers(tmp_path_factory, llm_server):
+def two_servers(tmp_path_factory, llm_server, postgres):
     """(database URL, base URL of A, base URL of B): two servers on one new database with alice, the admin hana,
     one paper and one institution; one session secret, each its own data directory and embedded index."""
-    postgres = PostgresServer().start()
     url = postgres.new_database()
     catalog = Catalog(url)
     with catalog.session() as session:
@@ -57,7 +56,6 @@ def two_servers(tmp_path_factory, llm_server):
             yield url, *bases
     finally:
         llm_server.answer_probes = False
-        postgres.close()
 
 
 def _page(base: str, path: str, token: str) -> httpx.Response:

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from web.compare import CompareCell, ComparePage, CompareRow, spreadsheet_safe
+from pages.compare import CompareCell, ComparePage, CompareRow, spreadsheet_safe
 
 PAPERS = "2004.07180,1802.05365,2005.02877"
 ASPECTS = "task,data set,method,training details"

@@ -363,7 +363,8 @@ async def test_a_name_the_archive_spells_out_is_searched_as_it_spells_it(client,
 
 
 def test_a_name_spelled_out_by_its_initials():
-    from retrieval.search.relevance import about_names, spelled_out
+    from retrieval.search.relevance import about_names
+    from retrieval.search.spelling import spelled_out
 
     assert spelled_out("SQuAD", ["The Stanford Question Answering Dataset (SQuAD) (Rajpurkar et al.)"]) == (
         "Stanford Question Answering Dataset")
@@ -383,7 +384,7 @@ def test_a_name_spelled_out_by_its_initials():
     assert about_names("What is GRPO?") == ["grpo"] and about_names("LASER eye surgery recovery time") == []
     # the note quotes the query and a paper's words: text, never a link or markup, on the markdown page
     from retrieval.search.hybrid import SearchResult
-    from web.search_page import build_search_page
+    from pages.search import build_search_page
 
     hostile = 'Read "XSS" as "[x](javascript:alert(1)) <img src=x>", as papers in this archive spell it out.'
     page = build_search_page(SearchResult("What is XSS?", [], note=hostile), {}).to_markdown()

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from web.graphs import MAX_COAUTHORS, MAX_SIDE, Person, Work, coauthor_network, paper_neighbourhood
+from pages.graphs import MAX_COAUTHORS, MAX_SIDE, Person, Work, coauthor_network, paper_neighbourhood
 from web.http import WebDeps
 from web.render import Renderer
 from web.routes import make_router

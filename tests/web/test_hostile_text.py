@@ -14,7 +14,7 @@ from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.records import AuthorRecord, PaperRecord
 from retrieval.scholarly.researchers import find_researchers
 from web.feeds import rss, sitemap
-from web.people import researcher_page
+from pages.people import researcher_page
 from web.render import Renderer
 
 EVIL = '<script>alert("x")</script>[click](https://evil.example/)&amp;'

@@ -10,7 +10,7 @@ import pytest
 
 from auth.tokens import create_token
 from jobs.queue import JobQueue
-from retrieval.library.uploads import JOB_KIND as KIND
+from jobs.arguments import JobKind
 from retrieval.library.uploads import UploadState
 from retrieval.vectors.index import ANYONE, Filters
 from tests.conftest import PDFS
@@ -72,7 +72,7 @@ async def test_uploads_are_checked_indexed_private_and_deleted(instance):
     item = added.json()
     assert item["state"] == "queued" and item["size"] == len(LONGEVAL) and item["url"] == f"/me/library/{item['id']}"
     job = JobQueue(instance.catalog().engine).get(item["job"])
-    assert job.kind == KIND and job.asked_by == "jo"
+    assert job.kind == JobKind.UPLOAD and job.asked_by == "jo"
     _run_jobs(instance, Replay())
     item = (await jo.get(f"/api/library/{item['id']}")).json()
     assert item["state"] == "indexed" and item["title"] == TITLE and item["pages"] == 20

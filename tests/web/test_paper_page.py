@@ -11,7 +11,7 @@ from retrieval.archive import Archive
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Citation, Paper
 from web.http import WebDeps
-from web.paper import paper_page
+from pages.paper import paper_page
 from web.render import Renderer
 from web.routes import make_router
 

@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 from pydantic import SecretStr
 
 from auth.accounts import add_user
-from jobs.kinds import bound_kinds
+from jobs.registry import bound_kinds
 from jobs.queue import JobQueue, JobState
 from jobs.runner import JobRunner
 from tests.ingest.ondemand_fixtures import ALSO_ASKED, ASKED, recorded_routes

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from auth.follows import Follows
 from jobs.queue import JobQueue, JobState
-from jobs.watches import FOLLOW_UPS
+from jobs.registry import FOLLOW_UPS
 from retrieval.library.watches import JUDGED_A_DAY, MAX_QUESTIONS, Watches
 from tests.ingest.ondemand_fixtures import ALSO_ASKED, ASKED, recorded_routes
 from tests.replay import Replay
@@ -188,7 +188,7 @@ async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it
     from harness.llm_server import text
     from retrieval.library.watches import QuestionChange
     from retrieval.scholarly.models import Paper
-    from web.base import md_escape
+    from pages.base import md_escape
 
     app = _app(empty_instance, llm="openai/scripted", llm_api_base=scripted.api_base,
                llm_api_key=SecretStr("k"))

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from auth.accounts import set_admin
 from ingest.http import PoliteClient
 from jobs.queue import JobQueue, JobState
-from jobs.zotero import ZOTERO_KIND
+from jobs.arguments import JobKind
 from retrieval.library.zotero import Libraries, ZoteroLibrary
 from retrieval.upkeep.schema import migrate
 from tests.replay import Replay, public_resolver
@@ -62,7 +62,7 @@ async def test_the_desktop_library_is_the_admins_alone(empty_instance):
     assert libraries.of("kim") == []
 
     assert (await jo.post("/me/zotero", data=LOCAL, headers=SAME_SITE)).status_code == 303
-    sync = next(j for j in _run_desktop(empty_instance) if j.kind == ZOTERO_KIND)
+    sync = next(j for j in _run_desktop(empty_instance) if j.kind == JobKind.ZOTERO)
     assert sync.state == JobState.DONE, sync.error
     (row,) = libraries.of("jo")
     assert (row.source, row.state, row.version) == ("local", "synced", 5)
@@ -70,7 +70,7 @@ async def test_the_desktop_library_is_the_admins_alone(empty_instance):
     # jo is no longer an admin when the sync queued before runs: the sync refuses, and switches the library off
     assert (await jo.post(f"/me/zotero/{row.id}/sync", headers=SAME_SITE)).status_code == 303
     set_admin(empty_instance.catalog().engine, "jo", False)
-    sync = next(j for j in _run_desktop(empty_instance) if j.kind == ZOTERO_KIND)
+    sync = next(j for j in _run_desktop(empty_instance) if j.kind == JobKind.ZOTERO)
     assert sync.state == JobState.FAILED and ONLY_ADMINS in sync.error
     (row,) = libraries.of("jo")
     assert (row.state, row.version) == ("off", 5) and ONLY_ADMINS in row.last_error
@@ -99,12 +99,12 @@ async def test_the_migration_switches_off_a_desktop_library_someone_else_connect
     assert "Zotero desktop user 0): off, version 5" in listing and ONLY_ADMINS in listing
 
     kims = next(r for r in libraries.of("kim") if r.source == "local")
-    JobQueue(engine).submit(ZOTERO_KIND, {"library": kims.id, "owner": "kim"}, "kim", key=f"zotero:{kims.id}")
-    sync = next(j for j in _run_desktop(empty_instance) if j.kind == ZOTERO_KIND)
+    JobQueue(engine).submit(JobKind.ZOTERO, {"library": kims.id, "owner": "kim"}, "kim", key=f"zotero:{kims.id}")
+    sync = next(j for j in _run_desktop(empty_instance) if j.kind == JobKind.ZOTERO)
     assert sync.state == JobState.FAILED and ONLY_ADMINS in sync.error
     jos = libraries.of("jo")[0]
     assert (await client_for(app, "jo").post(f"/me/zotero/{jos.id}/sync", headers=SAME_SITE)).status_code == 303
-    sync = next(j for j in _run_desktop(empty_instance) if j.kind == ZOTERO_KIND)
+    sync = next(j for j in _run_desktop(empty_instance) if j.kind == JobKind.ZOTERO)
     assert sync.state == JobState.DONE, sync.error
 
 

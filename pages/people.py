@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from pages.addresses import chat_path, external, institution_path, paper_path, researcher_path
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
+from pages.graphs import MAX_COAUTHORS, Graph, Person, coauthor_network
 from retrieval.archive import Archive
-from retrieval.scholarly.paging import PER_PAGE
-from web.addresses import chat_path, external, institution_path, paper_path, researcher_path
-from web.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
-from web.graphs import MAX_COAUTHORS, Graph, Person, coauthor_network
 
 MATCHING_NOTE = (
     "Papers are linked to researchers by OpenAlex, ORCID and Semantic Scholar ids first, then by name with "
@@ -26,7 +25,9 @@ class PaperItem:
 
 
 @dataclass(frozen=True)
-class Counted:
+class CountedLink:
+    """A name with a count, linked: a co-author and the papers shared, a field and its papers."""
+
     label: str
     count: int
     href: str | None = None
@@ -65,15 +66,15 @@ class ResearcherPage:
     external_ids: list[Link]
     positions: dict[str, int]
     matched_papers: int
-    fields: list[Counted]
-    coauthors: list[Counted]
-    institutions: list[Counted]
+    fields: list[CountedLink]
+    coauthors: list[CountedLink]
+    institutions: list[CountedLink]
     institution_years: list[str]
     papers: list[PaperItem]
     page: int
     pages: int
     category: str | None
-    network: Graph | None = None  # the co-author network drawn (`web.graphs`)
+    network: Graph | None = None  # the co-author network drawn (`pages.graphs`)
 
     dock_label = "this researcher"
 
@@ -152,14 +153,14 @@ def researcher_page(archive: Archive, researcher_id: int, page: int = 1, categor
         external_ids=links,
         positions=profile.positions,
         matched_papers=profile.matched_papers,
-        fields=[Counted(c, n, f"{path}?category={quote(c)}") for c, n in profile.fields],
-        coauthors=[Counted(c.name, c.shared, researcher_path(c.researcher_id, c.name))
+        fields=[CountedLink(c, n, f"{path}?category={quote(c)}") for c, n in profile.fields],
+        coauthors=[CountedLink(c.name, c.shared, researcher_path(c.researcher_id, c.name))
                    for c in profile.coauthors[:MAX_COAUTHORS]],  # fmt: skip
         network=coauthor_network(r.name, [Person(c.researcher_id, c.name, researcher_path(c.researcher_id, c.name),
                                                  c.shared) for c in profile.coauthors[:MAX_COAUTHORS]],
                                  profile.coauthor_links, len(profile.coauthors)),  # fmt: skip
         institutions=[
-            Counted(a.name, a.papers, institution_path(a.institution_id, a.name)) for a in profile.institutions
+            CountedLink(a.name, a.papers, institution_path(a.institution_id, a.name)) for a in profile.institutions
         ],
         institution_years=[_years(a.first_year, a.last_year) for a in profile.institutions],
         papers=paper_items(profile.papers.papers),
@@ -179,11 +180,11 @@ class InstitutionPage:
     ror_id: str | None
     links: list[Link]
     aliases: list[str]
-    parents: list[Counted]
-    children: list[Counted]
+    parents: list[CountedLink]
+    children: list[CountedLink]
     paper_count: int
-    fields: list[Counted]
-    researchers: list[Counted]
+    fields: list[CountedLink]
+    researchers: list[CountedLink]
     researcher_count: int
     papers: list[PaperItem]
     page: int
@@ -216,7 +217,8 @@ class InstitutionPage:
         facts = [x for x in (self.location, ", ".join(self.types)) if x]
         if facts:
             lines.append(" · ".join(md_escape(f) for f in facts))
-        lines.append(f"**{self.paper_count} papers, {self.researcher_count} researchers here** · **Page:** {self.path}")
+        lines.append(f"**{self.paper_count} papers, {self.researcher_count} researchers here** · "
+                     f"**Page:** {self.path}")  # fmt: skip
         if self.links:
             lines.append("**Links:** " + ", ".join(f"[{md_escape(x.label)}]({x.href})" for x in self.links))
         if self.aliases:
@@ -256,11 +258,12 @@ def institution_page(archive: Archive, institution_id: int, page: int = 1, categ
         ror_id=i.ror_id,
         links=links,
         aliases=[*i.acronyms, *i.aliases],
-        parents=[Counted(p.name, 0, institution_path(p.id, p.name)) for p in profile.parents],
-        children=[Counted(c.name, 0, institution_path(c.id, c.name)) for c in profile.children],
+        parents=[CountedLink(p.name, 0, institution_path(p.id, p.name)) for p in profile.parents],
+        children=[CountedLink(c.name, 0, institution_path(c.id, c.name)) for c in profile.children],
         paper_count=profile.paper_count,
-        fields=[Counted(c, n, f"{path}?category={quote(c)}") for c, n in profile.fields],
-        researchers=[Counted(m.name, m.papers, researcher_path(m.researcher_id, m.name)) for m in profile.researchers],
+        fields=[CountedLink(c, n, f"{path}?category={quote(c)}") for c, n in profile.fields],
+        researchers=[CountedLink(m.name, m.papers, researcher_path(m.researcher_id, m.name))
+                     for m in profile.researchers],  # fmt: skip
         researcher_count=profile.researcher_count,
         papers=paper_items(profile.papers.papers),
         page=profile.papers.page,
@@ -268,5 +271,3 @@ def institution_page(archive: Archive, institution_id: int, page: int = 1, categ
         category=category,
     )
 
-
-__all__ = ["PER_PAGE", "InstitutionPage", "ResearcherPage", "institution_page", "researcher_page"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from web.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs
+from pages.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pages.addresses import LIBRARY, chat_path
+from pages.base import PageMeta, md_escape
 from retrieval.library.uploads import MB, Upload, UploadState
-from web.addresses import LIBRARY, chat_path
-from web.base import PageMeta, md_escape
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import re
 import unicodedata
 from urllib.parse import quote, urlencode
 
-from retrieval.library.uploads import upload_number
+from retrieval.library.visible import upload_number
 from retrieval.scholarly.models import Paper
 from retrieval.scholarly.records import ARXIV_ID
 

@@ -1,5 +1,6 @@
-"""The home page (the latest papers, the ways in: categories, researchers, institutions) and /papers, every paper a
-page at a time, maybe of one category; built once, rendered as markdown or HTML."""
+"""The listings: the home page (the latest papers, the ways in: categories, researchers, institutions), /papers, every
+paper a page at a time, maybe of one category, and the /researchers and /institutions lists (most papers first, 50 a
+page, filtered by a name); built once, rendered as markdown or HTML."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from retrieval.archive import Archive
-from web.addresses import institution_path, paper_path, researcher_path
-from web.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs, byline, figure, md_escape
-from web.people import Counted, PaperItem, paper_items, paper_lines
+from pages.addresses import institution_path, paper_path, researcher_path
+from pages.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs, byline, figure, md_escape
+from pages.people import CountedLink, PaperItem, paper_items, paper_lines
 
 LATEST = 12
 SHOWN = 12  # categories, researchers and institutions on the home page
 PAPERS_PER_PAGE = 50
+LIST_PER_PAGE = 50  # researchers or institutions a page of their lists
 
 
 def papers_address(category: str | None = None, page: int = 1, after: str | None = None,
@@ -39,9 +41,9 @@ class LatestPaper:
 class HomePage:
     counts: dict[str, int]
     latest: list[LatestPaper]
-    categories: list[Counted]
-    researchers: list[Counted]
-    institutions: list[Counted]
+    categories: list[CountedLink]
+    researchers: list[CountedLink]
+    institutions: list[CountedLink]
     path: str = "/"
 
     def figures(self) -> dict[str, str]:
@@ -91,9 +93,9 @@ def home_page(archive: Archive) -> HomePage:
     rows = []
     for p in latest:
         rows.append(LatestPaper(p.title, paper_path(p), byline(authors.get(p.id, [])), p.year, p.primary_category))
-    categories = [Counted(c, n, papers_address(c)) for c, n in archive.categories(SHOWN)]
+    categories = [CountedLink(c, n, papers_address(c)) for c, n in archive.categories(SHOWN)]
     people = [
-        [Counted(name, n, path(i, name)) for i, name, n in archive.most_papers(kind, 1, SHOWN)[0]]
+        [CountedLink(name, n, path(i, name)) for i, name, n in archive.most_papers(kind, 1, SHOWN)[0]]
         for kind, path in (("researchers", researcher_path), ("institutions", institution_path))
     ]
     return HomePage(archive.counts(), rows, categories, *people)
@@ -108,7 +110,7 @@ class PapersPage:
     page: int
     pages: int
     category: str | None
-    categories: list[Counted]
+    categories: list[CountedLink]
     newer: str | None = None  # the pager's cursors (ids of papers here): keyset pages, however deep
     older: str | None = None
     cursor: tuple[str, str] | None = None  # ("after" or "before", id) when this page was reached by a cursor
@@ -170,7 +172,7 @@ def papers_page(
     """/papers at a page by its number, or next to a cursor's paper (`after` it: older; `before` it: newer); a
     cursor naming no paper here gives the first page."""
     listed = archive.all_papers(category, page, PAPERS_PER_PAGE, after, before)
-    categories = [Counted(c, n, papers_address(c)) for c, n in archive.categories()]
+    categories = [CountedLink(c, n, papers_address(c)) for c, n in archive.categories()]
     cursor = None
     if listed.page == 0:  # reached by the cursor
         cursor = ("after", after) if after else ("before", before)
@@ -178,3 +180,50 @@ def papers_page(
     since = f"{newest:%-d %b %Y}" if cursor and newest else ""
     return PapersPage(paper_items(listed.papers), listed.total, listed.page, listed.pages, category, categories,
                       listed.newer, listed.older, cursor, since)  # fmt: skip
+
+@dataclass(frozen=True)
+class ListItem:
+    label: str
+    href: str
+    count: int
+
+
+@dataclass(frozen=True)
+class ListPage:
+    kind: str  # "researchers" or "institutions"
+    path: str
+    items: list[ListItem]
+    total: int
+    page: int
+    pages: int
+    query: str
+
+    @property
+    def title(self) -> str:
+        return self.kind.capitalize()
+
+    def meta(self, base_url: str) -> PageMeta:
+        crumbs = breadcrumbs(base_url, Link(SITE_NAME, "/"), Link(self.title, self.path))
+        description = f"{self.total} {self.kind} with papers in this archive, most papers first."
+        return PageMeta(title=self.title, description=description, path=self.path, json_ld=[crumbs])
+
+    def to_markdown(self) -> str:
+        head = f"# {self.title}" + (f" matching {md_escape(self.query)!r}" if self.query else "")
+        lines = [
+            head,
+            "",
+            f"{self.total} {self.kind} with papers here, most papers first (page {self.page} of {self.pages}).",
+            "",
+        ]
+        lines += [
+            f"- [{md_escape(i.label)}]({i.href}): {i.count} paper{'s' if i.count != 1 else ''}" for i in self.items
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def list_page(archive: Archive, kind: str, page: int = 1, query: str = "") -> ListPage:
+    path_of = researcher_path if kind == "researchers" else institution_path
+    query = query.strip()[:100]
+    rows, total, at = archive.most_papers(kind, page, LIST_PER_PAGE, query)
+    items = [ListItem(name, path_of(i, name), n) for i, name, n in rows]
+    return ListPage(kind, f"/{kind}", items, total, at.page, at.pages, query)

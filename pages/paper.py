@@ -6,18 +6,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import quote
 
+from pages.addresses import chat_path, external, paper_path, researcher_path
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
+from pages.graphs import Graph
+from pages.references import MAX_CITING_SHOWN, ReferenceRow, neighbourhood, reference_items
 from retrieval.archive import Archive
 from retrieval.scholarly.catalog import PaperView
-from retrieval.scholarly.citations import CitedBy, not_held
-from retrieval.scholarly.models import Paper
-from retrieval.scholarly.records import arxiv_id_of
 from retrieval.vectors.store import IndexUnavailable
-from web.addresses import chat_path, external, paper_path, researcher_path
-from web.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
-from web.graphs import Graph, Work, paper_neighbourhood
-
-MAX_REFERENCES_SHOWN = 50
-MAX_CITING_SHOWN = 20
 MAX_SIMILAR_SHOWN = 5
 MAX_VERSIONS = 50
 
@@ -27,17 +22,6 @@ class Author:
     name: str
     href: str | None  # the researcher's page, when the catalog knows who they are
     institution: str | None = None
-
-
-@dataclass(frozen=True)
-class Reference:
-    label: str
-    href: str | None  # our page when the cited work is in the corpus, else its public address
-    paper: Paper | None = None  # the cited paper, when it is in the corpus
-    detail: str | None = None  # what the citing paper's list says besides the title: "Wen et al., 2016. In EACL"
-    leaves: bool = False  # the link leaves this site (a DOI's or OpenAlex's page), said beside it
-    source: str | None = None  # whose title this is, in words: "OpenAlex", "the PDF's reference list", ...
-    printed: str | None = None  # the citing paper's list's entry as printed, when it was read from its PDF
 
 
 @dataclass(frozen=True)
@@ -64,14 +48,14 @@ class PaperPage:
     paper_type: str | None
     research_field: str | None
     novelty: str | None
-    references: list[Reference]
+    references: list[ReferenceRow]
     reference_count: int
     author_links: list[Author]
     citing: list[Link]  # papers of this archive that cite it, newest first
     citing_count: int
     similar: list[Link] = field(default_factory=list)  # the index's nearest neighbours, closest first
     not_held: list[str] = field(default_factory=list)  # arXiv ids it cites that are not here: one job fetches them
-    graph: Graph | None = None  # its citation neighbourhood drawn (`web.graphs`)
+    graph: Graph | None = None  # its citation neighbourhood drawn (`pages.graphs`)
 
     @property
     def versions(self) -> list[Link]:
@@ -182,54 +166,6 @@ def _author_markdown(author: Author) -> str:
     return name + (f" ({md_escape(author.institution)})" if author.institution else "")
 
 
-TITLE_SOURCES = {"openalex": "OpenAlex", "s2": "Semantic Scholar", "pdf": "the paper's own reference list"}
-
-
-def _reference(citation, in_corpus: dict) -> Reference:
-    said = dict(detail=_listed_as(citation), printed=citation.reference,
-                source=TITLE_SOURCES.get(citation.cited_title_source or "") if citation.cited_title else None)
-    if citation.cited_id and citation.cited_id in in_corpus:
-        target = in_corpus[citation.cited_id]
-        return Reference(target.title, paper_path(target), target, **{**said, "source": None})  # (its own title)
-    if citation.cited_arxiv_id and (arxiv_id := arxiv_id_of(citation.cited_arxiv_id)):
-        # not held: our page for the id, where a signed-in reader fetches it (`web.http.not_found`)
-        return Reference(citation.cited_title or f"arXiv:{arxiv_id}", f"/papers/{quote(arxiv_id)}", **said)
-    if citation.cited_doi:
-        return Reference(citation.cited_title or f"doi:{citation.cited_doi}",
-                         external("https://doi.org/", citation.cited_doi), leaves=True, **said)  # fmt: skip
-    if citation.cited_openalex_id:
-        return Reference(citation.cited_title or f"OpenAlex {citation.cited_openalex_id}",
-                         external("https://openalex.org/", citation.cited_openalex_id), leaves=True,
-                         **said)  # fmt: skip
-    if citation.cited_title:  # listed with no id: not linked
-        return Reference(citation.cited_title, None, **said)
-    return Reference(citation.reference or citation.cited_key, None)  # an entry read with no title: as printed
-
-
-def _listed_as(citation) -> str | None:
-    """"Wen et al., 2016. In EACL": the first authors' surnames, the year and the venue the citing paper's own
-    reference list gives."""
-    surnames = [name.split()[-1] for name in (citation.cited_authors or "").split("; ") if name.strip()]
-    who = " and ".join(surnames) if len(surnames) <= 2 else f"{surnames[0]} et al."
-    said = ", ".join(part for part in (who, str(citation.cited_year or "")) if part)
-    return ". ".join(part for part in (said, citation.cited_venue or "") if part) or None
-
-
-@dataclass(frozen=True)
-class References:
-    items: list[Reference]  # the first works the paper cites, in its list's order
-    total: int  # how many references are known in all
-    not_held: list[str]  # the arXiv ids among all of them that this archive does not hold (a reader may fetch them)
-
-
-def reference_items(archive: Archive, paper_id: str, limit: int = MAX_REFERENCES_SHOWN) -> References:
-    """The first `limit` works a paper cites, each linked to our page or its public address; how many references
-    are known in all, and which of them could be fetched from arXiv."""
-    citations = archive.references(paper_id)
-    shown = citations[:limit]
-    in_corpus = archive.papers([c.cited_id for c in shown if c.cited_id])
-    return References([_reference(c, in_corpus) for c in shown], len(citations), not_held(citations))
-
 
 def build_paper_page(archive: Archive, view: PaperView) -> PaperPage:
     paper = view.paper
@@ -287,32 +223,6 @@ def build_paper_page(archive: Archive, view: PaperView) -> PaperPage:
         similar=_similar(archive, paper.id),
         graph=neighbourhood(paper.title, references, citing),
     )
-
-
-def neighbourhood(title: str, references: References, citing: CitedBy) -> Graph | None:
-    """The paper's citation neighbourhood drawn (`web.graphs`) from what its page lists."""
-    return paper_neighbourhood(title, [_work(r) for r in references.items],
-                               [Work(p.title, paper_path(p), "held", p.cited_by_count) for p in citing.papers],
-                               references.total, citing.total)  # fmt: skip
-
-
-def neighbourhood_card(archive: Archive, paper_id: str, references: References | None = None,
-                       citing: CitedBy | None = None) -> tuple[Graph, str] | None:  # fmt: skip
-    """The drawing and the address that opens it on the paper's page (for the chat's card), reading only what the
-    caller has not already read (never the page's similar papers: no search)."""
-    paper = archive.papers([paper_id]).get(paper_id)
-    if paper is None:
-        return None
-    references = references or reference_items(archive, paper_id)
-    citing = citing or archive.cited_by(paper_id, MAX_CITING_SHOWN)
-    graph = neighbourhood(paper.title, references, citing)
-    return (graph, f"{paper_path(paper)}#neighbourhood") if graph else None
-
-
-def _work(reference: Reference) -> Work:
-    if reference.paper is not None:
-        return Work(reference.label, reference.href, "held", reference.paper.cited_by_count)
-    return Work(reference.label, reference.href, "leaves" if reference.leaves else "not-held")
 
 
 def _similar(archive: Archive, paper_id: str) -> list[Link]:

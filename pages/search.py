@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
+from pages.addresses import paper_path
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
 from retrieval.search.hybrid import SearchResult
-from web.addresses import paper_path
-from web.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
 
 
 @dataclass(frozen=True)
