@@ -8,6 +8,8 @@ import hashlib
 import hmac
 import logging
 import secrets
+import smtplib
+import socket
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -27,6 +29,10 @@ log = logging.getLogger(__name__)
 
 CONFIRM_HOURS = 48  # how long a confirmation link works
 CONFIRM_TIMEOUT = 10.0  # seconds the confirmation mail may take (it is sent while the user's request waits)
+
+
+# The mail server itself out of reach (refused, timed out, name unknown, hung up): not one recipient's fault.
+UNREACHABLE = (ConnectionError, TimeoutError, socket.gaierror, smtplib.SMTPConnectError, smtplib.SMTPServerDisconnected)
 
 
 class DigestPost:
@@ -104,6 +110,9 @@ class DigestPost:
         for row in digests.due(now):
             try:
                 sent += self._deliver(digests, row, now)
+            except UNREACHABLE as exc:  # the server, not this recipient: every other row would wait its timeout too
+                log.warning("the mail server did not answer (%s): the digests due are sent next time", exc)
+                break
             except Exception:  # noqa: BLE001 - one recipient's failure is logged, the others still get theirs
                 log.exception("the digest for %s was not sent", row.owner)
         return sent

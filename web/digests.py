@@ -17,8 +17,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from retrieval.library.digests import PERIODS, Digests, checked_address
 from web.dependencies import NOT_FROM_HERE, Deps, FromThisSite, Guarded
 from web.http import page_headers
-from web.library import within_write_rate
-from web.watching import WatcherForm, watching_page
+from web.watching import WatcherForm, too_fast, watching_page
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +40,8 @@ router = APIRouter(route_class=Guarded)
 def ask_for_digests(request: Request, deps: Deps, user: WatcherForm, email: str = Form("", max_length=300),
                     every: str = Form("day", max_length=10)) -> Response:  # fmt: skip
     """(A plain function: the confirmation is mailed in FastAPI's thread, away from the event loop.)"""
-    within_write_rate(deps, user)
+    if slow := too_fast(request, deps, user, "Not changed"):
+        return slow
     digests = Digests(deps.archive.catalog.engine)
     if every == "off":
         digests.stop(user)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from jobs.arguments import JobKind, WatchesArguments
@@ -190,6 +190,18 @@ def watching_page(request: Request, deps: WebDeps, user: str, status: int = 200,
     return response
 
 
+def too_fast(request: Request, deps: WebDeps, user: str, refused: str) -> Response | None:
+    """The page with a 429 and the reason when the user is past their rate of writes, else None (a form's answer
+    is a page, never the JSON body `within_write_rate` raises with)."""
+    try:
+        within_write_rate(deps, user)
+    except HTTPException as slow:
+        response = watching_page(request, deps, user, slow.status_code, str(slow.detail), refused)
+        response.headers.update(slow.headers or {})
+        return response
+    return None
+
+
 @router.get("/admin/watching", include_in_schema=False)
 @router.get("/admin/watching.md", include_in_schema=False)
 def every_question(request: Request, deps: Deps, _admin: WatchesAdmin) -> Response:
@@ -209,7 +221,8 @@ def question_action(request: Request, deps: Deps, user: WatcherForm, question_id
     question = _store(deps).get(user, question_id)
     if question is None or action not in ("run", "delete"):
         return PlainTextResponse("No such question of yours.", status_code=404, headers=page_headers())
-    within_write_rate(deps, user)
+    if slow := too_fast(request, deps, user, "Not run" if action == "run" else "Not deleted"):
+        return slow
     if action == "run":
         run = WatchesArguments(owner=user, question=question.id)
         try:  # within the user's share of the queue, as every job a user asks for
@@ -232,7 +245,8 @@ def saved_questions(request: Request, deps: Deps, user: Watcher) -> Response:
 def save_question(deps: Deps, request: Request, user: WatcherForm, q: str = Form("", max_length=2000),
                   scope: str = Form("all", max_length=20), category: str = Form("", max_length=60)) -> Response:
     """(A plain function: FastAPI reads the form, then runs it in a thread, away from the event loop.)"""
-    within_write_rate(deps, user)
+    if slow := too_fast(request, deps, user, "Not saved"):
+        return slow
     if scope == "category":
         scope = f"category:{category.strip()}"
     try:

@@ -22,7 +22,9 @@ MAX_QUESTIONS = 25  # saved per user
 JUDGED_A_DAY = 20  # changes a day the model writes its sentence for, per user (LLM mode: each is one model call)
 MAX_QUERY = 300
 RELATIONS = ("supports", "extends", "contradicts")  # what new evidence does to the earlier answer (LLM mode)
-CITED = re.compile(r"\[(\d{1,2})\]")  # a judgement's citation of a numbered text: "[3]"
+# A judgement's citation of a numbered text, "[3]" or "[3, p. 7]": the grammar of the composer's reader
+# (`assistant.composer.CITATION`, which the judge is checked with), so every number it accepted is linked when shown.
+CITED = re.compile(r"\[(\d{1,3})(?:,?\s*pp?\.\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?)?\](?!\()")
 
 
 def _now() -> datetime:

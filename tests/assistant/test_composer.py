@@ -81,3 +81,16 @@ def test_a_conversation_keeps_its_evidence_and_opens_when_stored_before_it_did()
     assert resumed.evidence == () and resumed.focus == (card,)
     broken = {**conversation.to_dict(), "evidence": [{"paper_id": 3}, "x", {"paper_id": "p", "number": True}]}
     assert Conversation.from_dict(broken).evidence == ()
+
+
+def test_a_stored_judgement_is_shown_with_every_number_the_composer_read_in_it():
+    """The saved questions' judge is checked with the composer's reader; the stored judgement is shown by
+    `retrieval.library.watches.judgement_parts` (retrieval may not import the composer), which must link the same
+    numbers, page-form citations included."""
+    from assistant.composer import cited_numbers
+    from retrieval.library.watches import judgement_parts
+
+    text = "New work [2, p. 7] agrees with [1]; see [12,pp. 3-4] and not [3](/x) nor [a]."
+    said = judgement_parts({"relation": "supports", "text": text, "sources": {"1": "a", "2": "b", "12": "c"}})
+    linked = [pid for _, pid in said[1] if pid]
+    assert cited_numbers(text) == [2, 1, 12] and linked == ["b", "a", "c"]

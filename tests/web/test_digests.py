@@ -204,6 +204,33 @@ def test_one_recipient_that_fails_stops_nobody_elses_digest(empty_instance, inbo
     assert Digests(engine).of("kim").last_sent_at is None  # tried again next time
 
 
+def test_a_mail_server_out_of_reach_is_tried_once_a_run_not_once_a_recipient(empty_instance):
+    """A refused connection is the server's, not a recipient's: the run stops at the first (each other row would
+    wait out its own timeout on the only job worker) and every digest is sent next time."""
+    import socket
+
+    from common.mail import Mailer
+    from jobs.digests import DigestPost
+
+    engine = empty_instance.catalog().engine
+    for owner in ("kim", "jo", "lee"):
+        _confirmed(engine, owner, f"{owner}@example.org")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    tried = []
+
+    class Counted(Mailer):
+        def send(self, to, subject, text, headers=None):
+            tried.append(to)
+            return super().send(to, subject, text, headers)
+
+    post = DigestPost(Counted("127.0.0.1", closed, "digests@papers.example.org", starttls=False, timeout=5),
+                      "https://papers.example.org", "a secret long enough to sign with")  # fmt: skip
+    assert post.deliver(Digests(engine)) == 0
+    assert len(tried) == 1 and all(Digests(engine).of(o).last_sent_at is None for o in ("kim", "jo", "lee"))
+
+
 def test_a_digest_goes_to_the_address_checked_with_its_unsubscribe_header_on_one_line(empty_instance, inbox):
     """The envelope's recipient is the address checked, never what the mail library makes of the To header; and
     `List-Unsubscribe` is written as it is (folded at 78 characters it was RFC 2047 words, no link to any client)."""

@@ -109,6 +109,21 @@ async def test_run_now_is_within_the_users_share_of_the_queue(empty_instance):
     assert [j.arguments["question"] for j in JobQueue(empty_instance.catalog().engine).recent()] == [first.id]
 
 
+async def test_past_the_write_rate_a_form_answers_with_the_page_and_the_reason(empty_instance):
+    """The saved-question forms keep to the user's rate of writes (30 a minute); past it the answer is the page,
+    429 with Retry-After and the reason in words, not a JSON body a browser would show raw."""
+    jo = client_for(_app(empty_instance), "jo")
+    for _ in range(30):
+        assert (await jo.post("/me/watching/digest", data={"every": "off"}, headers=SAME_SITE)).status_code == 303
+    for path, data, said in (("/me/watching/digest", {"every": "off"}, "Not changed:"),
+                             ("/me/watching", {"q": QUESTION, "scope": "all"}, "Not saved:")):  # fmt: skip
+        refused = await jo.post(path, data=data, headers={**SAME_SITE, "Accept": "text/markdown"})
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1, refused.text
+        assert refused.headers["content-type"].startswith("text/markdown") and said in refused.text
+        assert "Too many changes" in refused.text
+    assert Watches(empty_instance.catalog().engine).of("jo") == []
+
+
 async def test_a_new_version_of_a_cited_paper_is_noted_and_its_quotes_checked_again(empty_instance):
     from sqlmodel import Session
 
