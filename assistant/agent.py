@@ -6,16 +6,23 @@ import logging
 import time
 from collections.abc import Callable
 
-from assistant.llm import Completion, LLMConfig, LLMError, Streamer, stream_completion
+from assistant.llm import (
+    Completion,
+    LLMConfig,
+    LLMError,
+    Streamer,
+    ThinkingFilter,
+    calls_in_text,
+    read_arguments,
+    stream_completion,
+    strip_thinking,
+)
 from assistant.pipeline import answer_with_pipeline
-from assistant.prompts import system_prompt
 from assistant.retrieval_only import answer_without_llm
 from assistant.safe_markdown import StreamGuard
-from assistant.thinking import ThinkingFilter, strip_thinking
-from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, tool_schema
 from assistant.composer import written
-from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, merge_cards, run_tool
+from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, merge_cards, run_tool, system_prompt
 from common.retry import Retrier
 
 log = logging.getLogger(__name__)

@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from assistant.asked_for import STOP_KEYS, TRIM, WORD, FactQuestion, asks_for_a_fact, keyed, word_key
-from assistant.evidence import Evidence
+from assistant.tools.base import Evidence
 from retrieval.search.spelling import spelled_out
-from retrieval.vectors.windows import split_sentences
+from retrieval.vectors.embeddings import split_sentences
 
 SPAN_WORDS = 30  # the longest run of words quoted from inside a long sentence (a table's text is one "sentence")
 SENTENCE_CHARS = 300  # a sentence up to this long is quoted whole

@@ -16,10 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from assistant.answer_line import AnswerLine
-from assistant.evidence import Evidence
+from assistant.tools.base import CardKind, Evidence, Notice, PaperListing, ProfileSummary, SourceBook
 from assistant.safe_markdown import safe_label, safe_markdown
 from assistant.tools import Card, ToolDeps, ToolResult
-from assistant.tools.base import CardKind, Notice, PaperListing, ProfileSummary, SourceBook
 from assistant.turn import Answer, TurnMode, TurnUI, TurnUsage
 from pages.base import md_escape
 from pages.compare import ComparePage

@@ -19,9 +19,8 @@ from typing import Any
 
 from assistant.agent import Agent, recent_history
 from assistant.composer import acted
-from assistant.evidence import Evidence, stored_evidence
+from assistant.tools.base import CardKind, Evidence, Quote, stored_evidence
 from assistant.tools import Card, SourceBook, ToolDeps, ToolResult
-from assistant.tools.base import CardKind, Quote
 from assistant.turn import Answer, TurnUI, TurnUsage, run_tool
 from retrieval.archive import Archive
 
@@ -197,7 +196,7 @@ def subject_card(archive, kind: str, subject: str) -> Card | None:
     """The researcher or institution a chat was opened about (by our id, as their page's dock gives it), as a card;
     None for anything else, so an address cannot make the chat about what the catalog does not hold."""
     from retrieval.scholarly.records import whole_number
-    from pages.addresses import institution_path, researcher_path
+    from pages.base import institution_path, researcher_path
 
     number = whole_number(subject)
     if number is None:
@@ -217,7 +216,7 @@ def subject_card(archive, kind: str, subject: str) -> Card | None:
 def introduction(conversation: Conversation, archive, viewer: str | None = None) -> str | None:
     """What a chat opened about something says first (markdown from catalog values, or the viewer's own upload;
     the caller sanitises it)."""
-    from pages.addresses import paper_path
+    from pages.base import paper_path
     from pages.base import md_escape
 
     if conversation.paper:

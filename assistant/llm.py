@@ -1,7 +1,12 @@
-"""Streaming chat completions with tool calls through litellm (any provider), imported lazily."""
+"""Streaming chat completions with tool calls through litellm (any provider), imported lazily, and what the model's
+reply holds beside its answer: tool calls as small local models really write them (`read_arguments`,
+`calls_in_text`), and a reasoning model's thoughts, never shown as the answer (`ThinkingFilter`, `strip_thinking`)."""
 
 from __future__ import annotations
 
+import ast
+import json
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -10,7 +15,7 @@ from assistant.provider import litellm_module
 from common.retry import GaveUp, Retrier
 
 __all__ = ["LLMError", "LLMConfig", "Completion", "ToolCall", "Streamer", "stream_completion", "complete",
-           "llm_retrier"]
+           "llm_retrier", "read_arguments", "calls_in_text", "ThinkingFilter", "strip_thinking"]
 
 
 def llm_retrier(**clock) -> Retrier:
@@ -190,3 +195,97 @@ def complete(
         if not isinstance(exc, GaveUp):  # batch jobs log the provider's words (never a key: litellm redacts)
             error = LLMError(f"{error} ({str(exc)[:200]})", error.kind)
         raise error from exc
+
+
+# --- tool calls as small local models write them ---------------------------------------------------------
+# Arguments in Python's dict syntax, or the whole call written as JSON text instead of a tool call: what can be
+# read is recovered; what cannot is said to the model.
+
+_FENCE = re.compile(r"^```(?:json)?\s*|(?<!\s)\s*```$")  # a run of spaces is entered once, at its start
+
+
+def read_arguments(raw: str) -> dict | None:
+    """The arguments as a dict: JSON, or a Python literal dict ({'query': 'x'}, True/None); None when neither."""
+    text = (raw or "").strip() or "{}"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def calls_in_text(text: str, known: set[str]) -> list[ToolCall]:
+    """Tool calls a model wrote as its answer's text ({"name": ..., "arguments": {...}}, a list of them, in a code
+    fence or not), for tools that exist; [] when the text is an answer."""
+    body = _FENCE.sub("", (text or "").strip())
+    if not body.startswith(("{", "[")):
+        return []
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        return []
+    found = []
+    for n, item in enumerate(value if isinstance(value, list) else [value]):
+        if not isinstance(item, dict):
+            return []
+        function = item.get("function") if isinstance(item.get("function"), dict) else {}
+        name = item.get("name") or item.get("tool") or function.get("name")
+        arguments = item.get("arguments", item.get("parameters", function.get("arguments", {})))
+        if name not in known or not isinstance(arguments, (dict, str)):
+            return []
+        written = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        found.append(ToolCall(id=f"call_text_{n}", name=name, arguments=written))
+    return found
+
+
+# --- a reasoning model's thoughts, never the answer --------------------------------------------------------------------------
+# `<think>...</think>`, as DeepSeek-R1, Qwen3 and others write them in the answer's text, never reach the user as
+# the answer: hidden from the stream as it arrives, a tag split across chunks included,
+# and removed from the final text. (`reasoning_content`, where a provider sends thoughts apart, is never read.)
+
+OPEN, CLOSE = "<think>", "</think>"
+_BLOCK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
+
+
+def _partial_tag(text: str, tag: str) -> int:
+    """How many characters at the end of `text` could be the start of `tag`."""
+    for size in range(min(len(tag) - 1, len(text)), 0, -1):
+        if tag.startswith(text[-size:]):
+            return size
+    return 0
+
+
+class ThinkingFilter:
+    """Feed it the stream's pieces; it returns what may be shown (thoughts left out)."""
+
+    def __init__(self) -> None:
+        self.inside = False
+        self.pending = ""
+
+    def feed(self, piece: str) -> str:
+        data, self.pending, shown = self.pending + piece, "", []
+        while data:
+            tag = CLOSE if self.inside else OPEN
+            at = data.find(tag)
+            if at >= 0:
+                if not self.inside:
+                    shown.append(data[:at])
+                data, self.inside = data[at + len(tag):], not self.inside
+                continue
+            keep = _partial_tag(data, tag)
+            if not self.inside:
+                shown.append(data[: len(data) - keep])
+            self.pending = data[len(data) - keep:] if keep else ""
+            break
+        return "".join(shown)
+
+
+def strip_thinking(text: str) -> str:
+    """The answer without its thoughts; a text whose thoughts were opened by the prompt template (only `</think>`
+    in it) loses what comes before that tag."""
+    if CLOSE in text and OPEN not in text.split(CLOSE, 1)[0]:
+        text = text.split(CLOSE, 1)[1]
+    return _BLOCK.sub("", text).strip()

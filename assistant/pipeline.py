@@ -16,15 +16,13 @@ from __future__ import annotations
 import re
 import time
 
-from assistant.llm import Completion, LLMConfig, Streamer, stream_completion
-from assistant.prompts import system_prompt
+from assistant.llm import Completion, LLMConfig, Streamer, ThinkingFilter, stream_completion, strip_thinking
 from assistant.questions import named_profile
 from assistant.reading import read_question
 from assistant.safe_markdown import StreamGuard
-from assistant.thinking import ThinkingFilter, strip_thinking
 from assistant.tools import ToolDeps
 from assistant.composer import written
-from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, merge_cards, run_tool
+from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, merge_cards, run_tool, system_prompt
 from common.retry import Retrier
 
 MAX_QUERIES = 2

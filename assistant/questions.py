@@ -6,7 +6,7 @@ from __future__ import annotations
 from assistant.reading import ReadQuestion
 from assistant.tools import ToolDeps
 from retrieval.scholarly.upsert import normalise_name
-from pages.addresses import institution_path, researcher_path
+from pages.base import institution_path, researcher_path
 
 
 def named_profile(deps: ToolDeps, read: ReadQuestion) -> tuple[str, dict, str] | None:

@@ -11,11 +11,10 @@ from dataclasses import replace
 from assistant import follow_ups
 from assistant.answer_line import AnswerLine, answer_line
 from assistant.composer import retrieved, said
-from assistant.evidence import Evidence
+from assistant.tools.base import CardKind, Evidence, PapersFound, PassagesFound, SourceBook, unavailable
 from assistant.follow_ups import authors_of
 from assistant.reading import Intent, ReadQuestion, read_question
 from assistant.tools import ToolDeps
-from assistant.tools.base import CardKind, PapersFound, PassagesFound, SourceBook, unavailable
 from assistant.turn import Answer, Question, TurnUI, run_tool
 from pages.base import md_escape
 from retrieval.search.relevance import bare, named_terms, names_its_own, says

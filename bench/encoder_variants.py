@@ -29,7 +29,7 @@ from retrieval.scholarly.models import Paper  # noqa: E402
 from retrieval.search.evaluation import evaluate  # noqa: E402
 from retrieval.vectors.embeddings import Embedder  # noqa: E402
 from retrieval.vectors.encoder import BODY, _passes, normalised  # noqa: E402
-from retrieval.vectors.fusion import FusionParams, fuse  # noqa: E402
+from retrieval.vectors.index import FusionParams, fuse  # noqa: E402
 
 # Which of a window's states its vector is the mean of, given the positions `_passes` names ([CLS], the title's
 # pieces, the window's pieces, [SEP]) and how many of them are the title's.

@@ -96,7 +96,7 @@ def score(args: argparse.Namespace) -> None:
     from ingest.beir import read_beir
     from retrieval.search.evaluation import evaluate
     from retrieval.vectors.embeddings import Embedder
-    from retrieval.vectors.fusion import by_max
+    from retrieval.vectors.index import by_max
 
     if args.models is None:
         sys.exit("--models: the product's models folder")
@@ -120,7 +120,7 @@ def score(args: argparse.Namespace) -> None:
                 if not w:
                     continue
                 for k, value in by_max(top(scores[qpos[q]], 100)).items():
-                    fused[k] += w * value  # each side over its best, as retrieval.vectors.fusion does for two
+                    fused[k] += w * value  # each side over its best, as retrieval.vectors.index does for two
             run[q] = ranked(fused, doc_ids)
         return evaluate(run, qrels[split]).ndcg10
 

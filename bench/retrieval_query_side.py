@@ -34,7 +34,7 @@ from bench.retrieval_variants import (
     windows_of,
 )
 from retrieval.search.evaluation import evaluate
-from retrieval.vectors.fusion import FusionParams, fuse
+from retrieval.vectors.index import FusionParams, fuse
 
 _PARENTHESIS = re.compile(r"\(([^()\s;,]{2,10})\)")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/]*[A-Za-z0-9]|[A-Za-z0-9]")

@@ -6,7 +6,7 @@ The product's harness (`scholarloom bench retrieval`) indexes through the real p
 takes minutes per configuration. To compare many variants, this script embeds each text once with the
 product's own models (dense MiniLM, fastembed BM25 with our stop words, the product's sentence windows),
 caches the vectors, and scores in numpy the way the store does (exact cosine; BM25 with Qdrant's IDF,
-ln(1 + (N - n + 0.5) / (n + 0.5))), fusing with `retrieval.vectors.fusion`. Choices are made on train; test
+ln(1 + (N - n + 0.5) / (n + 0.5))), fusing with `retrieval.vectors.index.fuse`. Choices are made on train; test
 is printed beside for the record. The final configuration is then measured once through the harness.
 Embedding everything takes about 45 minutes here; the cache makes reruns take a minute.
 """
@@ -28,9 +28,8 @@ from ingest.beir import read_beir  # noqa: E402
 from ingest.writer import Windowing, abstract_reading  # noqa: E402
 from retrieval.scholarly.models import Paper  # noqa: E402
 from retrieval.search.evaluation import evaluate  # noqa: E402
-from retrieval.vectors.embeddings import BM25_AVG_LEN, Embedder  # noqa: E402
-from retrieval.vectors.fusion import FusionParams, fuse  # noqa: E402
-from retrieval.vectors.windows import split_sentences  # noqa: E402
+from retrieval.vectors.embeddings import BM25_AVG_LEN, Embedder, split_sentences  # noqa: E402
+from retrieval.vectors.index import FusionParams, fuse  # noqa: E402
 
 WINDOWS = [(80, False), (80, True), (128, True), (128, False), (256, True)]  # the product's choice first
 

@@ -39,13 +39,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from retrieval.vectors.edge import EdgeStore  # noqa: E402
-from retrieval.vectors.embeddings import Embedded  # noqa: E402
-from retrieval.vectors.fusion import FusionParams  # noqa: E402
-from retrieval.vectors.index import Filters, Index  # noqa: E402
+from retrieval.vectors.embeddings import Embedded, split_sentences  # noqa: E402
+from retrieval.vectors.index import Filters, FusionParams, Index  # noqa: E402
 from retrieval.vectors.points import NO_KEYWORDS, IndexPoint  # noqa: E402
 from retrieval.vectors.server import ClientStore  # noqa: E402
 from retrieval.vectors.store import DENSE, VectorLayout, VectorQuery  # noqa: E402
-from retrieval.vectors.windows import split_sentences  # noqa: E402
 from scholarloom.settings import Settings  # noqa: E402
 
 

@@ -12,8 +12,7 @@ from assistant.safe_markdown import safe_markdown
 from jobs.queue import JobQueue, JobState
 from jobs.requests import PaperRequest, ReferencesRequest
 from retrieval.archive import Archive
-from pages.addresses import paper_path
-from pages.base import md_escape
+from pages.base import md_escape, paper_path
 
 FETCH_ACTION = "fetch_from_arxiv"
 FETCH_REFERENCES_ACTION = "fetch_references"

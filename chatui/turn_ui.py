@@ -12,7 +12,7 @@ from assistant.safe_markdown import StreamGuard, safe_markdown
 from assistant.tools import TOOLS_BY_NAME, Card, ToolResult
 from assistant.tools.base import CardKind
 from assistant.turn import TurnMode
-from pages.addresses import chat_path, citation_path, citations_path, thread_path
+from pages.base import chat_path, citation_path, citations_path, thread_path
 
 STEP_OUTPUT_CHARS = 4_000  # of a tool's result shown in its step (whole lines; the model reads it all)
 MAX_CARDS = 10

@@ -21,8 +21,7 @@ from retrieval.scholarly.records import PaperRecord
 from retrieval.search.evaluation import Scores, evaluate, run_queries
 from retrieval.vectors.embeddings import Embedder
 from retrieval.vectors.encoder import DEFAULT_PRECISION
-from retrieval.vectors.fusion import FusionParams
-from retrieval.vectors.index import Index
+from retrieval.vectors.index import FusionParams, Index
 
 
 def read_beir(folder: Path) -> tuple[list[dict], dict[str, str], dict[str, dict[str, dict[str, int]]]]:

@@ -21,7 +21,7 @@ from ingest.pdf_text import blocks
 from retrieval.library.uploads import KINDS
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
-from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder
+from retrieval.vectors.embeddings import DENSE_MAX_TOKENS, Embedded, Embedder, sentence_windows, split_sentences
 from retrieval.vectors.encoder import Windowed, normalised
 from retrieval.vectors.index import Index
 from retrieval.vectors.points import (
@@ -35,7 +35,6 @@ from retrieval.vectors.points import (
     window_points,
 )
 from retrieval.vectors.store import StoredPoint
-from retrieval.vectors.windows import sentence_windows, split_sentences
 
 People = dict[str, tuple[list[int], list[int]]]  # paper id -> (researcher ids, institution ids)
 PASSAGE_TOKENS = 200

@@ -9,8 +9,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from pages.addresses import paper_path
-from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape, paper_path
 from retrieval.archive import Archive
 from retrieval.search.compare import MAX_ASPECTS, MAX_PAPERS, Comparison, clean_aspects
 

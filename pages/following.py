@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pages.addresses import feed_path, researcher_path
-from pages.base import PageMeta, md_escape
+from pages.base import PageMeta, feed_path, md_escape, researcher_path
 from pages.people import CountedLink, PaperItem, paper_items, paper_lines
 from retrieval.archive import Archive
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pages.addresses import LIBRARY, chat_path
-from pages.base import PageMeta, md_escape
+from pages.base import LIBRARY, PageMeta, chat_path, md_escape
 from retrieval.library.uploads import MB, Upload, UploadState
 
 

@@ -8,8 +8,19 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from retrieval.archive import Archive
-from pages.addresses import institution_path, paper_path, researcher_path
-from pages.base import SITE_NAME, TAGLINE, Link, PageMeta, breadcrumbs, byline, figure, md_escape
+from pages.base import (
+    SITE_NAME,
+    TAGLINE,
+    Link,
+    PageMeta,
+    breadcrumbs,
+    byline,
+    figure,
+    institution_path,
+    md_escape,
+    paper_path,
+    researcher_path,
+)
 from pages.people import CountedLink, PaperItem, paper_items, paper_lines
 
 LATEST = 12

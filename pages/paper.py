@@ -6,8 +6,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import quote
 
-from pages.addresses import chat_path, external, paper_path, researcher_path
-from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
+from pages.base import (
+    SITE_NAME,
+    Link,
+    PageMeta,
+    breadcrumbs,
+    byline,
+    chat_path,
+    external,
+    md_escape,
+    paper_path,
+    researcher_path,
+)
 from pages.graphs import Graph
 from pages.references import MAX_CITING_SHOWN, ReferenceRow, neighbourhood, reference_items
 from retrieval.archive import Archive

@@ -5,8 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from pages.addresses import chat_path, external, institution_path, paper_path, researcher_path
-from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, md_escape
+from pages.base import (
+    SITE_NAME,
+    Link,
+    PageMeta,
+    breadcrumbs,
+    chat_path,
+    external,
+    institution_path,
+    md_escape,
+    paper_path,
+    researcher_path,
+)
 from pages.graphs import MAX_COAUTHORS, Graph, Person, coauthor_network
 from retrieval.archive import Archive
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from pages.addresses import external, paper_path
+from pages.base import external, paper_path
 from pages.graphs import Graph, Work, paper_neighbourhood
 from retrieval.archive import Archive
 from retrieval.scholarly.citations import CitedBy, not_held

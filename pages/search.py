@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from pages.addresses import paper_path
-from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape
+from pages.base import SITE_NAME, Link, PageMeta, breadcrumbs, byline, md_escape, paper_path
 from retrieval.search.hybrid import SearchResult
 
 

@@ -16,8 +16,7 @@ from retrieval.scholarly.catalog import Catalog, PaperView
 from retrieval.scholarly.models import Citation, Paper, Researcher
 from retrieval.scholarly.paging import Pages, PaperList
 from retrieval.search import compare
-from retrieval.search.hybrid import SearchResult, nearest_papers
-from retrieval.search.passages import PassageResult, search_passages
+from retrieval.search.hybrid import PassageResult, SearchResult, nearest_papers, search_passages
 from retrieval.search.people_first import people_first_search
 from retrieval.vectors.embeddings import Embedder
 from retrieval.vectors.index import Index

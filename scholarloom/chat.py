@@ -10,7 +10,7 @@ import chainlit as cl
 import chainlit.server
 
 from assistant.conversation import CARD_ACTIONS, Chat, Conversation, introduction, subject_card
-from assistant.prompts import STARTERS
+from assistant.turn import STARTERS
 from assistant.safe_markdown import safe_markdown
 from assistant.turn import TurnUsage
 from auth.accounts import oauth_account, provider_subject, session_is_live

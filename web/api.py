@@ -7,7 +7,7 @@ from datetime import date, datetime
 from fastapi import APIRouter, HTTPException, Path, Query
 from pydantic import BaseModel, Field
 
-from pages.addresses import citation_path, institution_path, paper_path, researcher_path
+from pages.base import citation_path, institution_path, paper_path, researcher_path
 from pages.people import institution_page, researcher_page
 from retrieval.vectors.index import Filters
 from web.dependencies import Deps, Guarded, Viewer, routes_with

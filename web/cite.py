@@ -18,7 +18,7 @@ from fastapi.responses import PlainTextResponse, Response
 
 from retrieval.archive import Archive
 from retrieval.scholarly.models import Paper
-from pages.addresses import split_paper_address
+from pages.base import split_paper_address
 from web.http import WebDeps, page_headers
 
 BIBTEX = "application/x-bibtex; charset=utf-8"

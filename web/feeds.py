@@ -11,8 +11,7 @@ from retrieval.archive import Archive
 from retrieval.scholarly.listings import SitemapPart
 from retrieval.scholarly.models import Paper, utc
 from retrieval.scholarly.records import whole_number
-from pages.addresses import institution_path, paper_address, paper_path, researcher_path
-from pages.base import SITE_NAME, TAGLINE
+from pages.base import SITE_NAME, TAGLINE, institution_path, paper_address, paper_path, researcher_path
 
 SITEMAP_LIMIT = 10_000  # URLs in a sitemap of one file, at most
 # URLs per part of a larger one, at most: sitemaps.org allows 50,000, but a part's time is in its size (a part of

@@ -22,8 +22,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from pages.addresses import LIBRARY, paper_path
-from pages.base import PageMeta
+from pages.base import LIBRARY, PageMeta, paper_path
 from pages.library import LibraryPage, UploadPage
 from retrieval.library.uploads import MB, Upload, UploadRefused
 from web.dependencies import NOT_FROM_HERE, Deps, FromThisSite, Guarded, Viewer

@@ -16,8 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from jobs.requests import ImportReport, import_entries
-from pages.addresses import LIBRARY
-from pages.base import PageMeta, md_escape
+from pages.base import LIBRARY, PageMeta, md_escape
 from retrieval.library.reading_lists import ReadingListBusy, read_reading_list_bounded
 from web.bodies import READING_LIST
 from web.dependencies import NOT_FROM_HERE, Deps, FromThisSite, Guarded, Viewer

@@ -18,8 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jobs.arguments import JobKind
 from jobs.queue import Job, JobState
 from jobs.requests import request_paper, request_references
-from pages.addresses import paper_path, request_path
-from pages.base import PageMeta, md_escape
+from pages.base import PageMeta, md_escape, paper_path, request_path
 from web.dependencies import Deps, FromThisSite, Guarded, Viewer, refused_form
 from web.http import WebDeps, not_found, page_headers, respond
 from web.library import within_write_rate

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 
 from pages.about import TEXT_PAGES
-from pages.addresses import split_paper_address
+from pages.base import split_paper_address
 from pages.listings import home_page, list_page, papers_page
 from pages.paper import paper_page
 from retrieval.scholarly.records import arxiv_id_of

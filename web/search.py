@@ -9,7 +9,7 @@ from datetime import date
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
-from pages.addresses import institution_path, paper_path, researcher_path
+from pages.base import institution_path, paper_path, researcher_path
 from pages.search import NamedResult, build_search_page
 from retrieval.archive import Archive
 from retrieval.scholarly.records import arxiv_id_of

@@ -17,8 +17,7 @@ from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 from jobs.arguments import JobKind, WatchesArguments
 from jobs.queue import JobRefused
 from jobs.watches import keep_question
-from pages.addresses import paper_address
-from pages.base import PageMeta, md_escape
+from pages.base import PageMeta, md_escape, paper_address
 from retrieval.library.digests import Digests
 from retrieval.library.watches import (
     JUDGED_A_DAY,

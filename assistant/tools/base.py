@@ -1,4 +1,5 @@
-"""What every tool shares: its dependencies, its result, and a JSON schema derived from its signature."""
+"""What every tool shares: its dependencies, its result (with the `Evidence` it showed), and a JSON schema derived
+from its signature."""
 
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ from enum import StrEnum
 
 from pydantic import Field, ValidationError, create_model
 
-from assistant.evidence import Evidence
 from retrieval.archive import Archive
 from retrieval.scholarly.models import Paper
-from pages.addresses import paper_path
+from pages.base import paper_path
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +55,9 @@ class ToolDeps:
     scope_paper_id: str | None = None
     only_papers: tuple[str, ...] | None = None  # a chat about the user's library: searches see these papers only
     max_results: int = 10
-    # What the conversation was last about (the previous answer's cards), so "she" or "it" in a follow-up can
-    # be resolved without a language model.
-    focus: tuple["Card", ...] = ()
+    focus: tuple["Card", ...] = ()  # the previous answer's cards: "she" or "it" in a follow-up, read without a model
     focus_weak: bool = False  # those cards were only the closest matches to a question nothing here answered well
-    # The researcher or institution the chat was opened about (from its page's chat dock), if any.
-    about: "Card | None" = None
+    about: "Card | None" = None  # the researcher or institution the chat was opened about (its page's chat dock)
     # The ids in a user's own library (papers kept, uploads as `upload:<n>`), for `get_my_library`; None: no library.
     library_ids: Callable[[str], list[str]] | None = None
 
@@ -91,8 +88,7 @@ class Quote:
         return f"p. {self.page}: {self.text}" if self.page is not None else self.text
 
     @classmethod
-    def of(cls, stored: object) -> "Quote":
-        """From an answer's stored metadata: a dict of this version; a plain string of an older one (its text)."""
+    def of(cls, stored: object) -> "Quote":  # a stored answer's: a dict, or an older version's plain string (its text)
         if isinstance(stored, dict):
             page = stored.get("page")
             return cls(str(stored.get("text", "")), page if isinstance(page, int) else None)
@@ -100,9 +96,55 @@ class Quote:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """A text an answer showed of the paper cited as `number` (found by a tool, weighed by `assistant.answer_line`,
+    numbered and kept with the answer by `assistant.composer`): a full-text passage (its `page`, and its `passage` index in the paper's
+    full text when known) or an abstract's sentence (page None); empty when the paper was shown by its title alone.
+    `about`, `title` and `whole` are what the answer line weighs beside the text; they are not kept with an answer."""
+
+    text: str
+    paper_id: str
+    number: int
+    page: int | None = None
+    about: str = ""  # the paper's title and abstract: a name of the question they hold, each of its texts holds
+    title: str = ""  # the paper's title: a definition quoted from its first page ends with it
+    whole: bool = False  # the text begins where its source does (an abstract, a title), never inside a sentence
+    passage: int | None = None  # the passage's index among its paper's passages (a full-text passage only)
+
+    @property
+    def id(self) -> str:
+        """Stable across turns: the paper, then the passage and page, or the text's own words for an abstract's."""
+        if self.passage is not None:
+            return f"{self.paper_id}#passage-{self.passage}"
+        if self.page is not None:
+            return f"{self.paper_id}#p{self.page}:{self.text[:80]}"
+        return f"{self.paper_id}#{self.text[:80]}" if self.text else self.paper_id
+
+    def kept(self) -> dict:  # what a stored answer keeps of it
+        return {"paper_id": self.paper_id, "number": self.number, "text": self.text, "page": self.page,
+                "passage": self.passage}  # fmt: skip
+
+    @classmethod
+    def stored(cls, item: object) -> Evidence | None:
+        """From what `kept` wrote (None for anything else: stored by another version, or not evidence at all)."""
+        if not isinstance(item, dict) or not isinstance(item.get("paper_id"), str):
+            return None
+        number, page, passage = item.get("number"), item.get("page"), item.get("passage")
+        if not isinstance(number, int) or isinstance(number, bool):
+            return None
+        return cls(str(item.get("text") or ""), item["paper_id"], number, page if isinstance(page, int) else None,
+                   passage=passage if isinstance(passage, int) else None)  # fmt: skip
+
+
+def stored_evidence(items: object) -> tuple[Evidence, ...]:
+    """The evidence a stored answer kept; nothing when it kept none (a conversation stored before answers did)."""
+    found = (Evidence.stored(item) for item in (items if isinstance(items, list) else []))
+    return tuple(item for item in found if item is not None)
+
+
+@dataclass(frozen=True)
 class PapersFound:
-    """What `search_papers` found, for the app: the query as searched and the researchers it names (their papers
-    come first)."""
+    """What `search_papers` found, for the app: the query as searched, the researchers it names (theirs first)."""
 
     query: str
     named_people: tuple[str, ...] = ()
@@ -113,8 +155,7 @@ class PapersFound:
 
 @dataclass(frozen=True)
 class PassagesFound:
-    """What `search_fulltext` found, for the app: the passages in the order shown, and whether none cleared the
-    relevance floor."""
+    """What `search_fulltext` found, for the app: the passages as shown, and whether none cleared the floor."""
 
     query: str
     passages: tuple[Evidence, ...] = ()  # each whole, with its page and index (its card quotes whole sentences only)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from assistant.evidence import Evidence
 from assistant.tools.base import (
     Card,
     CardKind,
+    Evidence,
     PapersFound,
     PassagesFound,
     Quote,
@@ -20,7 +20,7 @@ from assistant.tools.base import (
 from retrieval.library.visible import upload_number
 from retrieval.scholarly.models import Paper
 from retrieval.vectors.index import Filters
-from retrieval.vectors.windows import split_sentences
+from retrieval.vectors.embeddings import split_sentences
 from pages.base import byline, md_escape
 from pages.paper import paper_page
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from assistant.tools.base import Card, CardKind, Listed, PaperListing, ProfileSummary, ToolDeps, ToolError, ToolResult
-from pages.addresses import institution_path, researcher_path
-from pages.base import md_escape
+from pages.base import institution_path, md_escape, researcher_path
 from pages.people import institution_page, researcher_page
 
 SUMMARY_PAPERS = 8

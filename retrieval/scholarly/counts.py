@@ -41,7 +41,7 @@ _CHUNK = 500
 _HELD = ("published", "year", "primary_category")  # a paper's columns `InstitutionPaper` keeps beside it
 PEOPLE_BLOCK = 10_000  # researchers and institutions: ids [n * PEOPLE_BLOCK, (n + 1) * PEOPLE_BLOCK) form block n
 _NOTES = "scholarloom.counts"  # session.info: the transaction's journal of changes
-_MARKS = "scholarloom.counts.savepoints"  # session.info: where the journal stood when each SAVEPOINT began
+_MARKS = "scholarloom.counts.savepoints"  # session.info: where the journal stood when each SAVEPOINT began (`_journal`)
 
 
 def category_key(category: str) -> str:
@@ -66,7 +66,7 @@ def _old(row, field: str):
 def _note(session: Session, _context) -> None:
     """After a flush: what it added and deleted, and whose authorships and which categories it changed, appended to
     the transaction's journal ((count name, change) and (kind of people, id) entries)."""
-    journal = session.info.setdefault(_NOTES, [])
+    journal = _journal(session)
     for rows, sign in ((session.new, 1), (session.deleted, -1)):
         for row in rows:
             if (name := _TOTALS.get(type(row))) is not None:
@@ -97,7 +97,7 @@ def _note(session: Session, _context) -> None:
 def _note_deleted(session: Session, _context, _instances) -> None:
     """Before a flush deletes researchers or institutions: those that were counted as having papers (their stored
     count, read now, before the rows go) leave that count; `_recount` cannot see them once they are gone."""
-    journal = session.info.setdefault(_NOTES, [])
+    journal = _journal(session)
     for model in _PEOPLE:
         ids = [row.id for row in session.deleted if isinstance(row, model) and row.id is not None]
         for start in range(0, len(ids), _CHUNK):
@@ -108,10 +108,18 @@ def _note_deleted(session: Session, _context, _instances) -> None:
                 journal += [(with_papers_key(model), -1), (_people_block_key(model, counted_id), -1)]
 
 
-def _savepoint(session: Session, transaction) -> None:
-    """A SAVEPOINT begins: where the journal stands, so that rolling it back takes back what it noted."""
-    if transaction.nested:
-        session.info.setdefault(_MARKS, {})[transaction] = len(session.info.get(_NOTES, []))
+def _journal(session: Session) -> list:
+    """The transaction's journal, about to be written: each SAVEPOINT open now is first marked where the journal
+    stands, unless it was marked already, so that rolling it back takes back what was noted inside it. Nothing is
+    noted inside a SAVEPOINT before its first flush, so the journal stands then where it stood when the SAVEPOINT
+    began; a session that only reads never flushes and is never marked."""
+    journal = session.info.setdefault(_NOTES, [])
+    marks = session.info.setdefault(_MARKS, {})
+    transaction = session.get_nested_transaction()
+    while transaction is not None and transaction.nested:
+        marks.setdefault(transaction, len(journal))
+        transaction = transaction.parent
+    return journal
 
 
 def _rolled_back(session: Session, previous) -> None:
@@ -270,6 +278,5 @@ def listen_for_counts() -> None:
     if not event.contains(Session, "after_flush", _note):
         event.listen(Session, "before_flush", _note_deleted)
         event.listen(Session, "after_flush", _note)
-        event.listen(Session, "after_transaction_create", _savepoint)
         event.listen(Session, "after_soft_rollback", _rolled_back)
         event.listen(Session, "before_commit", _settle)

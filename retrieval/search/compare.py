@@ -16,9 +16,8 @@ import numpy as np
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.search.hybrid import clean_query
-from retrieval.vectors.embeddings import Embedded, Embedder
+from retrieval.vectors.embeddings import Embedded, Embedder, split_sentences
 from retrieval.vectors.index import Filters, Index
-from retrieval.vectors.windows import split_sentences
 
 MAX_PAPERS = 8
 MAX_ASPECTS = 6

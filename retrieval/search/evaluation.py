@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval.vectors.embeddings import Embedder
-from retrieval.vectors.fusion import FusionParams
-from retrieval.vectors.index import Index
+from retrieval.vectors.index import FusionParams, Index
 from retrieval.vectors.store import DENSE, SPARSE
 
 MODES = {"BM25": (SPARSE,), "dense": (DENSE,), "hybrid": (DENSE, SPARSE)}

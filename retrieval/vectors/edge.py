@@ -291,3 +291,20 @@ class EdgeStore:
                 self.shard = None
                 os.close(self._lock)
 
+
+def edge_folder(path: Path, collection: str) -> Path:
+    """The embedded index's folder: the one `<collection>.current` names (a rebuild writes a new folder beside the
+    old one, then points there), else `<collection>`."""
+    pointer = path / "edge" / f"{collection}.current"
+    name = pointer.read_text().strip() if pointer.is_file() else collection
+    if not name or "/" in name or name.startswith("."):
+        raise IndexUnavailable(f"{pointer} names no index folder ({name!r}): write the folder's name, or remove it")
+    return path / "edge" / name
+
+
+def point_edge_folder(path: Path, collection: str, folder: Path) -> None:
+    """From now on `edge_folder` is `folder` (written beside and renamed: the pointer is never half-written)."""
+    pointer = path / "edge" / f"{collection}.current"
+    partial = pointer.with_suffix(".partial")
+    partial.write_text(folder.name + "\n")
+    partial.replace(pointer)

@@ -5,20 +5,25 @@ several, and a BM25 vector of all of it) and, when title and abstract do not fit
 (dense only), each a slice of the abstract's sentences (`ingest.writer`). PDF text becomes `passage` points
 (dense + BM25) that keep their page and section; `retrieval.vectors.points` builds each kind. Dense and BM25
 candidates are fetched apart and fused here (not in the store), so the embedded engine and a Qdrant server rank
-alike; `retrieval.vectors.fusion` holds the rule and its parameters, chosen on SciFact train.
+alike; the rule and its parameters (`FusionParams`, `fuse`) are below.
+
+How dense and BM25 scores become one ranking: each side's candidate scores are divided by that side's best score,
+and the two are mixed with a fixed weight; a candidate one side did not return counts 0 there. Reciprocal-rank
+fusion throws the score gaps away, and min-max stretches the arbitrary worst candidate to 0: both ranked worse on
+SciFact train (see BENCHMARKS.md). The method, weight and depth below were chosen on the SciFact train queries only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import numpy as np
 
-from retrieval.vectors.edge import EdgeStore
+from retrieval.vectors.edge import EdgeStore, edge_folder
 from retrieval.vectors.embeddings import Embedded
-from retrieval.vectors.fusion import FusionParams, fuse, group_max
 from retrieval.vectors.points import ABSTRACT_KINDS, PASSAGE_KINDS, IndexPoint, PointKind, point_id
 from retrieval.vectors.server import ClientStore
 from retrieval.vectors.store import (
@@ -34,10 +39,79 @@ from retrieval.vectors.store import (
     VectorStore,
 )
 
-__all__ = ["ANYONE", "Filters", "Index", "IndexUnavailable", "PaperScore", "PointHit", "VectorLayout"]
+__all__ = ["ANYONE", "Filters", "FusionParams", "Index", "IndexUnavailable", "PaperScore", "PointHit", "VectorLayout",
+           "fuse"]
 
 DENSE_POINTS_PER_PAPER = 5  # about how many dense points a paper has: its abstract and windows (4.6 on arXiv)
 MOST_POINTS_PER_PAPER = 16  # more than any abstract has (a window is about 80 tokens)
+
+
+# --- fusion ---------------------------------------------------------------------------------------------
+
+K = TypeVar("K", bound=Hashable)
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    method: str = "max"  # "max": score / best score; "minmax": min-max over candidates; "rrf": 1 / (60 + rank)
+    dense_weight: float = 0.6  # SciFact train's best with the abstract as its windows' mean (0.7 before: BENCHMARKS.md)
+    candidates: int = 100  # points fetched from each side before fusing
+
+
+class _Scored(Protocol):
+    paper_id: str
+    score: float
+
+
+H = TypeVar("H", bound=_Scored)
+
+
+def group_max(hits: Iterable[H]) -> dict[str, H]:
+    """Each paper's best-scoring hit."""
+    best: dict[str, H] = {}
+    for hit in hits:
+        current = best.get(hit.paper_id)
+        if current is None or hit.score > current.score:
+            best[hit.paper_id] = hit
+    return best
+
+
+def by_max(scores: dict[K, float]) -> dict[K, float]:
+    """Each score over the best one (BM25 scores are >= 0; cosine scores of real matches are too)."""
+    if not scores:
+        return {}
+    high = max(scores.values())
+    if high <= 0:
+        return {key: 0.0 for key in scores}
+    return {key: max(value, 0.0) / high for key, value in scores.items()}
+
+
+def reciprocal_rank(scores: dict[K, float], k: int = 60) -> dict[K, float]:
+    ranked = sorted(scores, key=lambda key: -scores[key])
+    return {key: 1.0 / (k + rank) for rank, key in enumerate(ranked, start=1)}
+
+
+def minmax(scores: dict[K, float]) -> dict[K, float]:
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    span = high - low
+    if span <= 0:
+        return {key: 1.0 for key in scores}
+    return {key: (value - low) / span for key, value in scores.items()}
+
+
+_NORMALISE = {"max": by_max, "minmax": minmax, "rrf": reciprocal_rank}
+
+
+def fuse(dense: dict[K, float], sparse: dict[K, float], params: FusionParams) -> dict[K, float]:
+    """Convex combination of normalised scores; missing on one side counts 0 there."""
+    normalise = _NORMALISE[params.method]
+    d, s = normalise(dense), normalise(sparse)
+    if not s:  # no keyword in the query survived (only stop words): dense alone decides
+        return d
+    w = params.dense_weight
+    return {key: w * d.get(key, 0.0) + (1 - w) * s.get(key, 0.0) for key in d.keys() | s.keys()}
 
 
 @dataclass(frozen=True)
@@ -46,24 +120,6 @@ class PaperScore:
     score: float
     dense: PointHit | None  # the paper's best dense point: a window tells which sentences matched
     sparse: PointHit | None
-
-
-def edge_folder(path: Path, collection: str) -> Path:
-    """The embedded index's folder: the one `<collection>.current` names (a rebuild writes a new folder beside the
-    old one, then points there), else `<collection>`."""
-    pointer = path / "edge" / f"{collection}.current"
-    name = pointer.read_text().strip() if pointer.is_file() else collection
-    if not name or "/" in name or name.startswith("."):
-        raise IndexUnavailable(f"{pointer} names no index folder ({name!r}): write the folder's name, or remove it")
-    return path / "edge" / name
-
-
-def point_edge_folder(path: Path, collection: str, folder: Path) -> None:
-    """From now on `edge_folder` is `folder` (written beside and renamed: the pointer is never half-written)."""
-    pointer = path / "edge" / f"{collection}.current"
-    partial = pointer.with_suffix(".partial")
-    partial.write_text(folder.name + "\n")
-    partial.replace(pointer)
 
 
 class Index:

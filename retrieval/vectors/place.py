@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from retrieval.vectors.edge import EdgeStore
-from retrieval.vectors.index import Index, edge_folder, point_edge_folder
+from retrieval.vectors.edge import EdgeStore, edge_folder, point_edge_folder
+from retrieval.vectors.index import Index
 from retrieval.vectors.store import VectorLayout
 
 # A rebuilt embedded index replaces the old one in the running server; searches that started on the old one get

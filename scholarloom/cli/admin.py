@@ -204,7 +204,7 @@ def bench_retrieval(
     """nDCG@10, Recall@100 and MRR@10 for BM25, dense and hybrid search on a BEIR data set (e.g. SciFact)."""
     from ingest.beir import retrieval_benchmark
     from ingest.writer import Windowing
-    from retrieval.vectors.fusion import FusionParams
+    from retrieval.vectors.index import FusionParams
 
     settings = load_settings()
     if not (beir_dir / "corpus.jsonl").is_file():

@@ -269,7 +269,7 @@ async def test_retrieval_only_reads_a_mentioned_paper(demo):
 
 
 async def test_starter_questions_find_their_papers(demo):
-    from assistant.prompts import STARTERS
+    from assistant.turn import STARTERS
 
     expected = {"Logging after training": "2006.07357", "Graph convolutions": "1609.02907",
                 "One paper": "2006.07357", "Particle physics": "0704.0001", "A researcher": "2006.07357",
@@ -420,7 +420,7 @@ async def test_retrieval_only_what_else_did_they_write_is_their_work(demo):
 
 
 async def test_the_full_text_starter_is_answered_from_a_page_with_the_scripted_llm(demo, scripted):
-    from assistant.prompts import STARTERS
+    from assistant.turn import STARTERS
 
     question = dict(STARTERS)["Inside a paper"]
     best = demo.archive().passages("SPECTER citation graph document embeddings", limit=1).hits[0]

@@ -10,9 +10,18 @@ from dataclasses import asdict
 from assistant.answer_line import AnswerLine
 from assistant.composer import cited_numbers, compare_table, evidence_of, link_numbers, linked_listing
 from assistant.conversation import Conversation
-from assistant.evidence import Evidence
-from assistant.tools.base import Card, CardKind, Listed, Notice, PaperListing, ProfileSummary, Quote, SourceBook
-from assistant.tools.base import ToolResult
+from assistant.tools.base import (
+    Card,
+    CardKind,
+    Evidence,
+    Listed,
+    Notice,
+    PaperListing,
+    ProfileSummary,
+    Quote,
+    SourceBook,
+    ToolResult,
+)
 from pages.compare import CompareCell, ComparePage, CompareRow
 
 SOURCES = SourceBook({"2006.07357": (1, "Hindsight Logging", "/papers/2006.07357"),

@@ -8,7 +8,7 @@ import pytest
 
 from assistant.agent import Agent
 from assistant.llm import LLMConfig
-from assistant.prompts import system_prompt
+from assistant.turn import system_prompt
 from assistant.tools import TOOLS, ToolDeps, tool_schema
 from harness.llm_server import text, tool_call
 from ingest.indexing import index_papers

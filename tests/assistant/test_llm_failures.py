@@ -7,8 +7,7 @@ import pytest
 
 from assistant.agent import Agent
 from assistant.failures import config_hints, missing_key
-from assistant.llm import LLMConfig, llm_retrier
-from assistant.thinking import ThinkingFilter, strip_thinking
+from assistant.llm import LLMConfig, ThinkingFilter, llm_retrier, strip_thinking
 from assistant.tools import ToolDeps
 from harness.llm_server import failure, text, tool_call
 from tests.assistant.test_agent import Pauses, RecordingUI, agent_for

@@ -4,10 +4,9 @@ citations, calls written as text or in Python's syntax are recovered, and the mo
 from __future__ import annotations
 
 from assistant.agent import Agent
-from assistant.llm import LLMConfig, llm_retrier
+from assistant.llm import LLMConfig, calls_in_text, llm_retrier, read_arguments
 from assistant.pipeline import plain_history, search_queries
 from assistant.probe import probe
-from assistant.toolcalls import calls_in_text, read_arguments
 from assistant.tools import ToolDeps
 from harness.llm_server import _chunks, raw_tool_call, text
 from tests.assistant.test_agent import Pauses, RecordingUI, agent_for

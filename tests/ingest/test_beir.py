@@ -7,7 +7,7 @@ import pytest
 
 from ingest.beir import read_beir, retrieval_benchmark
 from retrieval.search.evaluation import evaluate
-from retrieval.vectors.fusion import FusionParams
+from retrieval.vectors.index import FusionParams
 from tests.conftest import ENCODER_THREADS, REPO
 
 

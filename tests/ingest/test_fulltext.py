@@ -9,7 +9,7 @@ from ingest.pdf_worker import PdfError, PdfLimits, PdfWorker
 from ingest.pdfs import ingest_pdf_files, paper_id_for
 from ingest.report import Summary
 from ingest.writer import Writer, passages
-from retrieval.search.passages import search_passages
+from retrieval.search.hybrid import search_passages
 from retrieval.vectors.index import Filters
 from tests.conftest import LONGEVAL, PDFS, S2ORC
 

@@ -16,7 +16,8 @@ from jobs.context import JobIncomplete
 from jobs.kinds import index_upload
 from jobs.arguments import RebuildArguments
 from jobs.upkeep import run_rebuild
-from retrieval.vectors.index import ANYONE, Filters, edge_folder
+from retrieval.vectors.edge import edge_folder
+from retrieval.vectors.index import ANYONE, Filters
 from retrieval.vectors.points import PASSAGE_KINDS
 from retrieval.vectors.store import StoredPoint
 from tests.ingest.test_uploads import PHRASE, _stored

@@ -117,6 +117,38 @@ def test_a_record_whose_savepoint_is_rolled_back_leaves_no_count(tmp_path):
     assert _kept(catalog) == {"papers": 2, "category:cs.CL": 2, "block:papers:2101.0": 2} == _nonzero(_counted(catalog))
 
 
+def test_nested_savepoints_take_back_only_what_was_noted_inside_them(tmp_path):
+    """The journal marks a SAVEPOINT when something is first noted inside it: a savepoint that wrote before its inner
+    one began, an inner one rolled back after the outer wrote, an outer one rolled back with a released inner one in
+    it, and a savepoint opened and rolled back with nothing written each take back exactly their own notes."""
+    catalog = Catalog(f"sqlite:///{tmp_path / 'c.db'}")
+
+    def add(session, n: int) -> None:
+        session.add(Paper(id=f"2101.000{n:02d}", title=f"Paper {n}", primary_category="cs.CL"))
+        session.flush()
+
+    with catalog.session() as session:
+        add(session, 1)
+        outer = session.begin_nested()
+        add(session, 2)  # the outer savepoint is marked here, after paper 1
+        inner = session.begin_nested()
+        add(session, 3)
+        inner.rollback()  # takes back paper 3 only
+        add(session, 4)
+        outer.commit()  # released: papers 2 and 4 stay noted
+        doomed = session.begin_nested()
+        add(session, 5)
+        kept_inside = session.begin_nested()
+        add(session, 7)  # (doomed keeps the mark of its own first note, paper 5)
+        kept_inside.commit()
+        doomed.rollback()  # takes back papers 5 and 7, noted in it and in a savepoint released into it
+        empty = session.begin_nested()
+        empty.rollback()  # nothing noted inside: nothing taken back
+        add(session, 6)
+        session.commit()
+    assert _kept(catalog) == {"papers": 4, "category:cs.CL": 4, "block:papers:2101.0": 4} == _nonzero(_counted(catalog))
+
+
 def test_db_recount_mends_counts_after_rows_written_around_the_catalog(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from retrieval.search.compare import DEFAULT_ASPECTS, MAX_ASPECTS, clean_aspects
 from retrieval.search.evaluation import judge_cells
 from retrieval.vectors.index import Filters
-from retrieval.vectors.windows import split_sentences
+from retrieval.vectors.embeddings import split_sentences
 from tests.conftest import FIXTURES
 
 PAPERS = ["2004.07180", "1802.05365", "2005.02877"]  # SPECTER, ELMo, TripPy: all three with full text in the demo

@@ -2,9 +2,9 @@
 
 import pytest
 
-from retrieval.vectors.fusion import FusionParams, by_max, fuse, group_max, minmax, reciprocal_rank
+from retrieval.vectors.index import FusionParams, by_max, fuse, group_max, minmax, reciprocal_rank
 from retrieval.vectors.store import PointHit
-from retrieval.vectors.windows import chunk_spans, sentence_windows, split_sentences
+from retrieval.vectors.embeddings import chunk_spans, sentence_windows, split_sentences
 
 
 @pytest.mark.parametrize("overlap", [True, False])

@@ -7,8 +7,7 @@ import pytest
 
 from retrieval.vectors.edge import EdgeStore
 from retrieval.vectors.embeddings import Embedded, SparseVector
-from retrieval.vectors.fusion import FusionParams
-from retrieval.vectors.index import Filters, Index, IndexUnavailable
+from retrieval.vectors.index import Filters, FusionParams, Index, IndexUnavailable
 from retrieval.vectors.points import IndexPoint
 from retrieval.vectors.server import ClientStore
 from retrieval.vectors.store import ANYONE, DENSE, SPARSE, VectorQuery
