@@ -3,8 +3,12 @@ local HTTP server for the server's on-demand jobs, and one such server shared by
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
+import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,9 +36,45 @@ from tests.ingest.ondemand_fixtures import (
 UPDATE_BRINGS = ("0704.0009", "0704.0002")
 
 
+_TEMPLATES: list[Path] = []  # the run's folder of built small archives, shared by its workers (set below)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def small_archive_templates(tmp_path_factory) -> Iterator[None]:
+    """Where `small_archive` keeps the archives it built this run (one a set of users), in the folder the run's
+    workers share."""
+    run = tmp_path_factory.getbasetemp()
+    run = run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run
+    _TEMPLATES[:] = [run / "small-archives"]
+    yield
+    _TEMPLATES.clear()
+
+
 def small_archive(tmp_path: Path, make_instance, users: dict[str, str]) -> Path:
     """The seed paper and the six full-text papers' records, without their PDFs, and these users (name: password);
-    returns the data directory, closed (the server opens the index next)."""
+    returns the data directory, closed (the server opens the index next). Built once a run for each set of users
+    (by the first worker to need it; the load and the index's set-up take seconds on a busy machine) and copied into
+    `tmp_path`: every test gets a directory of its own, made alike."""
+    data = tmp_path / "data"
+    if not _TEMPLATES:
+        return _build_small_archive(tmp_path, make_instance, users)
+    folder = _TEMPLATES[0]
+    name = hashlib.sha256(json.dumps(sorted(users.items())).encode()).hexdigest()[:16]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / f"{name}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (folder / name).is_dir():
+                scratch = folder / f"building-{uuid.uuid4().hex}"
+                _build_small_archive(scratch, make_instance, users).rename(folder / name)
+                shutil.rmtree(scratch, ignore_errors=True)
+    except OSError:  # a folder that cannot be written only costs time
+        return _build_small_archive(tmp_path, make_instance, users)
+    shutil.copytree(folder / name, data)
+    return data
+
+
+def _build_small_archive(tmp_path: Path, make_instance, users: dict[str, str]) -> Path:
     root = tmp_path / "corpus"
     shutil.copytree(DEMO_DIR / "seed", root / "seed")
     (root / "pdfs").mkdir(parents=True)
