@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 UV     := $(BIN)/uv
 export SCHOLARLOOM_DATA_DIR ?= $(CURDIR)/data/local
 
-.PHONY: demo demo-vectors test install install-dev models serve lock clean audit
+.PHONY: demo demo-vectors test install install-dev models serve lock clean audit screenshots
 
 # Bytecode compiled at install, as pip does: uv leaves it to the first import, which cannot write it where
 # PYTHONDONTWRITEBYTECODE is set, and then every process compiles the libraries again (serve took 13 s to start).
@@ -52,6 +52,11 @@ serve: install
 TEST_WORKERS ?= 2
 test: install-dev
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+
+# The documents' screenshots (docs/images/): the demo served with the scripted model, photographed by chromium.
+screenshots: install-dev models
+	SCHOLARLOOM_SHARED_MODELS_DIR=$${SCHOLARLOOM_SHARED_MODELS_DIR:-$(SCHOLARLOOM_DATA_DIR)/models} \
+	  $(BIN)/python -m harness.screenshots --out docs/images
 
 # Known vulnerabilities in the locked set (needs PyPI's JSON API or OSV, i.e. the internet; see SECURITY.md).
 audit: install-dev

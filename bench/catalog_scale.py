@@ -171,7 +171,7 @@ def build(args) -> dict:
     recount_seconds = time.perf_counter() - started
     # The planner's statistics, as a database in use has them; on PostgreSQL also the visibility map a bulk load
     # leaves unset (autovacuum sets it in time; until then an index-only scan reads the table too), as an operator
-    # runs after a bulk load (docs/scaling.md).
+    # runs after a bulk load (docs/operators.md).
     with catalog.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         connection.exec_driver_sql("VACUUM ANALYZE" if catalog.engine.dialect.name == "postgresql" else "ANALYZE")
     catalog.engine.dispose()

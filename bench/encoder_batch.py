@@ -7,7 +7,7 @@ loaded catalog needed), and whether the vectors differ from one text at a time.
 Prints, for each batch size, the CPU and wall milliseconds per text and the largest difference from batch size 1.
 It runs the encoder itself (`DenseEncoder.vectors`), so int8's sizes are measured too although the product runs
 int8 one text at a time: its vectors depend on their batch (`retrieval.vectors.embeddings.dense_batch`;
-BENCHMARKS.md, "The encoder's batch size" and "The encoder").
+BENCHMARKS.md, "Ingest and the encoder").
 """
 
 from __future__ import annotations

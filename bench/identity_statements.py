@@ -5,7 +5,7 @@
 A fresh SQLite catalog on /dev/shm gets six papers that give every name a candidate (two identified namesakes, a
 co-author, a stranger), then one batch (`ingest.pipeline.load_records`) of `--records` papers of four authors each
 (two new names a paper, two that recur), counted with a statement listener. Run it from a checkout of another
-commit to compare (BENCHMARKS.md, "Researcher identity in batches").
+commit to compare (BENCHMARKS.md, "The catalog at scale").
 """
 
 from __future__ import annotations

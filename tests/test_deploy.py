@@ -1,6 +1,6 @@
 """The deployment files (deploy/): what can be checked on a machine that cannot pull images is checked: the compose
 file by `docker-compose config`, the systemd unit by `systemd-analyze verify`, and every setting they name is one
-the app reads. (Building the image and running the stack were not done here: docs/deploy.md says so.)"""
+the app reads. (Building the image and running the stack were not done here: docs/operators.md says so.)"""
 
 from __future__ import annotations
 

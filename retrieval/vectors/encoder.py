@@ -56,7 +56,7 @@ def providers(device: Device, available: list[str]) -> tuple[list[str], str | No
     return ["CPUExecutionProvider"], (
         "SCHOLARLOOM_EMBED_DEVICE=cuda, but this onnxruntime has no CUDA provider (it offers "
         f"{', '.join(available)}): the encoder runs on the CPU. For the GPU, replace the onnxruntime package with "
-        "onnxruntime-gpu of the same version, with CUDA and cuDNN installed (docs/scaling.md)."
+        "onnxruntime-gpu of the same version, with CUDA and cuDNN installed (docs/operators.md)."
     )
 
 

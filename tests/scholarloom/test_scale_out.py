@@ -1,5 +1,6 @@
 """Two `scholarloom serve` processes on one PostgreSQL database, as behind a load balancer (each with an embedded index
-of its own here: a Qdrant server cannot run on this machine, docs/scaling.md says what that leaves unproved).
+of its own here: a Qdrant server cannot run on this machine; docs/operators.md, "Several server processes", says what
+that leaves unproved).
 Whatever state one process keeps, the other agrees on: sessions and their ending, the sign-in throttle, one-time
 nonces, cached catalog reads, the job queue (one of them runs a job, both show it) and what each one's model can do.
 
