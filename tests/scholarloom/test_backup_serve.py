@@ -12,6 +12,8 @@ import httpx
 
 from harness.serve import child_environment, served
 from ingest.demo import DEMO_DIR
+from jobs.arguments import JobKind
+from jobs.queue import JobQueue
 from retrieval.upkeep.backup import read_manifest, table_counts
 from retrieval.vectors.index import Filters
 from retrieval.vectors.points import PASSAGE_KINDS
@@ -58,6 +60,27 @@ async def _resumed(base: str, thread_id: str) -> list[tuple]:
     return [(step["type"], step["output"]) for step in resumed["steps"]]
 
 
+async def _queued_after(data, before: int) -> None:
+    """Until the server's queue holds a `pdfs` job newer than `before` (the ingest command has handed it over)."""
+    settings = Settings(data_dir=data)
+    queue, deadline = JobQueue(settings.catalog().engine), time.monotonic() + 60
+    try:
+        while (job := queue.last_of(JobKind.PDFS)) is None or job.id <= before:
+            assert time.monotonic() < deadline, "the ingest command never queued its job"
+            await asyncio.sleep(0.1)
+    finally:
+        settings.close()
+
+
+def _last_pdfs_job(data) -> int:
+    settings = Settings(data_dir=data)
+    try:
+        job = JobQueue(settings.catalog().engine).last_of(JobKind.PDFS)
+        return job.id if job is not None else 0
+    finally:
+        settings.close()
+
+
 def _run(*command: str, data) -> subprocess.CompletedProcess:
     environment = child_environment(data)
     return subprocess.run([SCHOLARLOOM, *command], env=environment, capture_output=True, text=True, timeout=300)
@@ -73,11 +96,12 @@ def test_a_backup_taken_while_users_chat_and_a_job_runs_restores_to_the_same_arc
         await _upload(base, await sign_in(base, "erin"), tmp_path / "upload")
         stop = asyncio.Event()
         asking = asyncio.create_task(_keep_asking(base, stop))  # alice asks again and again meanwhile
+        before = _last_pdfs_job(data)
         ingest = await asyncio.create_subprocess_exec(
             SCHOLARLOOM, "ingest", "pdfs", str(DEMO_DIR / "pdfs" / f"{ELMO}.pdf"), env=child_environment(data),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
-        await asyncio.sleep(1.5)  # the ingest job is queued (or running) when the backup is asked for
+        await _queued_after(data, before)  # the ingest job is queued (or running) when the backup is asked for
         backup = await asyncio.create_subprocess_exec(
             SCHOLARLOOM, "backup", str(archive), env=child_environment(data),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
