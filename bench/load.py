@@ -1,15 +1,25 @@
-"""Load: N concurrent signed-in chat sessions over socket.io against the real app (`scholarloom serve` on a copy
-of a loaded data directory), with the scripted OpenAI-compatible LLM adding a fixed latency to every request.
+"""Load: N signed-in chat sessions over socket.io against the real app (`scholarloom serve` on a copy of a loaded
+data directory), with a stand-in OpenAI-compatible model in a process of its own; or a storm of sign-ins.
 
     python -m bench.load --data-dir /tmp/benchdata [--sessions 1 10 50 100] [--turns 2] [--llm-latency 1.0]
-                         [--tools on|off]
+                         [--ramp 5] [--think 2] [--answers realistic|short] [--tools on|off]
+                         [--client-processes 0] [--scenario chat|signin]
 
-Each session signs in as its own user and connects (all of them before the first question), then asks `turns`
-questions, each naming the session's own
-token; the stand-in model searches (one real hybrid search per turn) and then answers quoting the token it
-was given. A turn's latency runs from sending the question to the end of its run step. Errors are turns that
-failed or timed out; cross-talk is an answer carrying another session's token, or a session seeing another
-session's messages. Sessions start spread over `--ramp` seconds and think `--think` seconds between turns.
+Each session arrives at its own moment of the `--ramp` (drawn from the seed: the same in every run), signs in as
+its own user, connects, then asks `--turns` questions, each naming the session's own token, thinking `--think`
+seconds (±50%) between them. The stand-in model (`harness.realistic`) answers each question like a real model
+(`--answers realistic`): two or three tool calls (`search_papers`, `get_paper` on the best paper found in one turn
+of two, `search_fulltext`), then about 300 words streamed three a chunk at a steady rate, written from what the
+tools returned and citing several of their papers; each request takes `--llm-latency` seconds, a streamed answer
+spending most of it on its chunks. `--answers short`: the benchmark before issue 69 (one search, a line citing [1]).
+A turn's latency runs from sending the question to the end of its run step. Errors are sign-ins, connections or
+turns that failed or timed out, counted by kind; cross-talk is an answer carrying another session's token, or a
+session seeing another session's messages.
+
+Server CPU counts the server and every process under it (the model's child process, encoder processes); client CPU
+the client processes (`--client-processes`; 0: one per 100 sessions) and this one; the model's the stand-in's.
+The bench asks `/healthz` every 0.1 s throughout. `--scenario signin`: each level is a storm of that many sign-ins
+(then the chat opened) spread over the ramp: their p50 / p95 / worst, errors by kind, `/healthz` during it.
 """
 
 from __future__ import annotations
@@ -17,9 +27,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import multiprocessing
 import os
-import random
 import shutil
 import statistics
 import subprocess
@@ -27,78 +37,21 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
+from collections import Counter
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
-import socketio
 
-from assistant.pipeline import REWRITE
-from harness.llm_server import ScriptedLLM, _probe_reply, text, tool_call
-from harness.serve import served, user_message
+from harness.llm_server import ScriptedLLM
+from harness.load_clients import (
+    PASSWORD, Plan, client_figures, in_processes, peak, pick, run_sessions, run_sign_ins,
+)  # fmt: skip
+from harness.realistic import RealisticResponder, short_responder
+from harness.serve import served
 
-PASSWORD = "load test password"
-TOPICS = ["graph neural networks", "logging after training", "diphoton production", "point clouds", "transformers"]
-
-
-def responder(body: dict) -> dict:
-    """Search first; once the search result is in, answer with the token of the question asked. In pipeline mode
-    (`--tools off`) the same model is asked to rewrite the question, then to write from the results."""
-    if (probed := _probe_reply(body)) is not None:  # the server asks its model what it can do when it starts
-        return probed
-    messages = body["messages"]
-    question = next(m["content"] for m in reversed(messages) if m["role"] == "user")
-    token = question.split("[", 1)[1].split("]", 1)[0]
-    if messages[-1]["role"] == "tool" or "<results>" in question:
-        return text(f"Answer for [{token}]: see the first result [1].")
-    if messages[0]["role"] == "system" and messages[0]["content"] == REWRITE:
-        return text(question.split("]", 1)[1].strip())
-    return tool_call("search_papers", query=question.split("]", 1)[1].strip())
-
-
-class Session:
-    def __init__(self, base: str, user: str, seed: int = 0) -> None:
-        self.base, self.user = base, user
-        self.rng = random.Random(f"{seed}:{user}")  # its start, topics and pauses: the same in every run
-        self.token = uuid.uuid4().hex[:12]
-        self.sio = socketio.AsyncClient(reconnection=False)
-        self.done = asyncio.Event()
-        self.answers: list[str] = []
-        self.foreign = 0
-
-        @self.sio.on("*")
-        async def record(event, data):
-            if event in ("new_message", "update_message") and isinstance(data, dict):
-                said = data.get("output", "").replace("\\[", "[").replace("\\]", "]")  # the chat escapes brackets
-                if data.get("type") == "assistant_message" and said.startswith("Answer for ["):
-                    self.answers.append(said)
-                if data.get("type") == "user_message" and self.token not in data.get("output", self.token):
-                    self.foreign += 1
-                if event == "update_message" and data.get("name") == "on_message":
-                    self.done.set()
-
-    async def connect(self) -> None:
-        async with httpx.AsyncClient(base_url=self.base, timeout=60) as http:
-            login = await http.post("/chat/login", data={"username": self.user, "password": PASSWORD})
-            login.raise_for_status()
-        await self.sio.connect(
-            self.base,
-            socketio_path="/chat/ws/socket.io",
-            headers={"Cookie": f"access_token={login.cookies['access_token']}"},
-            auth={"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": "", "userEnv": "{}"},
-            transports=["websocket"],
-            wait_timeout=30,
-        )
-        await self.sio.emit("connection_successful")
-
-    async def turn(self, number: int, timeout: float) -> float:
-        self.done.clear()
-        question = f"[{self.token}] {self.rng.choice(TOPICS)} (turn {number})"
-        start = time.perf_counter()
-        await self.sio.emit("client_message", user_message(self.user, question))
-        await asyncio.wait_for(self.done.wait(), timeout=timeout)
-        return time.perf_counter() - start
+SESSIONS_PER_PROCESS = 100  # client sessions one process runs at most (`--client-processes 0`)
 
 
 class HealthWatch(threading.Thread):
@@ -134,107 +87,116 @@ class HealthWatch(threading.Thread):
 
     def summary(self, start: float, end: float) -> dict:
         taken = sorted(s for asked, s in self.samples if start <= asked <= end)
-        pick = lambda q: round(taken[min(len(taken) - 1, int(q * len(taken)))], 3) if taken else None  # noqa: E731
-        return {"health_p50_s": pick(0.5), "health_p95_s": pick(0.95), "health_max_s": pick(1.0)}
+        return {"health_p50_s": pick(taken, 0.5), "health_p95_s": pick(taken, 0.95), "health_max_s": pick(taken, 1.0),
+                "health_errors": len(self.errors)}  # fmt: skip
 
 
 def cpu_seconds(pid: int, leave_out: int | None = None) -> float:
-    """User plus system CPU time a process and its live child processes (the server's model process, the
-    bench's stand-in) have used so far (Linux); `leave_out`: a child not counted, with its own children."""
+    """User plus system CPU time a process and all its processes have used so far (Linux): its own, its live
+    children's and theirs, and those of the children it waited for; `leave_out`: a child not counted, with its own
+    children."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
                     for c in (task / "children").read_text().split()]  # fmt: skip
     except OSError:  # it ended meanwhile
         return 0.0
-    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime, stime, cutime, cstime
     return own + sum(cpu_seconds(c, leave_out) for c in children if c != leave_out)
 
 
-async def run_level(
-    base: str, users: list[str], turns: int, ramp: float, think: float, timeout: float, server_pid: int, seed: int = 0
-) -> dict:
-    latencies: list[float] = []
-    timeline: list[tuple[float, float, str]] = []  # (when the turn began, since the level began; latency; user)
-    errors: list[str] = []
-    crosstalk = 0
+class Meter:
+    """CPU seconds of the server (all its processes), the stand-in model and this process, from when it was made."""
 
-    sessions = [Session(base, u, seed) for u in users]
-    # Sign-in first (argon2id costs ~0.1 s of CPU a time; a login storm is not what this measures): every
-    # session is signed in and connected before the first question.
-    connected = await asyncio.gather(*(s.connect() for s in sessions), return_exceptions=True)
-    for session, outcome in zip(sessions, connected, strict=True):
-        if isinstance(outcome, Exception):
-            errors.append(f"{session.user}: could not connect: {type(outcome).__name__}: {str(outcome)[:120]}")
+    def __init__(self, server_pid: int, model_pid: int) -> None:
+        self.pids = server_pid, model_pid
+        self.start = (cpu_seconds(server_pid), cpu_seconds(model_pid), time.process_time())
 
-    async def one(session: Session) -> None:
-        nonlocal crosstalk
-        user = session.user
-        await asyncio.sleep(session.rng.uniform(0, ramp))
-        try:
-            if not session.sio.connected:
-                return
-            for number in range(turns):
-                began = time.perf_counter() - started
-                latencies.append(await session.turn(number, timeout))
-                timeline.append((round(began, 2), round(latencies[-1], 3), user))
-                await asyncio.sleep(session.rng.uniform(0.5, 1.5) * think)
-        except Exception as exc:  # noqa: BLE001 - every failure is counted and named
-            errors.append(f"{user}: {type(exc).__name__}: {str(exc)[:120]}")
-        finally:
-            if session.sio.connected:
-                await session.sio.disconnect()
-        wrong = [a for a in session.answers if f"[{session.token}]" not in a]
-        crosstalk += len(wrong) + session.foreign
-        if len(session.answers) < turns and not errors:
-            errors.append(f"{user}: {len(session.answers)} answers for {turns} questions")
+    def used(self) -> tuple[float, float, float]:
+        now = (cpu_seconds(self.pids[0]), cpu_seconds(self.pids[1]), time.process_time())
+        return tuple(b - a for a, b in zip(self.start, now, strict=True))  # type: ignore[return-value]
 
-    started, watched, cpu_before = time.perf_counter(), time.monotonic(), cpu_seconds(server_pid)
-    own_before = cpu_seconds(os.getpid(), leave_out=server_pid)
+
+def run_level(base: str, plan: Plan, processes: int, server_pid: int, model_pid: int) -> dict:
+    """One level of chat sessions: turn latency, errors, what the answers showed, CPU per turn, `/healthz`."""
     watch = HealthWatch(base)  # /healthz every 0.1 s: how long any request waits for the server's event loop
     watch.start()
-    await asyncio.gather(*(one(s) for s in sessions))
+    meter = Meter(server_pid, model_pid)
+    results, began, ended = in_processes(run_sessions, plan, processes)
+    server_cpu, model_cpu, own_cpu = meter.used()
     watch.stop.set()
     watch.join()
-    health = watch.summary(watched, time.monotonic())
-    server_cpu = cpu_seconds(server_pid) - cpu_before
-    own_cpu = cpu_seconds(os.getpid(), leave_out=server_pid) - own_before  # clients and stand-in: on the same 2 cores
-    latencies.sort()
-    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else float("nan")  # noqa: E731
+    timeline = sorted(t for r in results for t in r["turns"])
+    latencies = sorted(seconds for _, seconds, _ in timeline)
+    shown = [s for r in results for s in r["shown"]]
+    count = len(latencies)
+    mean = lambda key: round(sum(s.get(key, 0) for s in shown) / len(shown), 1) if shown else None  # noqa: E731
     return {
-        "sessions": len(users),
-        "turns": len(latencies),
+        "sessions": len(plan.users),
+        "turns": count,
+        "peak_connected": peak([span for r in results for span in r["spans"]]),
         "p50_s": round(statistics.median(latencies), 3) if latencies else None,
-        "p95_s": round(pick(0.95), 3),
-        "max_s": round(latencies[-1], 3) if latencies else None,
-        "errors": len(errors),
-        "crosstalk": crosstalk,
-        "wall_s": round(time.perf_counter() - started, 1),
-        "server_cpu_ms_per_turn": round(1000 * server_cpu / max(1, len(latencies))),
-        "bench_cpu_ms_per_turn": round(1000 * own_cpu / max(1, len(latencies))),
-        **health,
-        "first_errors": errors[:3],
+        "p95_s": pick(latencies, 0.95),
+        "max_s": pick(latencies, 1.0),
+        "crosstalk": sum(r["crosstalk"] for r in results),
+        "sign_in_p95_s": pick(sorted(x for r in results for x in r["sign_in"]), 0.95),
+        "connect_p95_s": pick(sorted(x for r in results for x in r["connect"]), 0.95),
+        "wall_s": round(ended - began, 1),
+        "server_cpu_ms_per_turn": round(1000 * server_cpu / max(1, count)),
+        "model_cpu_ms_per_turn": round(1000 * model_cpu / max(1, count)),
+        **client_figures(results, own_cpu, count),
+        **watch.summary(began, ended),
+        "per_turn": {"tool_steps": mean("tools"), "streamed_chunks": mean("chunks"), "cards": mean("cards"),
+                     "citations": mean("citations")},  # fmt: skip
         "slowest": sorted(timeline, key=lambda t: -t[1])[:8],  # (began at, seconds, user): when the tail happened
-        "timeline": sorted(timeline),  # every turn (`--timeline` writes them out; not printed)
+        "timeline": timeline,  # every turn (`--timeline` writes them out; not printed)
     }
 
 
-def _serve_stand_in(latency: float, answer) -> None:  # in a process of its own (`stand_in`)
-    llm = ScriptedLLM(responder=responder, latency=latency).start()
+def run_storm(base: str, plan: Plan, processes: int, server_pid: int, model_pid: int) -> dict:
+    """One sign-in storm: each sign-in's time (and the chat's opening after it), errors by kind, `/healthz`."""
+    watch = HealthWatch(base)
+    watch.start()
+    meter = Meter(server_pid, model_pid)
+    results, began, ended = in_processes(run_sign_ins, plan, processes)
+    server_cpu, _, own_cpu = meter.used()
+    watch.stop.set()
+    watch.join()
+    signed, opened = (sorted(x for r in results for x in r[key]) for key in ("sign_in", "connect"))
+    return {
+        "scenario": "signin",
+        "sessions": len(plan.users),
+        "signed_in": len(signed),
+        "sign_in_p50_s": pick(signed, 0.5),
+        "sign_in_p95_s": pick(signed, 0.95),
+        "sign_in_max_s": pick(signed, 1.0),
+        "connect_p50_s": pick(opened, 0.5),
+        "connect_p95_s": pick(opened, 0.95),
+        "connect_max_s": pick(opened, 1.0),
+        "wall_s": round(ended - began, 1),
+        "server_cpu_ms_per_sign_in": round(1000 * server_cpu / max(1, len(signed))),
+        **client_figures(results, own_cpu, len(signed), "sign_in"),
+        **watch.summary(began, ended),
+        "timeline": [],
+    }
+
+
+def _serve_stand_in(latency: float, answers: str, answer) -> None:  # in a process of its own (`stand_in`)
+    chosen = RealisticResponder(latency) if answers == "realistic" else short_responder
+    llm = ScriptedLLM(responder=chosen, latency=latency).start()
     answer.put(llm.api_base)
     llm.thread.join()
 
 
 @contextmanager
-def stand_in(latency: float):
-    """The scripted model in a process of its own, as a provider is: in this one it would share the GIL with the
-    hundred socket.io clients, and a burst of their events would hold its answers up."""
+def stand_in(latency: float, answers: str = "realistic"):
+    """The scripted model in a process of its own, as a provider is: (its address, its process id)."""
     context = multiprocessing.get_context("spawn")
     answer = context.Queue()
-    process = context.Process(target=_serve_stand_in, args=(latency, answer), daemon=True)
+    process = context.Process(target=_serve_stand_in, args=(latency, answers, answer), daemon=True)
     process.start()
     try:
-        yield answer.get(timeout=60)
+        yield answer.get(timeout=60), process.pid
     finally:
         process.terminate()
         process.join(10)
@@ -253,29 +215,49 @@ def add_users(data: Path, users: list[str], tree: Path | None = None) -> None:
     subprocess.run([sys.executable, "-c", script, str(data), PASSWORD, *users], env=env, cwd=tree, check=True)
 
 
-def measure(
-    data_dir: Path, levels: list[int], *, turns: int = 2, llm_latency: float = 1.0, ramp: float = 5.0,
-    think: float = 2.0, timeout: float = 120.0, port: int = 8799, tools: str = "on", tree: Path | None = None,
-    keep_log: Path | None = None, log_level: str = "warning",
-) -> list[dict]:  # fmt: skip
-    """Each level's figures (`run_level`) against `scholarloom serve` from `tree` (this checkout by default) on a copy
-    of `data_dir`, after one warm-up turn."""
-    with stand_in(llm_latency) as api_base, tempfile.TemporaryDirectory() as tmp:
+def client_processes(asked: int, sessions: int) -> int:
+    """The client processes for a level: as asked, or (0) one per `SESSIONS_PER_PROCESS` sessions."""
+    return max(1, min(asked or math.ceil(sessions / SESSIONS_PER_PROCESS), sessions))
+
+
+@contextmanager
+def load_server(
+    data_dir: Path, users: list[str], *, llm_latency: float = 1.0, answers: str = "realistic", tools: str = "on",
+    port: int = 8799, tree: Path | None = None, keep_log: Path | None = None, log_level: str = "warning",
+):  # fmt: skip
+    """`scholarloom serve` from `tree` (this checkout by default) on a copy of `data_dir` with `users`, talking to
+    the stand-in model: (its address, its process id, the stand-in's process id)."""
+    with stand_in(llm_latency, answers) as (api_base, model_pid), tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         shutil.copytree(data_dir, data, ignore=shutil.ignore_patterns("chat-files"))
-        users = [f"load-{n:03d}" for n in range(max(levels))]
         add_users(data, users, tree)
         env = dict(SCHOLARLOOM_LLM="openai/scripted", SCHOLARLOOM_LLM_API_BASE=api_base, SCHOLARLOOM_LLM_TOOLS=tools,
                    SCHOLARLOOM_LLM_API_KEY="load-test", SCHOLARLOOM_LOG_LEVEL=log_level)  # fmt: skip
         try:
             with served(data, port, tree=tree, **env) as (base, server):
-                # Warm-up (not reported): the server loads its embedding models on the first search.
-                asyncio.run(run_level(base, users[:1], 1, 0.0, 0.0, timeout, server.pid))
-                return [asyncio.run(run_level(base, users[:level], turns, ramp, think, timeout, server.pid))
-                        for level in levels]  # fmt: skip
+                yield base, server.pid, model_pid
         finally:
             if keep_log is not None:
                 shutil.copy(data.parent / f"serve-{port}.log", keep_log)
+
+
+def measure(
+    data_dir: Path, levels: list[int], *, turns: int = 2, llm_latency: float = 1.0, ramp: float = 5.0,
+    think: float = 2.0, timeout: float = 120.0, port: int = 8799, tools: str = "on", tree: Path | None = None,
+    keep_log: Path | None = None, log_level: str = "warning", answers: str = "realistic", processes: int = 0,
+    scenario: str = "chat", seed: int = 0,
+) -> list[dict]:  # fmt: skip
+    """Each level's figures (`run_level`, or `run_storm` for the sign-in scenario) against `load_server`, after
+    one warm-up turn."""
+    users = [f"load-{n:03d}" for n in range(max(levels))]
+    with load_server(data_dir, users, llm_latency=llm_latency, answers=answers, tools=tools, port=port, tree=tree,
+                     keep_log=keep_log, log_level=log_level) as (base, server_pid, model_pid):  # fmt: skip
+        plan = Plan(base, users, 0.0, turns, ramp, think, timeout, seed)
+        # Warm-up (not reported): the server loads its embedding models on the first search.
+        run_level(base, replace(plan, users=users[:1], turns=1, ramp=0, think=0), 1, server_pid, model_pid)
+        run = run_storm if scenario == "signin" else run_level
+        return [run(base, replace(plan, users=users[:level]), client_processes(processes, level), server_pid,
+                    model_pid) for level in levels]  # fmt: skip
 
 
 def main() -> None:
@@ -284,22 +266,30 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 50, 100])
     parser.add_argument("--turns", type=int, default=2)
     parser.add_argument("--llm-latency", type=float, default=1.0, help="seconds the stand-in LLM takes per request")
-    parser.add_argument("--ramp", type=float, default=5.0, help="sessions start spread over this many seconds")
+    parser.add_argument("--ramp", type=float, default=5.0, help="sessions arrive spread over this many seconds")
     parser.add_argument("--think", type=float, default=2.0, help="mean seconds between a session's turns")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--port", type=int, default=8799)
     parser.add_argument("--tools", choices=["on", "off"], default="on",
                         help="off: the pipeline answers (SCHOLARLOOM_LLM_TOOLS=off) instead of the agent")  # fmt: skip
+    parser.add_argument("--answers", choices=["realistic", "short"], default="realistic",
+                        help="the stand-in's answers: a real model's, or one search and a line (before issue 69)")
+    parser.add_argument("--client-processes", type=int, default=0,
+                        help=f"processes running the clients (0: one per {SESSIONS_PER_PROCESS} sessions)")
+    parser.add_argument("--scenario", choices=["chat", "signin"], default="chat",
+                        help="signin: a storm of --sessions sign-ins over --ramp seconds")
     parser.add_argument("--tree", type=Path, default=None, help="serve another checkout's code (a git worktree)")
     parser.add_argument("--keep-log", type=Path, default=None, help="copy the server's log here")
     parser.add_argument("--log-level", default="warning", help="the server's (info: every model call and tool)")
     parser.add_argument("--timeline", type=Path, default=None, help="write every turn (began at, seconds, user) here")
     args = parser.parse_args()
-    print(json.dumps({"llm_latency_s": args.llm_latency, "turns_per_session": args.turns, "ramp_s": args.ramp,
-                      "think_s": args.think, "tools": args.tools, "tree": str(args.tree or ".")}))  # fmt: skip
+    print(json.dumps({"scenario": args.scenario, "llm_latency_s": args.llm_latency, "answers": args.answers,
+                      "turns_per_session": args.turns, "ramp_s": args.ramp, "think_s": args.think, "tools": args.tools,
+                      "client_processes": args.client_processes, "tree": str(args.tree or ".")}))  # fmt: skip
     for result in measure(args.data_dir, args.sessions, turns=args.turns, llm_latency=args.llm_latency, ramp=args.ramp,
                           think=args.think, timeout=args.timeout, port=args.port, tools=args.tools, tree=args.tree,
-                          keep_log=args.keep_log, log_level=args.log_level):
+                          keep_log=args.keep_log, log_level=args.log_level, answers=args.answers,
+                          processes=args.client_processes, scenario=args.scenario):  # fmt: skip
         timeline = result.pop("timeline")
         if args.timeline is not None:
             with args.timeline.open("a") as out:

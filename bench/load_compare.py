@@ -1,7 +1,7 @@
 """The chat under load, trees in one sitting: base commits and this working tree, at 1 and 100 sessions.
 
     python -m bench.load_compare --base 2ea98ca [c9981a6 ...] [--runs 3] [--pace human saturating]
-                                 [--sessions 1 100] [--keep DIR]
+                                 [--sessions 1 100] [--keep DIR] [--answers realistic|short]
 
 Every change to the chat, its tools or the stores gives these figures against the commit it started from (the
 issue's note says which). Each base is checked out with `git worktree` and served with this checkout's
@@ -60,6 +60,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 100])
     parser.add_argument("--keep", type=Path, help="build the data directories here, to reuse")
     parser.add_argument("--llm-latency", type=float, default=1.0)
+    parser.add_argument("--answers", choices=["realistic", "short"], default="realistic",
+                        help="the stand-in's answers (`bench.load`): a real model's, or the short ones before issue 69")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="load-compare-"))
     kept = args.keep or scratch
@@ -73,7 +75,8 @@ def main() -> None:
         for pace in args.pace:
             for run in range(args.runs):
                 for name, (tree, data) in trees.items():
-                    levels = measure(data, args.sessions, llm_latency=args.llm_latency, tree=tree, **PACES[pace])
+                    levels = measure(data, args.sessions, llm_latency=args.llm_latency, tree=tree,
+                                     answers=args.answers, **PACES[pace])
                     results.setdefault((name, pace), []).append(levels)
                     for level in levels:
                         level.pop("timeline")

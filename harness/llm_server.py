@@ -13,9 +13,10 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def text(content: str, pause: float = 0.0) -> dict:
-    """A written reply; streamed word by word, `pause` seconds apart (to watch streaming happen)."""
-    return {"content": content, "pause": pause}
+def text(content: str, pause: float = 0.0, words: int = 1, over: float = 0.0) -> dict:
+    """A written reply; streamed `words` words a chunk, `pause` seconds apart (to watch streaming happen), or
+    spread evenly over `over` seconds (a model writing at a steady rate: the server's `latency` then counts them)."""
+    return {"content": content, "pause": pause, "words": max(1, words), "over": over}
 
 
 def failure(status: int, retry_after: str | None = None, message: str = "scripted", code: str | None = None) -> dict:
@@ -89,14 +90,14 @@ class ScriptedLLM:
                 outer.arrivals.append(time.monotonic())
                 if not self.path.endswith("/chat/completions"):
                     return self._send_json(404, {"error": {"message": "not found"}})
-                if outer.latency:
-                    time.sleep(outer.latency)
                 if outer.responder is not None:
                     reply = outer.responder(body)
                 elif not outer.replies:
                     return self._send_json(500, {"error": {"message": "script exhausted", "type": "server_error"}})
                 else:
                     reply = outer.replies.popleft()
+                if outer.latency:  # the think time before the first token; a paced stream spends the rest
+                    time.sleep(max(0.0, outer.latency - reply.get("over", 0.0)))
                 if "status" in reply:
                     extra = {"retry-after": reply["retry_after"]} if reply["retry_after"] else {}
                     kind = {429: "rate_limit_exceeded", 401: "invalid_request_error", 404: "invalid_request_error",
@@ -125,10 +126,12 @@ class ScriptedLLM:
                 self.end_headers()
                 self.close_connection = True
                 try:
-                    for chunk in _chunks(reply, model):
+                    chunks = list(_chunks(reply, model))
+                    pause = reply.get("pause", 0.0) + reply.get("over", 0.0) / len(chunks)
+                    for chunk in chunks:
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                         self.wfile.flush()
-                        time.sleep(reply.get("pause", 0.0))
+                        time.sleep(pause)
                     if (self._body.get("stream_options") or {}).get("include_usage"):  # as OpenAI: a last chunk
                         self.wfile.write(f"data: {json.dumps(_usage_chunk(self._body, reply, model))}\n\n".encode())
                     self.wfile.write(b"data: [DONE]\n\n")
@@ -182,11 +185,11 @@ def _chunks(reply: dict, model: str):
                 yield _envelope(model, {"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
         yield _envelope(model, {}, "tool_calls")
         return
-    content = reply["content"]
-    words = content.split(" ")
+    words, size = reply["content"].split(" "), reply.get("words", 1)
     yield _envelope(model, {"role": "assistant", "content": ""})
-    for n, word in enumerate(words):
-        yield _envelope(model, {"content": word + (" " if n < len(words) - 1 else "")})
+    for n in range(0, len(words), size):
+        piece = " ".join(words[n : n + size])
+        yield _envelope(model, {"content": piece + (" " if n + size < len(words) else "")})
     yield _envelope(model, {}, "stop")
 
 
