@@ -14,12 +14,12 @@ the models come from SCHOLARLOOM_SHARED_MODELS_DIR (`make screenshots` points it
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from harness.browser import CHROMIUM, CHROMIUM_FLAGS, local_context, signed_in
 from harness.llm_server import ScriptedLLM, text, tool_call
 from harness.serve import child_environment, served
 
@@ -34,7 +34,6 @@ ANSWER = (
     "needed to run the new log statements, in parallel, so the missing values come back without training "
     "again [1]. The paper reports replays that are much faster than retraining on its workloads [1]."
 )
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 
 def _scholarloom(data_dir: Path, *args: str, stdin: str | None = None) -> None:
@@ -57,14 +56,7 @@ def _save(page, path: Path, full_page: bool = False) -> None:
 
 
 def _answer(browser, base: str, out: Path) -> None:
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
-    page = context.new_page()
-    page.goto(base + "/chat/")
-    page.fill("#email", USER)
-    page.fill("#password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#chat-input", timeout=60_000)
+    context, page = signed_in(browser, base, USER, PASSWORD, WIDTH, HEIGHT, timeout_ms=60_000)
     page.click("#chat-input")
     page.keyboard.type(QUESTION)
     page.locator("#chat-submit:not([disabled])").click(timeout=30_000)
@@ -76,7 +68,7 @@ def _answer(browser, base: str, out: Path) -> None:
 
 
 def _pages(browser, base: str, out: Path) -> None:
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    context = local_context(browser, base, WIDTH, HEIGHT)
     page = context.new_page()
     page.goto(base + PAPER)
     _save(page, out / "paper-page.png", full_page=True)
@@ -101,8 +93,7 @@ def take(data_dir: Path, out: Path) -> None:
     try:
         with served(data_dir, SCHOLARLOOM_LLM="openai/scripted", SCHOLARLOOM_LLM_API_BASE=model.api_base,
                     SCHOLARLOOM_LLM_API_KEY="scripted") as (base, _server), sync_playwright() as playwright:  # fmt: skip
-            chromium = shutil.which("chromium") or "/usr/bin/chromium"
-            browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             _answer(browser, base, out)
             _pages(browser, base, out)
             browser.close()

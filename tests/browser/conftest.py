@@ -5,22 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from harness.browser import CHROMIUM, CHROMIUM_FLAGS, signed_in  # noqa: F401 (the tests import signed_in from here)
 
 
 def require_chromium() -> None:
@@ -56,20 +46,6 @@ def browser(_chromium):
     asyncio._set_running_loop(loop)
     yield chromium
     asyncio._set_running_loop(None)
-
-
-def signed_in(browser, base: str, user: str, password: str):
-    """A new browser context signed in to the chat at `base` as `user`: (context, page)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    # The page asks for web fonts and a KaTeX stylesheet on CDNs: nothing leaves this machine.
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base) else route.abort())
-    page = context.new_page()
-    page.goto(base + "/chat/")
-    page.fill("#email", user)
-    page.fill("#password", password)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#chat-input", timeout=30_000)
-    return context, page
 
 
 def screenshot(page, path: Path, full_page: bool = False) -> None:
