@@ -43,6 +43,21 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def _ended_here(name: str) -> bool:
+    """Whether the worker `name` ran on this host in a process that no longer exists. (A process id used again by
+    another process reads as alive: that worker's jobs then wait for its beat to go stale, as on another host.)"""
+    host, _, pid = name.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # (someone else's process: it exists)
+        return False
+    return False
+
+
 class JobQueue:
     """Submitting, claiming, reporting and ending jobs: short transactions any process may run.
 
@@ -179,12 +194,18 @@ class JobQueue:
         last = lambda who: served[who].timestamp() if served.get(who) else float("-inf")  # noqa: E731
         return [job_id for who, job_id in sorted(heads, key=lambda head: (last(head[0]), head[1]))]
 
-    def requeue_orphans(self, within: timedelta = timedelta(seconds=15)) -> int:
-        """Jobs left running by a worker that stopped beating (its process died): queued again. Safe with several
-        servers on one database: a live worker's jobs are left alone."""
+    def requeue_orphans(self, within: timedelta = timedelta(seconds=15), starting: str | None = None) -> int:
+        """Jobs left running by a worker that stopped beating (its process died), or by a worker on this host whose
+        process is gone (known at once, without waiting `within` for its beat to go stale): queued again. Safe with
+        several servers on one database: a live worker's jobs are left alone. `starting`: the name of a worker that
+        has not claimed anything yet, so any job under its name was left by an earlier process that had the same
+        name (a restarted container: same host name, same process id)."""
         alive = select(JobWorker.name).where(JobWorker.beat_at >= _now() - within)
         with self._session() as session:
-            orphaned = (Job.state == JobState.RUNNING) & ((Job.worker.is_(None)) | (Job.worker.not_in(alive)))
+            gone = [name for name in session.exec(select(JobWorker.name)).all() if _ended_here(name)]
+            gone += [starting] if starting else []
+            stale = Job.worker.is_(None) | Job.worker.not_in(alive) | Job.worker.in_(gone)
+            orphaned = (Job.state == JobState.RUNNING) & stale
             if session.exec(select(Job.id).where(orphaned).limit(1)).first() is None:
                 return 0  # the usual answer, read without taking the database's write lock
             moved = session.exec(update(Job).where(orphaned).values(state=JobState.QUEUED))

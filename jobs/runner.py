@@ -152,8 +152,8 @@ class JobRunner:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        self.queue.requeue_orphans(starting=self.name)  # left running by a process that died (before this one beats)
         self.queue.beat(self.name, os.getpid())
-        self.queue.requeue_orphans()  # left running by a process that died
         self._thread = threading.Thread(target=self._loop, name="scholarloom-jobs", daemon=True)
         self._thread.start()
         threading.Thread(target=self._beat, name="scholarloom-jobs-beat", daemon=True).start()
@@ -180,7 +180,7 @@ class JobRunner:
         looked = time.monotonic()
         while not self.stop.is_set():
             try:
-                if time.monotonic() - looked >= ORPHANS_EVERY:  # a dead worker's jobs wait 15 s for it anyway
+                if time.monotonic() - looked >= ORPHANS_EVERY:  # (a worker dead on another host: 15 s)
                     looked = time.monotonic()
                     self.queue.requeue_orphans()
                 self._maybe_schedule()

@@ -41,6 +41,27 @@ def test_claim_takes_the_oldest_and_a_dead_worker_s_jobs_are_queued_again(queue)
     assert queue.get(ids[0]).attempts == 2
 
 
+def test_a_worker_whose_process_is_gone_from_this_host_leaves_orphans_at_once(queue):
+    """No waiting for a stale beat when the process is known to be gone: a worker on this host with no such process,
+    or a restarted container's worker that comes back under its predecessor's name (same host, same process id)."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = socket.gethostname()
+    dead, live, me = f"{host}:{int(ended.stdout)}", f"{host}:{os.getppid()}", f"{host}:{os.getpid()}"
+    ids = [queue.submit("pdfs", {"n": n}, "cli")[0].id for n in range(3)]
+    for name in (dead, live, me):
+        queue.beat(name, 1)  # all three beat just now
+        assert queue.claim(name) is not None
+    assert queue.requeue_orphans() == 1 and queue.get(ids[0]).state == JobState.QUEUED  # its process is gone
+    assert queue.get(ids[1]).state == queue.get(ids[2]).state == JobState.RUNNING  # a live process; this one
+    assert queue.requeue_orphans(starting=me) == 1 and queue.get(ids[2]).state == JobState.QUEUED
+    assert queue.get(ids[1]).state == JobState.RUNNING
+
+
 def test_looking_for_orphans_when_there_are_none_takes_no_write_lock(queue, tmp_path):
     """Each server's job worker looks every few seconds: with nothing to move it only reads, so it never waits for
     (or holds up) another writer, here a process holding SQLite's write lock."""
