@@ -26,6 +26,7 @@ from common.logs import REQUEST_ID, configure
 
 log = logging.getLogger(__name__)
 GONE = "the language model's worker process stopped; please ask again"
+DELTAS_EVERY = 0.04  # seconds between two messages of one request's streamed text (`_Deltas`)
 
 
 class LLMProcess:
@@ -209,15 +210,53 @@ async def _serve(conn) -> None:
         task.cancel()
 
 
+class _Deltas:
+    """A request's text deltas on their way over the pipe: the first at once, then at most one message every
+    `DELTAS_EVERY` seconds holding all that arrived meanwhile. A provider streams a token or a few a chunk, tens a
+    second; each message costs both processes a pickle, a wake-up and, in the server, a socket write to the browser."""
+
+    def __init__(self, conn, number: int) -> None:
+        self.conn, self.number, self.loop = conn, number, asyncio.get_running_loop()
+        self.pending: list[str] = []
+        self.sent_at = float("-inf")
+        self.timer: asyncio.TimerHandle | None = None
+
+    def add(self, text: str) -> None:
+        self.pending.append(text)
+        due = self.sent_at + DELTAS_EVERY
+        if self.loop.time() >= due:
+            self.flush()
+        elif self.timer is None:
+            self.timer = self.loop.call_at(due, self.flush)
+
+    def flush(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.pending:
+            self.conn.send(("delta", self.number, "".join(self.pending)))
+            self.pending.clear()
+            self.sent_at = self.loop.time()
+
+
 async def _answer(conn, number: int, request_id: str, config, messages, tools) -> None:
     REQUEST_ID.set(request_id)  # this task's log lines carry the turn's id, as they did in the server
+    deltas = _Deltas(conn, number)
     try:
         async for item in stream_completion(config, messages, tools):
-            conn.send(("done" if isinstance(item, Completion) else "delta", number, item))
+            if isinstance(item, Completion):
+                deltas.flush()
+                conn.send(("done", number, item))
+            else:
+                deltas.add(item)
     except LLMError as exc:
+        deltas.flush()
         conn.send(("error", number, str(exc), exc.kind))
     except asyncio.CancelledError:
+        if deltas.timer is not None:
+            deltas.timer.cancel()
         raise
     except Exception as exc:  # noqa: BLE001 - anything else still ends the request, in words
         log.exception("the model's process failed a request")
+        deltas.flush()
         conn.send(("error", number, f"the language model's worker failed ({type(exc).__name__})", "stopped"))

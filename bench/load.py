@@ -148,9 +148,19 @@ def run_level(base: str, plan: Plan, processes: int, server_pid: int, model_pid:
         **watch.summary(began, ended),
         "per_turn": {"tool_steps": mean("tools"), "streamed_chunks": mean("chunks"), "cards": mean("cards"),
                      "citations": mean("citations")},  # fmt: skip
+        **busy_figures(results),
         "slowest": sorted(timeline, key=lambda t: -t[1])[:8],  # (began at, seconds, user): when the tail happened
         "timeline": timeline,  # every turn (`--timeline` writes them out; not printed)
     }
+
+
+def busy_figures(results: list[dict]) -> dict:
+    """What the server said when busy (`chatui.busy`), not errors: turns that waited in line with the notice shown,
+    turns refused with a time to try again, sign-ins refused with one (each tried again after it)."""
+    shown = [s for r in results for s in r["shown"]]
+    return {"queued_turns": sum(s.get("queued", 0) for s in shown),
+            "refused_turns": sum(s.get("refused", 0) for s in shown),
+            "refused_sign_ins": sum(r.get("refused_sign_ins", 0) for r in results)}  # fmt: skip
 
 
 def run_storm(base: str, plan: Plan, processes: int, server_pid: int, model_pid: int) -> dict:
@@ -175,6 +185,7 @@ def run_storm(base: str, plan: Plan, processes: int, server_pid: int, model_pid:
         "connect_max_s": pick(opened, 1.0),
         "wall_s": round(ended - began, 1),
         "server_cpu_ms_per_sign_in": round(1000 * server_cpu / max(1, len(signed))),
+        **busy_figures(results),
         **client_figures(results, own_cpu, len(signed), "sign_in"),
         **watch.summary(began, ended),
         "timeline": [],

@@ -29,7 +29,33 @@ def prepare_chainlit_root(root: Path, origins: list[str], session_seconds: int) 
         shutil.copyfile(WELCOME, root / "chainlit.md")
         shutil.copyfile(WELCOME, root / "chainlit_en-US.md")  # what English browsers ask for first
     shutil.copytree(TEMPLATE / "public", root / "public", dirs_exist_ok=True)
+    _write_translation(root / ".chainlit" / "translations")
     return root
+
+
+# What the chat says in English where Chainlit's words would leave a reader guessing: a sign-in refused because the
+# server is busy (`chatui.busy`: 503, which the form looks up by its status text), and a socket that cannot connect.
+SAID = {
+    ("auth", "login", "errors", "service unavailable"): "The server is busy signing others in. Please try again in "
+    "a few seconds.",
+    ("common", "status", "error", "serverConnection"): "Could not reach the server: it may be busy or restarting. "
+    "Reload the page in a few seconds.",
+}
+
+
+def _write_translation(folder: Path) -> None:
+    """Chainlit's English words with ours (`SAID`) in place; Chainlit copies its other languages beside it."""
+    from importlib.util import find_spec
+
+    spec = find_spec("chainlit")
+    translation = json.loads((Path(spec.origin).parent / "translations" / "en-US.json").read_text(encoding="utf-8"))
+    for path, words in SAID.items():
+        branch = translation
+        for key in path[:-1]:
+            branch = branch.setdefault(key, {})
+        branch[path[-1]] = words
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "en-US.json").write_text(json.dumps(translation, indent=4, ensure_ascii=False), encoding="utf-8")
 
 
 def point_chainlit_at(root: Path) -> None:

@@ -5,8 +5,9 @@ one first-come line, at most `queue` long (`queue_per_user` of them one user's) 
 either it is refused with `Busy`, which says so in words and gives the seconds after which trying again is likely to
 work. A freed turn is handed straight to the first waiter whose user has room, so nobody who just arrived takes it
 first, and a user at their own cap never holds up another user behind them. One `Admission` per kind of work (MCP
-calls, chat questions); `/metrics` reads `snapshot()` (`common.metrics.Metrics.watch`). Async first (`slot`); a thread
-may hold a turn too (`held`): the state is behind one lock, and a waiter is woken in its own loop or thread.
+calls, chat questions, sign-ins); `/metrics` reads `snapshot()` (`common.metrics.Metrics.watch`). Async first
+(`slot`); a thread may hold a turn too (`held`): the state is behind one lock, and a waiter is woken in its own loop
+or thread.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ REASONS = ("queue_full", "user_queue_full", "wait_timeout")
 
 
 class Limits(BaseModel):
-    """The caps of one kind of work (a settings group: SCHOLARLOOM_MCP__*)."""
+    """The caps of one kind of work (a settings group: SCHOLARLOOM_MCP__*, SCHOLARLOOM_CHAT__*, ...); the defaults
+    are the MCP calls'."""
 
     model_config = ConfigDict(frozen=True)
 
-    at_once: int = Field(2, ge=1, le=1_000, description="Pieces of work (MCP tool calls and resource reads) "
-                         "computed at the same time, all users together (a search embeds its query: CPU).")
+    at_once: int = Field(2, ge=1, le=1_000, description="Pieces of this work (an MCP call, a chat question, a "
+                         "sign-in) computed at the same time, all users together.")
     per_user: int = Field(1, ge=1, le=1_000, description="Of those, how many one user's may be at once; their others "
                           "wait in line while other users' go on.")
     queue: int = Field(16, ge=0, le=100_000, description="Most pieces of work waiting for a turn, all users together; "

@@ -24,6 +24,8 @@ PASSWORD = "load test password"
 TOPICS = ["graph neural networks", "logging after training", "diphoton production", "point clouds", "transformers"]
 START_MARGIN = 1.0  # seconds between the client processes' start and the level's
 LINKED = re.compile(r"\[\[(\d+)")  # a citation the chat linked: [[n]](/papers/...)
+BUSY = "The server is busy:"  # how the chat's notices of a busy server begin (`chatui.busy`)
+SIGN_IN_TRIES = 5  # a reader told the server is busy signs in again after the time it was given, a few times
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,11 @@ class Session:
         self.sio = socketio.AsyncClient(reconnection=False)
         self.done = asyncio.Event()
         self.answers: list[str] = []
+        self.shown: list[tuple[int, Counter]] = []  # each turn's (number, what it showed)
         self.foreign = 0
         self.seen: Counter[str] = Counter()  # this turn's cards, streamed chunks and tool steps
         self.stage = "sign-in"
+        self.refused_sign_ins = 0  # sign-ins answered "busy, try again in N s" (503), tried again
         self.sio.on("*", self._record)
 
     async def _record(self, event, data) -> None:
@@ -75,6 +79,8 @@ class Session:
             said = str(data.get("output", "")).replace("\\[", "[").replace("\\]", "]")  # the chat escapes brackets
             if data.get("type") == "assistant_message" and said.startswith("Answer for ["):
                 self.answers.append(said)
+            elif data.get("type") == "assistant_message" and said.startswith(BUSY) and event == "new_message":
+                self.seen["queued" if "is queued" in said else "refused"] += 1  # waited in line; or told to retry
             if data.get("type") == "tool" and event == "new_message":
                 self.seen["tools"] += 1
             if data.get("type") == "user_message" and self.token not in data.get("output", self.token):
@@ -85,7 +91,12 @@ class Session:
     async def sign_in(self) -> str:
         self.stage = "sign-in"
         async with httpx.AsyncClient(base_url=self.base, timeout=60, verify=tls()) as http:  # (as the chat's tests)
-            login = await http.post("/chat/login", data={"username": self.user, "password": PASSWORD})
+            for _ in range(SIGN_IN_TRIES):
+                login = await http.post("/chat/login", data={"username": self.user, "password": PASSWORD})
+                if login.status_code != 503 or self.refused_sign_ins == SIGN_IN_TRIES - 1:
+                    break
+                self.refused_sign_ins += 1
+                await asyncio.sleep(float(login.headers.get("retry-after", "1")))
             login.raise_for_status()
         return login.cookies["access_token"]
 
@@ -138,6 +149,7 @@ async def _chat(plan: Plan, session: Session, found: dict) -> None:
             seconds, shown = await session.turn(number, plan.timeout)
             found["turns"].append((round(began, 2), round(seconds, 3), session.user))
             found["shown"].append(shown)
+            session.shown.append((number, shown))
             await asyncio.sleep(session.rng.uniform(0.5, 1.5) * plan.think)
     except Exception as exc:  # noqa: BLE001 - every failure is counted and named
         found["errors"].append((kind_of(session.stage, exc), f"{session.user}: {str(exc)[:120]}"))
@@ -147,8 +159,10 @@ async def _chat(plan: Plan, session: Session, found: dict) -> None:
             await session.sio.disconnect()
     wrong = [a for a in session.answers if f"[{session.token}]" not in a]
     found["crosstalk"] += len(wrong) + session.foreign
+    found["refused_sign_ins"] += session.refused_sign_ins
     done = sum(1 for _, _, user in found["turns"] if user == session.user)
-    if done == plan.turns and len(session.answers) < plan.turns:
+    refused = sum(shown.get("refused", 0) for _, shown in session.shown)
+    if done == plan.turns and len(session.answers) + refused < plan.turns:
         found["errors"].append(("turn: no answer", f"{session.user}: {len(session.answers)} for {plan.turns}"))
 
 
@@ -166,12 +180,14 @@ async def _sign_in_once(plan: Plan, session: Session, found: dict) -> None:
     except Exception as exc:  # noqa: BLE001
         found["errors"].append((kind_of(session.stage, exc), f"{session.user}: {str(exc)[:120]}"))
     finally:
+        found["refused_sign_ins"] += session.refused_sign_ins
         if session.sio.connected:
             await session.sio.disconnect()
 
 
 async def _run(plan: Plan, each) -> dict:
-    found = {"turns": [], "shown": [], "errors": [], "crosstalk": 0, "sign_in": [], "connect": [], "spans": []}
+    found = {"turns": [], "shown": [], "errors": [], "crosstalk": 0, "sign_in": [], "connect": [], "spans": [],
+             "refused_sign_ins": 0}
     worst = [0.0]
     watch = asyncio.create_task(_lag_watch(worst))
     await asyncio.gather(*(each(plan, Session(plan.base, u, plan.seed), found) for u in plan.users))

@@ -22,6 +22,7 @@ from chatui.export import thread_markdown, thread_papers
 from chatui.files import LocalFiles
 from chatui.intent import ChatPaperIntent
 from chatui.origin import ChatContentPolicy, ClosedRoutes, SameOriginSignIn, upload_limit
+from chatui.busy import SignInTurns
 from chatui.root import point_chainlit_at, prepare_chainlit_root
 from chatui.tables import create_history_tables, user_key
 from common.logs import RequestIds
@@ -275,6 +276,7 @@ def _mount_chat(app: FastAPI, settings: Settings, runtime: Runtime) -> None:
     secret = settings.require_secret()
     live = functools.partial(session_is_live, runtime.engine)
     app.add_middleware(RequestUser, secret=secret, live=live)
+    app.add_middleware(SignInTurns, turns=lambda: runtime.sign_ins)  # (inside SameOriginSignIn: refused first)
     app.add_middleware(ChatContentPolicy)
     point_chainlit_at(prepare_chat_root(settings))
     import chainlit.server

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from contextlib import AsyncExitStack
 
 import chainlit as cl
 import chainlit.server
@@ -17,6 +18,7 @@ from auth.accounts import oauth_account, provider_subject, session_is_live
 from auth.nonces import spend
 from auth.sessions import SESSION_VERSION, client_address
 from chatui.attachments import take_attachments
+from chatui.busy import take_turn
 from chatui.fetch import (
     FETCH_ACTION,
     FETCH_REFERENCES_ACTION,
@@ -55,7 +57,7 @@ def history_layer() -> HistoryLayer:
 @cl.password_auth_callback
 async def password_auth(username: str, password: str) -> cl.User | None:
     account = await asyncio.to_thread(runtime().sign_in, username, password, client_address.get())
-    return _user(account, "password") if account else None
+    return _user(account, "password") if account else None  # (in its turn: `chatui.busy.SignInTurns`)
 
 
 async def oauth_sign_in(
@@ -160,6 +162,16 @@ async def on_message(message: cl.Message) -> None:
             conversation = _keep(conversation.about_paper(ready[-1].point_paper_id))
         if not message.content.strip():
             return
+    async with AsyncExitStack() as turn:
+        if await take_turn(runtime().chat_turns, _username(), turn):  # (else refused in words: nothing to answer)
+            await _answer(message, conversation)
+    if runtime().settings.on_demand == "signed-in" and (named := arxiv_ids_in(message.content)):
+        missing = await asyncio.to_thread(missing_papers, runtime().archive, named)  # (the catalog, off the loop)
+        if missing:
+            await offer_fetch(missing)
+
+
+async def _answer(message: cl.Message, conversation: Conversation) -> None:
     ui, chat = ChainlitTurnUI(), await _chat(conversation)
     user, answer, stopped = _username(), None, False
     REQUEST_ID.set(f"turn-{new_request_id()}")  # this turn's log lines, its tools' and its model calls' too
@@ -177,10 +189,6 @@ async def on_message(message: cl.Message) -> None:
         _keep(chat.conversation)
         spent = (answer.usage if answer else usage).to_dict()
         await ui.deliver(chat.conversation.answer_metadata(message.content, spent))
-    if runtime().settings.on_demand == "signed-in" and (named := arxiv_ids_in(message.content)):
-        missing = await asyncio.to_thread(missing_papers, runtime().archive, named)  # (the catalog, off the loop)
-        if missing:
-            await offer_fetch(missing)
 
 
 @cl.action_callback(FETCH_ACTION)
@@ -204,12 +212,15 @@ async def _card_action(action: cl.Action) -> None:
     """A card's button: run the one tool it names on the card's catalog id and show what it found."""
     if not await still_signed_in(_live):
         return
-    ui, chat = ChainlitTurnUI(), await _chat(await _scoped())
     payload = action.payload or {}
     target = str(payload.get("id", ""))[:200]
-    answer = await chat.act(action.name, target, str(payload.get("title", target)), ui)
-    _keep(chat.conversation)
-    await ui.deliver(chat.conversation.answer_metadata(answer.question))
+    async with AsyncExitStack() as turn:
+        if not await take_turn(runtime().chat_turns, _username(), turn):
+            return
+        ui, chat = ChainlitTurnUI(), await _chat(await _scoped())
+        answer = await chat.act(action.name, target, str(payload.get("title", target)), ui)
+        _keep(chat.conversation)
+        await ui.deliver(chat.conversation.answer_metadata(answer.question))
     if action.name == "show_references" and runtime().settings.on_demand == "signed-in":
         paper_id, missing = await asyncio.to_thread(references_not_held, runtime().archive, target)
         if missing:

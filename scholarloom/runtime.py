@@ -14,6 +14,7 @@ from auth.accounts import create_tables, sign_in
 from auth.models import Account
 from auth.throttle import Throttle
 from auth.usage import UsageBook, budget_notice
+from common.admission import Admission
 from common.metrics import Metrics
 from retrieval.archive import Archive
 from scholarloom.settings import Settings
@@ -28,10 +29,16 @@ class Runtime:
     llm_watch: object = None  # assistant.probe.ProbeWatch when a model is configured (`serve` starts it)
     metrics: Metrics = field(default_factory=Metrics)  # this server's counters (`/metrics`)
     usage: UsageBook = field(init=False)  # what each turn cost, written off the turn's path
+    chat_turns: Admission = field(init=False)  # chat questions answered at once, and their line
+    sign_ins: Admission = field(init=False)  # password sign-ins checked at once, and their line
 
     def __post_init__(self) -> None:
         self.throttle = Throttle(self.archive.catalog.engine)
         self.usage = UsageBook(self.archive.catalog.engine)
+        self.chat_turns = Admission("chat", self.settings.chat, noun="question")  # (`chatui.busy`)
+        self.sign_ins = Admission("sign_in", self.settings.sign_in, noun="sign-in")
+        self.metrics.watch(self.chat_turns)
+        self.metrics.watch(self.sign_ins)
         tally = lambda: self.jobs.tally()  # noqa: E731 - read at each scrape
         self.metrics.read_when_scraped("scholarloom_jobs", "Jobs by kind and state.", ["kind", "state"],
                                        lambda: [((k, s), n) for k, s, n, _ in tally()])  # fmt: skip

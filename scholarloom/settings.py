@@ -13,7 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 if TYPE_CHECKING:  # pragma: no cover
     from retrieval.library.uploads import UploadLimits
 
-from scholarloom.sections import AdmissionLimits, AgentSettings, SourceSettings
+from scholarloom.sections import AdmissionLimits, AgentSettings, ChatTurns, SignIns, SourceSettings
 from scholarloom.services import Services
 
 __all__ = ["AdmissionLimits", "AgentSettings", "Settings", "SourceSettings"]
@@ -142,6 +142,13 @@ class Settings(Services, BaseSettings):
                             "API tokens, all their tokens together (/api, /mcp), in bursts of as many (0: no limit).")
     mcp: AdmissionLimits = Field(default_factory=AdmissionLimits, description="MCP tool calls and resource reads at "
                                  "once, in all and per user, and the line the others wait in (SCHOLARLOOM_MCP__*).")
+    chat: ChatTurns = Field(default_factory=ChatTurns, description="Chat questions (and card actions) answered at "
+                            "once, in all and per user, and the line the others wait in, shown in the chat "
+                            "(SCHOLARLOOM_CHAT__*). A turn mostly waits for the model: about 12 a core keep each "
+                            "turn about as fast as one reader's.")
+    sign_in: SignIns = Field(default_factory=SignIns, description="Password sign-ins checked at once (argon2: about "
+                             "1.5 cores for 0.15 s each) and the line the others wait in, per client address; past "
+                             "it the form says to try again (SCHOLARLOOM_SIGN_IN__*).")
     user_jobs: int = Field(20, ge=1, le=10_000, description="Jobs one user may have waiting or running at once "
                            "(uploads being read, papers being fetched); more are refused until some are done.")
     zotero_sync_files: int = Field(100, ge=1, le=100_000, description="Most files one Zotero sync downloads; a "

@@ -28,6 +28,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Logs and metrics", ("log_format", "log_level", "metrics_token")),
     ("Limits per user and address", ("on_demand", "on_demand_daily", "upload_max_mb", "upload_max_pages",
                                      "upload_quota_mb", "public_rate", "token_rate", "user_jobs", "mcp")),
+    ("A busy server: turns and lines", ("chat", "sign_in")),
     ("Jobs, updates and Zotero", ("update_every", "zotero_sync_files", "zotero_sync_minutes")),
     ("E-mail digests of saved questions", ("smtp_host", "smtp_port", "smtp_user", "smtp_password", "smtp_from",
                                            "smtp_starttls")),
@@ -67,8 +68,13 @@ def _bounds(field: FieldInfo) -> str:
     return f" ({', '.join(found)})" if found else ""
 
 
-def _default(field: FieldInfo) -> str:
-    value = field.default_factory() if field.default_factory is not None else field.default
+def _default(field: FieldInfo, group: BaseModel | None = None, name: str = "") -> str:
+    """The setting's default: the field's own, or, in a group, the group's default value of it (the chat's turns and
+    the MCP calls' are one class with different defaults)."""
+    if group is not None:
+        value = getattr(group, name)
+    else:
+        value = field.default_factory() if field.default_factory is not None else field.default
     if value is None or value == []:
         return "unset"
     if isinstance(value, bool | list):
@@ -83,18 +89,23 @@ def _escaped(text: str) -> str:
     return "`".join(spans).replace("|", "\\|")
 
 
-def rows(model: type[BaseModel], prefix: str = PREFIX, names: tuple[str, ...] | None = None) -> Iterator[str]:
-    """A table row per setting of `model` (of `names` only, when given); a group's settings in its place."""
+def rows(
+    model: type[BaseModel], prefix: str = PREFIX, names: tuple[str, ...] | None = None, group: BaseModel | None = None
+) -> Iterator[str]:
+    """A table row per setting of `model` (of `names` only, when given); a group's settings in its place, with the
+    group's defaults (`group`: its default value)."""
     for name in names or tuple(model.model_fields):
         field = model.model_fields[name]
         variable = f"{prefix}{name.upper()}"
         if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
-            yield from rows(field.annotation, variable + NESTED)
+            value = field.default_factory() if field.default_factory is not None else field.default
+            yield from rows(field.annotation, variable + NESTED, group=value if isinstance(value, BaseModel) else None)
             continue
         if not (field.description or "").strip():
             raise ValueError(f"{variable} has no description: give its field one (Field(description=...))")
         description = _escaped(" ".join(field.description.split()))
-        yield f"| `{variable}` | {_type(field.annotation)}{_bounds(field)} | {_default(field)} | {description} |"
+        default = _default(field, group, name)
+        yield f"| `{variable}` | {_type(field.annotation)}{_bounds(field)} | {default} | {description} |"
 
 
 def reference() -> str:

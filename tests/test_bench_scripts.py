@@ -71,7 +71,8 @@ def test_the_load_benchmark_runs_realistic_chats_and_a_sign_in_storm(demo):
     assert (chat["turns"], chat["errors"], chat["crosstalk"], chat["client_processes"]) == (2, 0, 0, 2), chat
     shown = chat["per_turn"]
     assert shown["tool_steps"] >= 2 and shown["cards"] >= 2 and shown["citations"] >= 2, shown
-    assert shown["streamed_chunks"] >= 50, shown
+    assert shown["streamed_chunks"] >= 3, shown  # (the stand-in's ~100 chunks, sent at most every 40 ms)
+    assert chat["queued_turns"] == chat["refused_turns"] == chat["refused_sign_ins"] == 0, chat
     assert chat["server_cpu_ms_per_turn"] > 0 and chat["client_cpu_ms_per_turn"] > 0, chat
     assert chat["health_p95_s"] is not None and chat["health_max_s"] >= chat["health_p95_s"], chat
     assert chat["client_lag_max_s"] >= 0 and chat["errors_by_kind"] == {} and chat["peak_connected"] >= 1, chat

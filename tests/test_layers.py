@@ -22,7 +22,7 @@ ALLOWED = {
     "web": {"jobs", "pages", "retrieval"},  # the web layer: routes, renderers, guards, the JSON API, admin
     "auth": {"retrieval"},
     "assistant": {"common", "pages", "retrieval"},  # never `web`: the tools read pages, not routes
-    "chatui": {"assistant", "auth", "jobs", "pages", "retrieval"},
+    "chatui": {"assistant", "auth", "common", "jobs", "pages", "retrieval"},  # (common: the admission of turns)
     "scholarloom": {"assistant", "auth", "chatui", "common", "ingest", "jobs", "pages", "retrieval", "web"},
     # The stand-ins tests and benchmarks both run the product against (a scripted model, a served instance).
     "harness": {"assistant", "harness"},  # the scripted model answers the probe in `assistant.probe`'s words

@@ -9,7 +9,7 @@ import pytest
 
 from assistant.agent import Agent
 from assistant.llm import Completion, LLMConfig, LLMError, stream_completion
-from assistant.llm_process import GONE, LLMProcess
+from assistant.llm_process import DELTAS_EVERY, GONE, LLMProcess
 from assistant.tools import ToolDeps
 from harness.llm_server import failure, text, tool_call
 from tests.assistant.test_agent import RecordingUI
@@ -34,16 +34,23 @@ async def _items(stream) -> list:
 
 
 async def test_the_child_streams_what_the_servers_own_client_would(process, scripted):
-    answer, call = text("Graph networks pass messages [1]."), tool_call("search_papers", query="graph networks")
+    """The same text and the same completion; deltas that arrive close together cross the pipe as one message (the
+    first at once), and deltas further apart than `DELTAS_EVERY` one by one, as they came."""
+    said = "Graph networks pass messages between the nodes of a graph, as the first paper shows [1]."
+    answer, call = text(said), tool_call("search_papers", query="graph networks")
+    paced = text("one two three four", pause=3 * DELTAS_EVERY)
     seen = []
-    for reply in (answer, call):
+    for reply in (answer, call, paced):
         scripted.enqueue(reply, reply)
         here = await _items(stream_completion(_config(scripted), HELLO, []))
         there = await _items(process.stream(_config(scripted), HELLO, []))
-        assert there == here and isinstance(there[-1], Completion)
-        seen.append(there)
-    assert "".join(d for d in seen[0] if isinstance(d, str)) == seen[0][-1].text == "Graph networks pass messages [1]."
-    assert seen[1][-1].tool_calls[0].name == "search_papers" and seen[1][-1].prompt_tokens
+        assert there[-1] == here[-1] and isinstance(there[-1], Completion)
+        assert "".join(there[:-1]) == "".join(here[:-1]) and there[:1] == here[:1]
+        seen.append((here, there))
+    (here, there), _, (paced_here, paced_there) = seen
+    assert "".join(there[:-1]) == there[-1].text == said and 2 <= len(there) < len(here)
+    assert seen[1][1][-1].tool_calls[0].name == "search_papers" and seen[1][1][-1].prompt_tokens
+    assert paced_there == paced_here and len(paced_there) == 5
     assert process.started == 1
 
 

@@ -418,3 +418,87 @@ async def test_the_model_cites_a_page_of_the_users_own_upload(server, scripted, 
         upload = uploads.get("hana", item["id"])
         if upload is not None:
             uploads.delete(upload, demo.index())
+
+
+async def _until(found, seconds: float = 20) -> None:
+    for _ in range(int(seconds / 0.05)):
+        if found():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("not seen in time")
+
+
+async def test_a_busy_chat_queues_a_question_and_refuses_one_in_words(server, scripted, history):
+    """One turn at once and a line of one (`chatui.busy`): alice's question runs; bob's waits with its place shown
+    in the chat, the notice gone once his turn comes, and is answered; a third, from alice's other tab, finds the
+    line full and is told so in words with a time to try again, without reaching the model."""
+    import re
+
+    import chainlit.server
+
+    from common.admission import Admission, Limits
+
+    runtime = chainlit.server.app.state.runtime
+    usual = runtime.chat_turns
+    runtime.chat_turns = Admission("chat", Limits(at_once=1, per_user=1, queue=1, queue_per_user=1, wait_seconds=30),
+                                   noun="question")
+    small = runtime.chat_turns
+    runtime.metrics.watch(small)
+    scripted.enqueue(text("Hindsight logging replays the training run later.", pause=0.3), text("Bob's answer."))
+    first, second, other_tab = ChatClient(server), ChatClient(server, "bob"), ChatClient(server)
+    try:
+        for chat in (first, second, other_tab):
+            await chat.connect()
+        asking = asyncio.create_task(first.ask("What is hindsight logging?"))
+        await _until(lambda: scripted.requests)
+        waiting = asyncio.create_task(second.ask("And flor?"))
+        queued = lambda: [m for m in second.messages("assistant_message") if "queued" in m["output"]]  # noqa: E731
+        await _until(queued)
+        (notice,) = queued()
+        assert notice["output"].startswith("The server is busy: your question is queued (you are next).")
+        await other_tab.ask("Anything else?")
+        await asking
+        await waiting
+        refused_metric = runtime.metrics.registry.get_sample_value(
+            "scholarloom_admission_refused_total", {"kind": "chat", "reason": "queue_full"})
+    finally:
+        runtime.chat_turns = usual
+        runtime.metrics.watch(usual)
+        for chat in (first, second, other_tab):
+            await chat.sio.disconnect()
+    (refusal,) = [m["output"] for m in other_tab.messages("assistant_message")]
+    assert re.fullmatch(r"The server is busy: every turn is taken and 1 question is already waiting\. "
+                        r"Try again in \d+ s\.", refusal), refusal  # fmt: skip
+    assert first.messages("assistant_message")[-1]["output"].startswith("Hindsight logging replays")
+    assert second.messages("assistant_message")[-1]["output"].startswith("Bob's answer")
+    assert notice["id"] in [d["id"] for d in second.event("delete_message")]  # the notice went when his turn came
+    assert len(scripted.requests) == 2  # the refused question never reached the model
+    assert (small.snapshot().admitted, small.snapshot().refused["queue_full"]) == (2, 1)
+    assert refused_metric == 1  # in /metrics
+
+
+async def test_a_sign_in_storm_past_the_line_is_refused_in_words(server):
+    """Sign-ins one at a time and no line: of three at once, at least one is refused with 503, its reason in words
+    and a Retry-After, and the sign-in form has words for it; the line's turn is not lost (the next one signs in)."""
+    import chainlit.server
+
+    from common.admission import Admission, Limits
+
+    runtime = chainlit.server.app.state.runtime
+    usual = runtime.sign_ins
+    runtime.sign_ins = Admission("sign_in", Limits(at_once=1, per_user=1, queue=0, queue_per_user=0, wait_seconds=5))
+    try:
+        async with httpx.AsyncClient(base_url=server) as http:
+            logins = await asyncio.gather(*(http.post("/chat/login", data={"username": user, "password": PASSWORD})
+                                            for user in ("alice", "bob", "alice")))  # fmt: skip
+            statuses = sorted(r.status_code for r in logins)
+            refused = [r for r in logins if r.status_code == 503]
+            again = await http.post("/chat/login", data={"username": "bob", "password": PASSWORD})
+            words = (await http.get("/chat/project/translations", params={"language": "en-US"})).json()
+    finally:
+        runtime.sign_ins = usual
+    assert statuses[0] == 200 and statuses[-1] == 503 and again.status_code == 200, statuses
+    assert refused[0].json()["detail"].startswith("The server is busy: every turn is taken.")
+    assert int(refused[0].headers["retry-after"]) >= 1
+    said = words["translation"]["auth"]["login"]["errors"]["service unavailable"]
+    assert said.startswith("The server is busy signing others in.")
