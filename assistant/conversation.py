@@ -46,6 +46,9 @@ def _sources(entries: object) -> SourceBook:
     return book
 
 
+NOTICE = "notice"  # in a message's metadata: the server's own word to the reader, not an answer (`chatui.busy`)
+
+
 def _metadata(step: dict) -> dict:
     meta = step.get("metadata") or {}
     if isinstance(meta, str):
@@ -71,6 +74,8 @@ def resumed_history(steps: list[dict]) -> tuple[list[dict], dict]:
             waiting = step.get("output") or ""
         elif step.get("type") == "assistant_message":
             meta = _metadata(step)
+            if meta.get(NOTICE):
+                continue  # the server's own word (busy: queued, refused), no answer: the question still waits
             asked = meta.get("asked") if isinstance(meta.get("asked"), str) else None
             if waiting is not None and waiting.strip() != (asked or "").strip():
                 history.append({"role": "user", "content": waiting})

@@ -235,15 +235,18 @@ def client_processes(asked: int, sessions: int) -> int:
 def load_server(
     data_dir: Path, users: list[str], *, llm_latency: float = 1.0, answers: str = "realistic", tools: str = "on",
     port: int = 8799, tree: Path | None = None, keep_log: Path | None = None, log_level: str = "warning",
+    settings: dict[str, str] | None = None,
 ):  # fmt: skip
     """`scholarloom serve` from `tree` (this checkout by default) on a copy of `data_dir` with `users`, talking to
-    the stand-in model: (its address, its process id, the stand-in's process id)."""
+    the stand-in model, with `settings` (SCHOLARLOOM_* variables) besides: (its address, its process id, the
+    stand-in's process id)."""
     with stand_in(llm_latency, answers) as (api_base, model_pid), tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         shutil.copytree(data_dir, data, ignore=shutil.ignore_patterns("chat-files"))
         add_users(data, users, tree)
         env = dict(SCHOLARLOOM_LLM="openai/scripted", SCHOLARLOOM_LLM_API_BASE=api_base, SCHOLARLOOM_LLM_TOOLS=tools,
                    SCHOLARLOOM_LLM_API_KEY="load-test", SCHOLARLOOM_LOG_LEVEL=log_level)  # fmt: skip
+        env |= settings or {}
         try:
             with served(data, port, tree=tree, **env) as (base, server):
                 yield base, server.pid, model_pid
@@ -256,19 +259,27 @@ def measure(
     data_dir: Path, levels: list[int], *, turns: int = 2, llm_latency: float = 1.0, ramp: float = 5.0,
     think: float = 2.0, timeout: float = 120.0, port: int = 8799, tools: str = "on", tree: Path | None = None,
     keep_log: Path | None = None, log_level: str = "warning", answers: str = "realistic", processes: int = 0,
-    scenario: str = "chat", seed: int = 0,
+    scenario: str = "chat", seed: int = 0, settings: dict[str, str] | None = None,
 ) -> list[dict]:  # fmt: skip
     """Each level's figures (`run_level`, or `run_storm` for the sign-in scenario) against `load_server`, after
     one warm-up turn."""
     users = [f"load-{n:03d}" for n in range(max(levels))]
     with load_server(data_dir, users, llm_latency=llm_latency, answers=answers, tools=tools, port=port, tree=tree,
-                     keep_log=keep_log, log_level=log_level) as (base, server_pid, model_pid):  # fmt: skip
+                     keep_log=keep_log, log_level=log_level,
+                     settings=settings) as (base, server_pid, model_pid):  # fmt: skip
         plan = Plan(base, users, 0.0, turns, ramp, think, timeout, seed)
         # Warm-up (not reported): the server loads its embedding models on the first search.
         run_level(base, replace(plan, users=users[:1], turns=1, ramp=0, think=0), 1, server_pid, model_pid)
         run = run_storm if scenario == "signin" else run_level
         return [run(base, replace(plan, users=users[:level]), client_processes(processes, level), server_pid,
                     model_pid) for level in levels]  # fmt: skip
+
+
+def _settings(pairs: list[str]) -> dict[str, str]:
+    found = dict(pair.split("=", 1) for pair in pairs)
+    if any(not key.startswith("SCHOLARLOOM_") for key in found):
+        raise SystemExit("--set takes SCHOLARLOOM_* settings only")
+    return found
 
 
 def main() -> None:
@@ -291,16 +302,20 @@ def main() -> None:
                         help="signin: a storm of --sessions sign-ins over --ramp seconds")
     parser.add_argument("--tree", type=Path, default=None, help="serve another checkout's code (a git worktree)")
     parser.add_argument("--keep-log", type=Path, default=None, help="copy the server's log here")
+    parser.add_argument("--set", action="append", default=[], metavar="SCHOLARLOOM_X=VALUE",
+                        help="a setting of the served instance (repeatable), e.g. SCHOLARLOOM_CHAT__AT_ONCE=12")
     parser.add_argument("--log-level", default="warning", help="the server's (info: every model call and tool)")
     parser.add_argument("--timeline", type=Path, default=None, help="write every turn (began at, seconds, user) here")
     args = parser.parse_args()
     print(json.dumps({"scenario": args.scenario, "llm_latency_s": args.llm_latency, "answers": args.answers,
                       "turns_per_session": args.turns, "ramp_s": args.ramp, "think_s": args.think, "tools": args.tools,
-                      "client_processes": args.client_processes, "tree": str(args.tree or ".")}))  # fmt: skip
+                      "client_processes": args.client_processes, "tree": str(args.tree or "."),
+                      "settings": _settings(args.set)}))  # fmt: skip
     for result in measure(args.data_dir, args.sessions, turns=args.turns, llm_latency=args.llm_latency, ramp=args.ramp,
                           think=args.think, timeout=args.timeout, port=args.port, tools=args.tools, tree=args.tree,
                           keep_log=args.keep_log, log_level=args.log_level, answers=args.answers,
-                          processes=args.client_processes, scenario=args.scenario):  # fmt: skip
+                          processes=args.client_processes, scenario=args.scenario,
+                          settings=_settings(args.set)):  # fmt: skip
         timeline = result.pop("timeline")
         if args.timeline is not None:
             with args.timeline.open("a") as out:

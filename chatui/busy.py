@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from contextlib import AsyncExitStack
 
+from assistant.conversation import NOTICE
 from common.admission import Admission, Busy
 
 SIGN_IN = "/chat/login"  # Chainlit's password sign-in
@@ -31,13 +32,14 @@ async def take_turn(admission: Admission, user: str, stack: AsyncExitStack) -> b
 
     async def queued(place: int) -> None:
         nonlocal notice
-        notice = cl.Message(content=queued_words(place, admission.limits.wait_seconds), author=AUTHOR)
+        notice = cl.Message(content=queued_words(place, admission.limits.wait_seconds), author=AUTHOR,
+                            metadata={NOTICE: "queued"})
         await notice.send()
 
     try:
         await stack.enter_async_context(admission.slot(user, queued))
     except Busy as refused:
-        await cl.Message(content=str(refused), author=AUTHOR).send()
+        await cl.Message(content=str(refused), author=AUTHOR, metadata={NOTICE: "busy"}).send()
         return False
     finally:
         if notice is not None:

@@ -35,6 +35,7 @@ def test_a_resumed_thread_keeps_a_question_whose_own_step_was_never_stored():
             answer("Hello!"),
             user("first, unanswered"),
             user("second"),
+            answer("The server is busy: ... Try again in 3 s.", notice="busy"),  # the server's word, no answer
             answer("Two.", asked="second", sources={"2006.07357": [1]}),
             answer("Cited by none.", asked="What cites it?", paper="2006.07357"),
             user("third, unanswered"),

@@ -444,7 +444,8 @@ async def test_a_busy_chat_queues_a_question_and_refuses_one_in_words(server, sc
                                    noun="question")
     small = runtime.chat_turns
     runtime.metrics.watch(small)
-    scripted.enqueue(text("Hindsight logging replays the training run later.", pause=0.3), text("Bob's answer."))
+    # Alice's answer takes about 3.5 s (seven words 0.5 s apart): the others ask meanwhile.
+    scripted.enqueue(text("Hindsight logging replays the training run later.", pause=0.5), text("Bob's answer."))
     first, second, other_tab = ChatClient(server), ChatClient(server, "bob"), ChatClient(server)
     try:
         for chat in (first, second, other_tab):
@@ -493,6 +494,7 @@ async def test_a_sign_in_storm_past_the_line_is_refused_in_words(server):
                                             for user in ("alice", "bob", "alice")))  # fmt: skip
             statuses = sorted(r.status_code for r in logins)
             refused = [r for r in logins if r.status_code == 503]
+            await _until(lambda: runtime.sign_ins.snapshot().running == 0)  # (let go once the route has finished)
             again = await http.post("/chat/login", data={"username": "bob", "password": PASSWORD})
             words = (await http.get("/chat/project/translations", params={"language": "en-US"})).json()
     finally:
