@@ -32,6 +32,15 @@ def demo_points(demo):
     return points, demo.embedder().dense(titles)
 
 
+@pytest.fixture(scope="module")
+def exact_store(demo_points, tmp_path_factory):
+    """The demo's points in a float32 store, searched exactly: what the other layouts and the graph are measured
+    against (built once for the module; only read)."""
+    store = _store(tmp_path_factory.mktemp("exact") / "float32", demo_points[0], VectorLayout.FLOAT32)
+    yield store
+    store.close()
+
+
 def _store(path, points, layout):
     store = EdgeStore(path, layout=layout)
     for start in range(0, len(points), 1000):
@@ -49,11 +58,11 @@ def _recall(found, exact) -> float:
     return float(np.mean([len(set(f) & set(e)) / len(e) for f, e in zip(found, exact) if e]))
 
 
-def test_int8_answers_as_exact_float32_does(demo_points, tmp_path):
+def test_int8_answers_as_exact_float32_does(demo_points, exact_store, tmp_path):
     points, vectors = demo_points
     # (exact search, as under 250k points; HNSW's recall with the int8 copies is measured at 100k points by
     # bench.search_latency --exact-up-to 0: at the demo's size the engine scans its small segments either way)
-    exact = _store(tmp_path / "float32", points, VectorLayout.FLOAT32)
+    exact = exact_store
     compact = _store(tmp_path / "int8", points, VectorLayout.INT8)
     try:
         assert (exact.layout, compact.layout) == (VectorLayout.FLOAT32, VectorLayout.INT8) and len(points) > 5000
@@ -67,8 +76,7 @@ def test_int8_answers_as_exact_float32_does(demo_points, tmp_path):
         first = points[0]
         assert np.allclose(compact.dense_vectors([first.id])[first.id], exact.dense_vectors([first.id])[first.id])
     finally:
-        for store in (exact, compact):
-            store.close()
+        compact.close()
 
 
 def test_an_index_made_before_keeps_its_layout_until_converted(demo_points, tmp_path):
@@ -158,7 +166,7 @@ def test_a_search_for_few_points_still_rescores_a_hundred():
     assert oversampling(100) == oversampling(500) == RESCORE_OVERSAMPLING
 
 
-def test_the_graph_is_built_as_segments_fill(demo_points, tmp_path):
+def test_the_graph_is_built_as_segments_fill(demo_points, exact_store, tmp_path):
     """A store builds the graph of each segment its writes fill (here of 7,000 points: above the engine's own
     indexing threshold), before any call to `optimize`, and searches through it as it answers from the rest."""
     points, vectors = demo_points
@@ -169,11 +177,7 @@ def test_the_graph_is_built_as_segments_fill(demo_points, tmp_path):
         info = store.shard.info()
         assert info.points_count == len(points) > 7000 and 7000 <= info.indexed_vectors_count < 2 * len(points)
         assert info.segments_count >= 2  # the full segment with its graph, and the one still filling
-        exact = _store(tmp_path / "exact", points, VectorLayout.FLOAT32)
-        try:
-            assert _recall(_top(store, vectors), _top(exact, vectors)) >= 0.98
-        finally:
-            exact.close()
+        assert _recall(_top(store, vectors), _top(exact_store, vectors)) >= 0.98
         store.optimize()
         assert store.shard.info().points_count == len(points)
     finally:
