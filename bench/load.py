@@ -117,15 +117,24 @@ class Meter:
         return tuple(b - a for a, b in zip(self.start, now, strict=True))  # type: ignore[return-value]
 
 
-def run_level(base: str, plan: Plan, processes: int, server_pid: int, model_pid: int) -> dict:
-    """One level of chat sessions: turn latency, errors, what the answers showed, CPU per turn, `/healthz`."""
-    watch = HealthWatch(base)  # /healthz every 0.1 s: how long any request waits for the server's event loop
+def watched(run, base: str, plan: Plan, processes: int, server_pid: int, model_pid: int):
+    """`run` (`run_sessions` or `run_sign_ins`) in client processes while `/healthz` is asked every 0.1 s (how long
+    any request waits for the server's event loop) and CPU is metered: (the processes' results, when they began and
+    ended, CPU seconds of the server, the stand-in and this process, the health watch)."""
+    watch = HealthWatch(base)
     watch.start()
     meter = Meter(server_pid, model_pid)
-    results, began, ended = in_processes(run_sessions, plan, processes)
-    server_cpu, model_cpu, own_cpu = meter.used()
+    results, began, ended = in_processes(run, plan, processes)
+    used = meter.used()
     watch.stop.set()
     watch.join()
+    return results, began, ended, used, watch
+
+
+def run_level(base: str, plan: Plan, processes: int, server_pid: int, model_pid: int) -> dict:
+    """One level of chat sessions: turn latency, errors, what the answers showed, CPU per turn, `/healthz`."""
+    results, began, ended, (server_cpu, model_cpu, own_cpu), watch = watched(
+        run_sessions, base, plan, processes, server_pid, model_pid)
     timeline = sorted(t for r in results for t in r["turns"])
     latencies = sorted(seconds for _, seconds, _ in timeline)
     shown = [s for r in results for s in r["shown"]]
@@ -165,13 +174,8 @@ def busy_figures(results: list[dict]) -> dict:
 
 def run_storm(base: str, plan: Plan, processes: int, server_pid: int, model_pid: int) -> dict:
     """One sign-in storm: each sign-in's time (and the chat's opening after it), errors by kind, `/healthz`."""
-    watch = HealthWatch(base)
-    watch.start()
-    meter = Meter(server_pid, model_pid)
-    results, began, ended = in_processes(run_sign_ins, plan, processes)
-    server_cpu, _, own_cpu = meter.used()
-    watch.stop.set()
-    watch.join()
+    results, began, ended, (server_cpu, _, own_cpu), watch = watched(
+        run_sign_ins, base, plan, processes, server_pid, model_pid)
     signed, opened = (sorted(x for r in results for x in r[key]) for key in ("sign_in", "connect"))
     return {
         "scenario": "signin",

@@ -61,7 +61,7 @@ class Session:
         self.sio = socketio.AsyncClient(reconnection=False)
         self.done = asyncio.Event()
         self.answers: list[str] = []
-        self.shown: list[tuple[int, Counter]] = []  # each turn's (number, what it showed)
+        self.shown: list[dict] = []  # what each turn showed
         self.foreign = 0
         self.seen: Counter[str] = Counter()  # this turn's cards, streamed chunks and tool steps
         self.stage = "sign-in"
@@ -149,7 +149,7 @@ async def _chat(plan: Plan, session: Session, found: dict) -> None:
             seconds, shown = await session.turn(number, plan.timeout)
             found["turns"].append((round(began, 2), round(seconds, 3), session.user))
             found["shown"].append(shown)
-            session.shown.append((number, shown))
+            session.shown.append(shown)
             await asyncio.sleep(session.rng.uniform(0.5, 1.5) * plan.think)
     except Exception as exc:  # noqa: BLE001 - every failure is counted and named
         found["errors"].append((kind_of(session.stage, exc), f"{session.user}: {str(exc)[:120]}"))
@@ -161,7 +161,7 @@ async def _chat(plan: Plan, session: Session, found: dict) -> None:
     found["crosstalk"] += len(wrong) + session.foreign
     found["refused_sign_ins"] += session.refused_sign_ins
     done = sum(1 for _, _, user in found["turns"] if user == session.user)
-    refused = sum(shown.get("refused", 0) for _, shown in session.shown)
+    refused = sum(shown.get("refused", 0) for shown in session.shown)
     if done == plan.turns and len(session.answers) + refused < plan.turns:
         found["errors"].append(("turn: no answer", f"{session.user}: {len(session.answers)} for {plan.turns}"))
 

@@ -45,7 +45,9 @@ def worker_name() -> str:
 
 def _ended_here(name: str) -> bool:
     """Whether the worker `name` ran on this host in a process that no longer exists. (A process id used again by
-    another process reads as alive: that worker's jobs then wait for its beat to go stale, as on another host.)"""
+    another process reads as alive: that worker's jobs then wait for its beat to go stale, as on another host.)
+    Worker names take host names to be one per machine or container, as Docker's default ones are: two containers
+    given the same host name would also share the name "host:1" of their first process."""
     host, _, pid = name.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
         return False
