@@ -22,11 +22,12 @@ def _limits(name: str, doc: str, **defaults) -> type[AdmissionLimits]:
     return create_model(name, __base__=AdmissionLimits, __doc__=doc, **fields)
 
 
-# Two cores answer about 24 realistic turns at once with each about as fast as one reader's (`bench.load`); a
+# A turn mostly waits for the model: on two cores 24 at once queued turns at 100 readers that the CPU had room for,
+# and 48 answered every turn at 400 (`bench.load --set`, BENCHMARKS.md); a
 # sign-in is checked one at a time, as argon2 already takes one and a half cores, and after 30 s in line the form
 # says to try again (a "user" of the sign-in line is a client address).
 ChatTurns = _limits("ChatTurns", "Chat questions and card actions answered at once (SCHOLARLOOM_CHAT__*).",
-                    at_once=24, per_user=2, queue=1000, queue_per_user=2, wait_seconds=60.0)
+                    at_once=48, per_user=2, queue=1000, queue_per_user=2, wait_seconds=60.0)
 SignIns = _limits("SignIns", "Password sign-ins checked at once (SCHOLARLOOM_SIGN_IN__*).",
                   at_once=1, per_user=1, queue=1000, queue_per_user=100, wait_seconds=30.0)
 

@@ -144,8 +144,8 @@ class Settings(Services, BaseSettings):
                                  "once, in all and per user, and the line the others wait in (SCHOLARLOOM_MCP__*).")
     chat: ChatTurns = Field(default_factory=ChatTurns, description="Chat questions (and card actions) answered at "
                             "once, in all and per user, and the line the others wait in, shown in the chat "
-                            "(SCHOLARLOOM_CHAT__*). A turn mostly waits for the model: about 12 a core keep each "
-                            "turn about as fast as one reader's.")
+                            "(SCHOLARLOOM_CHAT__*). A turn mostly waits for the model: about 24 a core "
+                            "keep the cores busy without a line at ordinary load.")
     sign_in: SignIns = Field(default_factory=SignIns, description="Password sign-ins checked at once (argon2: about "
                              "1.5 cores for 0.15 s each) and the line the others wait in, per client address; past "
                              "it the form says to try again (SCHOLARLOOM_SIGN_IN__*).")
