@@ -48,8 +48,10 @@ demo-vectors: models
 serve: install
 	$(BIN)/scholarloom serve
 
-# One worker per core (TEST_WORKERS=0: one process); a test file stays on one worker (see tests/conftest.py).
-TEST_WORKERS ?= 2
+# Three workers on two cores (TEST_WORKERS=0: one process): a worker spends about a quarter of its time waiting on
+# the servers, browsers and databases its tests start, which a third worker fills (BENCHMARKS.md: the suite's time
+# with two, three and four). A test file stays on one worker (see tests/conftest.py).
+TEST_WORKERS ?= 3
 test: install-dev
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 

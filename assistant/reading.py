@@ -18,7 +18,7 @@ from enum import StrEnum
 from assistant.asked_for import FactQuestion, asks_for_a_fact
 from assistant.tools.base import Card, CardKind
 from assistant.turn import Question
-from retrieval.scholarly.records import NEW_ID, OLD_ID
+from retrieval.scholarly.arxiv_ids import NEW_ID, OLD_ID
 from retrieval.search.relevance import named_terms
 
 ARXIV_MENTION = re.compile(rf"\b({NEW_ID}(?:v\d+)?|{OLD_ID})\b")

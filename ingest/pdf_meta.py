@@ -19,7 +19,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from retrieval.scholarly.records import NEW_ID
+from retrieval.scholarly.arxiv_ids import NEW_ID
 
 MARK = "\ue000"  # where a line had a raised or lowered mark (it separates names in a byline)
 Line = tuple[str, float, float]  # text, largest font size on the line, height on the page (PDF points, up)

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from retrieval.scholarly.records import ARXIV_ID
+from retrieval.scholarly.arxiv_ids import ARXIV_ID
 
 # --- the body: headings, blocks of one page and section ------------------------------------------
 _NAMED = (

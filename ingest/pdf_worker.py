@@ -21,6 +21,9 @@ from ingest.pdf_meta import FileMetadata
 from ingest.references import Reference
 
 
+BYTECODE = ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
+
+
 class PdfError(RuntimeError):
     """This PDF could not be read; the message says why."""
 
@@ -162,8 +165,10 @@ class PdfWorker:
 
     def _start(self) -> None:
         root = str(Path(__file__).resolve().parent.parent)
-        # Nothing of the parent's environment (API keys, database URLs): the child parses untrusted files.
-        env = {"PYTHONPATH": root, "PATH": os.defpath, "LANG": "C.UTF-8"}
+        # Nothing of the parent's environment (API keys, database URLs): the child parses untrusted files. Where
+        # the parent's bytecode goes (or that none is written) holds for the child too.
+        env = {"PYTHONPATH": root, "PATH": os.defpath, "LANG": "C.UTF-8",
+               **{name: os.environ[name] for name in BYTECODE if name in os.environ}}  # fmt: skip
         limits = self.limits
         command = [sys.executable, "-m", "ingest.pdf_worker", str(limits.memory_mb), str(limits.max_pages),
                    str(limits.max_text_chars)]  # fmt: skip

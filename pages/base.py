@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode
 
 from retrieval.library.visible import upload_number
 from retrieval.scholarly.models import Paper
-from retrieval.scholarly.records import ARXIV_ID
+from retrieval.scholarly.arxiv_ids import ARXIV_ID
 
 SITE_NAME = "ScholarLoom"
 TAGLINE = "Papers, researchers and institutions, woven together"

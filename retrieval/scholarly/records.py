@@ -9,16 +9,12 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from retrieval.scholarly.arxiv_ids import ARXIV_ID, NEW_ID, OLD_ID
+
 MAX_ABSTRACT_CHARS = 50_000
 MAX_TITLE_CHARS = 1_000
 MAX_AUTHORS = 2_000
 
-# The two shapes of an arXiv id, as parts of larger patterns. An old id's archive ("hep-th", "cond-mat", "math.AG")
-# is at most 16 letters and starts a run of letters: unbounded, or free to start inside a run, `[a-z][a-z-]+` is
-# tried again from every letter of a long word, and a scan costs time quadratic in the text's length.
-NEW_ID = r"\d{4}\.\d{4,5}"
-OLD_ID = r"(?<![a-z\-])[a-z][a-z\-]{0,15}(?:\.[A-Z]{2})?/\d{7}"
-ARXIV_ID = rf"(?:{NEW_ID}|{OLD_ID})"
 _NEW_ID = re.compile(rf"^{NEW_ID}$")
 _OLD_ID = re.compile(rf"^{OLD_ID}$")
 _VERSION = re.compile(r"v(\d+)$")
