@@ -70,7 +70,9 @@ class HideFeedKeys(logging.Filter):
         return True
 
 
-SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+# What writes: any other method (TRACE, CONNECT, a made-up one) is no question of scope; the app answers it (405 where
+# the address has routes, 404 where it has none).
+WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 LIBRARY_WRITES = ("/api/library",)  # what a "library" token may also write to (its own user's library)
 INVALID = (b"www-authenticate", b'Bearer realm="scholarloom", error="invalid_token"')
 SCOPE = (b"www-authenticate", b'Bearer realm="scholarloom", error="insufficient_scope"')
@@ -123,7 +125,7 @@ class BearerTokens:
             log.warning("api token refused from %s: unknown, revoked or expired", address)
             return await _json(send, 401, "This token is unknown, revoked or expired.", [INVALID])
         path, method = scope["path"], scope.get("method", "GET")
-        writes = method not in SAFE_METHODS and not path.startswith("/mcp")
+        writes = method in WRITE_METHODS and not path.startswith("/mcp")
         if writes and not (use.scope == "library" and path.startswith(LIBRARY_WRITES)):
             log.warning("api token %s of %s refused: %s %s needs more than %s", use.prefix, use.username, method,
                         path[:200], use.scope)  # fmt: skip
