@@ -22,7 +22,6 @@ for name in list(os.environ):
         del os.environ[name]
 
 
-
 def _keep_bytecode() -> None:
     """Bytecode kept for the run where PYTHONDONTWRITEBYTECODE forbids writing it beside the sources: otherwise every
     process of the run (each worker, and each server, command and model child a test starts) compiles our modules
