@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from assistant.composer import CITATION
+
 # Calibrated on the judged claims' calibration half (`python -m bench.claim_check --calibrate`, 2026-12-07): the
 # cosine a found sentence reaches with its nearest evidence sentence, and the higher one that lets a name pass that
 # the passage and the paper's title and abstract do not spell (a passage seldom repeats the paper's own name).
 CLOSE, CLOSE_WITHOUT_A_NAME = 0.50, 0.63
 
-_FIGURE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w])")
+_FIGURE = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?!\w)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 _HYPHEN_BREAK = re.compile(r"(\w)-\s*\n\s*(\w)")
@@ -55,7 +57,8 @@ def names(text: str) -> list[str]:
 
 
 def figures(text: str) -> list[str]:
-    return [match.replace(",", "") for match in _FIGURE.findall(text)]
+    """The figures a text states, thousands' commas dropped; its citations ("[2, p. 7]") are no figures."""
+    return [match.group(0).replace(",", "") for match in _FIGURE.finditer(CITATION.sub(" ", text))]
 
 
 def _same_figure(stated: str, given: set[str]) -> bool:
@@ -77,7 +80,7 @@ def sentences(evidence: str) -> list[str]:
     return parts + [f"{a} {b}" for a, b in zip(parts, parts[1:])]
 
 
-def check(sentence: str, evidence: list[str], encode, about: str = "") -> Verdict:
+def check_sentence(sentence: str, evidence: list[str], encode, about: str = "") -> Verdict:
     """`sentence` against the passages shown for its citation; `about`: the cited paper's title and abstract, where
     the names it goes by stand (a passage seldom repeats them); `encode(texts)` gives the dense encoder's vectors."""
     text = clean(" ".join(evidence))

@@ -32,7 +32,7 @@ PAPERS = JUDGED.parents[2] / "data" / "demo" / "pdfs" / "metadata.jsonl"
 def verdicts(claims: list[dict], encode) -> list[claim_check.Verdict]:
     """Each claim against its evidence, with the cited paper's title and abstract as the chat holds them."""
     papers = {p["id"]: p for p in map(json.loads, PAPERS.read_text(encoding="utf-8").splitlines())}
-    return [claim_check.check(c["sentence"], [c["evidence"]], encode,
+    return [claim_check.check_sentence(c["sentence"], [c["evidence"]], encode,
                               f"{papers[c['cited']]['title']}. {papers[c['cited']]['abstract']}") for c in claims]
 
 

@@ -3,7 +3,7 @@ source does not hold is missing, and on the judged claims' held-out half it keep
 
 from __future__ import annotations
 
-from assistant.claim_check import check, figures, names
+from assistant.claim_check import check_sentence, figures, names
 from bench.claim_check import load, summary, verdicts
 
 EVIDENCE = ("During training we use dropout (Srivastava et al., 2014) on the BERT output with a rate of 30%. "
@@ -11,19 +11,20 @@ EVIDENCE = ("During training we use dropout (Srivastava et al., 2014) on the BER
 
 
 def test_figures_and_names_as_a_reader_writes_them():
-    assert figures("4,096 dialogs, 55.3% and 12 layers") == ["4096", "55.3", "12"]
+    assert figures("4,096 dialogs, 55.3% and 12 layers [2, p. 7]") == ["4096", "55.3", "12"]
     assert names("ELMo-enhanced models beat SciBERT and an L2-normalized BERT, Table 4") == [
         "ELMo", "SciBERT", "L2", "BERT"]  # fmt: skip
 
 
 def test_a_changed_figure_is_missing_and_a_rounded_one_is_not(embedder):
-    same = check("BERT's output is regularised with 30% dropout while training, on 4096 dialogs over 55.3 hours.",
-                 [EVIDENCE], embedder.dense)  # fmt: skip
+    said = "BERT's output is regularised with 30% dropout while training, on 4096 dialogs over 55.3 hours."
+    same = check_sentence(said, [EVIDENCE], embedder.dense)
     assert same.found and not same.missing, same
-    changed = check("BERT's output is regularised with 20% dropout while training.", [EVIDENCE], embedder.dense)
+    changed = check_sentence("BERT's output is regularised with 20% dropout while training.", [EVIDENCE],
+                             embedder.dense)  # fmt: skip
     assert not changed.found and changed.missing == ["20"] and "not in the source: 20" == changed.reason()
-    named = check("RoBERTa's output is regularised with 30% dropout while training.", [EVIDENCE], embedder.dense,
-                  about="TripPy: a triple copy strategy")  # fmt: skip
+    named = check_sentence("RoBERTa's output is regularised with 30% dropout while training.", [EVIDENCE],
+                           embedder.dense, about="TripPy: a triple copy strategy")  # fmt: skip
     assert "RoBERTa" in named.missing and "TripPy" not in named.missing
 
 
