@@ -17,11 +17,12 @@ from assistant.llm import (
     stream_completion,
     strip_thinking,
 )
-from assistant.pipeline import answer_with_pipeline
+from assistant.claim_check import checked
+from assistant.pipeline import answer_with_pipeline, model_reply
 from assistant.retrieval_only import answer_without_llm
 from assistant.safe_markdown import StreamGuard
 from assistant.tools import TOOLS, TOOLS_BY_NAME, Card, ToolDeps, ToolResult, tool_schema
-from assistant.composer import written
+from assistant.composer import shown_in, written
 from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, merge_cards, run_tool, system_prompt
 from common.retry import Retrier
 
@@ -118,6 +119,7 @@ class Agent:
                     {"role": "user", "content": question.text}]  # fmt: skip
         cards: list[Card] = []
         exchange: list[dict] = []
+        shown = []  # what the tools showed whole (full-text passages, a paper's abstract): the check's evidence
         unreadable = 0
         for round_number in range(self.max_tool_rounds + 1):
             # On the last round no tools are offered, so the model has to answer.
@@ -157,12 +159,25 @@ class Agent:
                 else:
                     result = await run_tool(ui, deps, call.name, arguments)
                     deps = deps.after(result)
+                    shown += shown_in(result)
                 cards = merge_cards(cards, result.cards)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]})
                 exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
-        return await written(ui, deps, completion.text, cards, tool_calls=calls[0], exchange=exchange,
-                             mode=TurnMode.AGENT, why=f"{self.llm.model} calls the tools and writes the answer",
-                             usage=usage)  # fmt: skip
+        mend = self._mender(messages, completion.text, usage)
+        text, marks = await checked(ui, deps, completion.text, cards, shown, mend)
+        return await written(ui, deps, text, cards, tool_calls=calls[0], exchange=exchange, mode=TurnMode.AGENT,
+                             why=f"{self.llm.model} calls the tools and writes the answer", usage=usage, shown=shown,
+                             marks=marks)  # fmt: skip
+
+    def _mender(self, messages: list[dict], draft: str, usage: TurnUsage):
+        """The one request more, when the check did not find some cited sentences: the turn's messages, the draft
+        and what the check asks (`assistant.claim_check.mend_request`), no tools offered."""
+
+        async def mend(request: str) -> str:
+            asked = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": request}]
+            return await model_reply(self.llm, asked, self.retrier, None, usage, self.stream)
+
+        return mend
 
     async def _round(self, messages: list[dict], tools: list[dict], ui: TurnUI) -> Completion:
         """One request: its text streamed (reasoning and unsafe links held back), then the whole completion."""

@@ -24,7 +24,7 @@ from assistant.tools import Card, SourceBook, ToolDeps, ToolResult
 from assistant.turn import Answer, TurnUI, TurnUsage, run_tool
 from retrieval.archive import Archive
 
-MAX_FOCUS_CARDS = 10
+MAX_FOCUS_CARDS, MAX_EVIDENCE = 10, 120
 
 
 def _cards(items: object) -> tuple[Card, ...]:
@@ -104,7 +104,7 @@ class Conversation:
     about: Card | None = None  # the researcher or institution this chat was opened about
     library: bool = False  # the chat searches the user's own library only (/chat?library=mine)
     focus_weak: bool = False  # the last answer found nothing that answers well: its cards were the closest matches
-    evidence: tuple[Evidence, ...] = ()  # what the last answer showed for each [n] it cited (`Answer.evidence`)
+    evidence: tuple[Evidence, ...] = ()  # what the answers showed for each [n] they cited, the latest MAX_EVIDENCE
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -171,6 +171,8 @@ class Conversation:
         """The conversation after a turn, this one unchanged: `history` (what the next turn sees: the recent
         messages and the turn's own), the turn's source numbers and evidence, and its cards as what it is now about
         (`weak`: they were only the closest matches, so "compare them" asks which papers)."""
+        fresh = {item.id for item in evidence}
+        evidence = (*(e for e in self.evidence if e.id not in fresh), *evidence)[-MAX_EVIDENCE:]
         if not cards:
             return replace(self, history=history, sources=sources, evidence=evidence)
         return replace(self, history=history, sources=sources, focus=tuple(cards[:MAX_FOCUS_CARDS]), focus_weak=weak,
@@ -283,7 +285,7 @@ class Chat:
         state = self.conversation
         return ToolDeps(self.archive, user=self.user, sources=state.sources,
                         scope_paper_id=state.paper, only_papers=self.only_papers, focus=state.focus,
-                        focus_weak=state.focus_weak, about=state.about)  # fmt: skip
+                        focus_weak=state.focus_weak, about=state.about, evidence=state.evidence)  # fmt: skip
 
     async def ask(self, question: str, ui: TurnUI, held: str | None = None, usage: TurnUsage | None = None) -> Answer:
         """Answer a question (see `Agent.turn` for `held` and `usage`). Stopped by the user, the question stays in

@@ -21,7 +21,8 @@ from assistant.questions import named_profile
 from assistant.reading import read_question
 from assistant.safe_markdown import StreamGuard
 from assistant.tools import ToolDeps
-from assistant.composer import written
+from assistant.claim_check import checked
+from assistant.composer import shown_in, written
 from assistant.turn import Answer, Question, TurnMode, TurnUI, TurnUsage, merge_cards, run_tool, system_prompt
 from common.retry import Retrier
 
@@ -61,11 +62,12 @@ def search_queries(written: str, question: str) -> list[str]:
     return queries[:MAX_QUERIES] or [question]
 
 
-async def _written(
+async def model_reply(
     config: LLMConfig, messages: list[dict], retrier: Retrier | None, ui: TurnUI | None, usage: TurnUsage,
     stream: Streamer = stream_completion,
 ) -> str:  # fmt: skip
-    """One answer without tools; streamed to `ui` when given (the reasoning and unsafe links held back)."""
+    """One reply without tools (an answer, a rewritten question, a mended answer); streamed to `ui` when given (the
+    reasoning and unsafe links held back)."""
     completion = Completion()
     guard, thinking = StreamGuard(), ThinkingFilter()
     started = time.perf_counter()
@@ -88,8 +90,8 @@ async def answer_with_pipeline(
     usage = usage if usage is not None else TurnUsage()
     earlier = plain_history(history)
     asked = [{"role": "system", "content": REWRITE}, *earlier[-6:], {"role": "user", "content": question.text}]
-    queries = search_queries(await _written(config, asked, retrier, None, usage, stream), question.searched)
-    found, cards, calls = [], [], 0
+    queries = search_queries(await model_reply(config, asked, retrier, None, usage, stream), question.searched)
+    found, cards, calls, shown = [], [], 0, []
     plan = [("search_papers", {"query": q, "limit": 5}) for q in queries]
     plan.append(("search_fulltext", {"query": queries[0], "limit": 4}))
     if (named := named_profile(deps, read_question(question, deps.focus, deps.focus_weak))) is not None:
@@ -100,9 +102,17 @@ async def answer_with_pipeline(
         if not result.failed:
             found.append(f"## {tool} {arguments}\n{result.output[:RESULT_CHARS]}")
             cards = merge_cards(cards, result.cards)
+            shown += shown_in(result)
     results = "\n\n".join(found) or "(the searches found nothing)"
     messages = [{"role": "system", "content": system_prompt(deps) + WRITE}, *earlier,
                 {"role": "user", "content": f"{question.text}\n\n<results>\n{results}\n</results>"}]  # fmt: skip
-    text = await _written(config, messages, retrier, ui, usage, stream)
-    return await written(ui, deps, text, cards, tool_calls=calls, mode=TurnMode.PIPELINE, why=why, usage=usage)
+    text = await model_reply(config, messages, retrier, ui, usage, stream)
+
+    async def mend(request: str) -> str:
+        asked = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": request}]
+        return await model_reply(config, asked, retrier, None, usage, stream)
+
+    text, marks = await checked(ui, deps, text, cards, shown, mend)
+    return await written(ui, deps, text, cards, tool_calls=calls, mode=TurnMode.PIPELINE, why=why, usage=usage,
+                         shown=shown, marks=marks)  # fmt: skip
 

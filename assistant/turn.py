@@ -27,6 +27,7 @@ class TurnUI(Protocol):
     async def tool_finished(self, handle: object, result: ToolResult) -> None: ...
     async def stream(self, text: str) -> None: ...
     async def finish(self, answer: str, cards: list[Card]) -> None: ...
+    async def checking(self, sentences: int) -> None: ...  # `sentences` cited sentences went back to the model
 
 
 @dataclass
@@ -147,6 +148,7 @@ class Answer:
     sources: SourceBook | None = None  # the conversation's numbered sources after the turn; None: it numbered none
     lead: AnswerLine | None = None  # the answer sentence a retrieval-only answer led with (`assistant.answer_line`)
     evidence: tuple[Evidence, ...] = ()  # what it showed for each [n] it cites (`assistant.composer.evidence_of`)
+    checks: tuple = ()  # each cited sentence of a model's reply and whether it was found (`assistant.claim_check.Mark`)
 
     def messages(self) -> list[dict]:
         """The turn as the conversation's history keeps it: the question, the tool calls and results, the answer."""

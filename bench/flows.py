@@ -89,6 +89,9 @@ class _Quiet:
     async def finish(self, answer, cards):
         return None
 
+    async def checking(self, sentences):
+        return None
+
 
 def answer_flow(settings, with_model: bool) -> Callable[[], Callable[[], object]]:
     from assistant.agent import Agent

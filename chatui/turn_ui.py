@@ -100,6 +100,16 @@ class ChainlitTurnUI:
             handle.is_error = True
         await handle.update()
 
+    async def checking(self, sentences: int) -> None:
+        """The check found `sentences` cited sentences it could not find in their sources: said as a step while the
+        model mends them (the answer streamed so far stays on screen until the mended one replaces it)."""
+        step = cl.Step(name="checking the citations", type="run", show_input=False)  # ours, not the model's tool
+        many = sentences != 1
+        step.output = (f"{sentences} cited sentence{'s were' if many else ' was'} not found in "
+                       f"{'their sources' if many else 'its source'}: sent back to the model once, with the text "
+                       f"{'they cite' if many else 'it cites'}, to fix or drop.")  # fmt: skip
+        await step.send()
+
     async def stream(self, text: str) -> None:
         if self.message is None:
             self.message = cl.Message(content="")

@@ -66,6 +66,8 @@ class RealisticResponder:
         if (probed := _probe_reply(body)) is not None:
             return probed
         messages = body["messages"]
+        if (mended := mend(messages)) is not None:
+            return text(mended, words=WORDS_PER_CHUNK, over=(1 - FIRST_TOKEN) * self.latency)
         last, token, topic = asked(messages)
         if messages[0]["role"] == "system" and messages[0]["content"] == REWRITE:
             return text(topic)
@@ -79,6 +81,23 @@ class RealisticResponder:
 
     def answer(self, token: str, topic: str, outputs: str) -> dict:
         return text(write_answer(token, topic, outputs), words=WORDS_PER_CHUNK, over=(1 - FIRST_TOKEN) * self.latency)
+
+
+FLAGGED = re.compile(r"^\d+\. (.+)\n   Why: ", re.M)
+
+
+def mend(messages: list[dict]) -> str | None:
+    """When the app sends back the sentences its check did not find (`assistant.claim_check.MEND`): the draft
+    without them, as a model told to fix or drop them does at the least; None for any other request."""
+    from assistant.claim_check import MEND
+
+    request = str(messages[-1].get("content") or "")
+    if messages[-1]["role"] != "user" or not request.startswith(MEND.split("\n", 1)[0]) or len(messages) < 2:
+        return None
+    draft = str(messages[-2].get("content") or "")
+    for sentence in FLAGGED.findall(request):
+        draft = draft.replace(sentence, "")
+    return " ".join(draft.split())
 
 
 def next_call(made: list[str], topic: str, outputs: str, three: bool) -> dict | None:

@@ -58,8 +58,8 @@ class ToolDeps:
     focus: tuple["Card", ...] = ()  # the previous answer's cards: "she" or "it" in a follow-up, read without a model
     focus_weak: bool = False  # those cards were only the closest matches to a question nothing here answered well
     about: "Card | None" = None  # the researcher or institution the chat was opened about (its page's chat dock)
-    # The ids in a user's own library (papers kept, uploads as `upload:<n>`), for `get_my_library`; None: no library.
-    library_ids: Callable[[str], list[str]] | None = None
+    library_ids: Callable[[str], list[str]] | None = None  # a user's library (kept, `upload:<n>`): get_my_library
+    evidence: tuple["Evidence", ...] = ()  # what earlier answers showed of the papers they cited (the check's)
 
     def after(self, result: ToolResult) -> ToolDeps:
         """The deps the turn's next step runs with: the sources as `result` left them."""

@@ -20,6 +20,10 @@ class RecordingUI:
         self.streamed: list[str] = []
         self.final: str | None = None
         self.cards = []
+        self.checked: list[int] = []  # the sentences sent back to the model, each time the check did
+
+    async def checking(self, sentences):
+        self.checked.append(sentences)
 
     async def tool_started(self, name, arguments):
         self.steps.append({"name": name, "arguments": arguments})
@@ -87,6 +91,7 @@ async def test_a_follow_up_stands_alone_in_the_words_it_was_searched_with(demo, 
         text("Hindsight logging replays log statements from checkpoints [1]."),
         tool_call("search_papers", query="flor record replay overhead of hindsight logging", limit=3),
         text("Its overhead is small [1]."),
+        text("Its overhead is small [1]."),  # the check does not find it: sent back once, the model keeps it
         text("Glad it helped."),
     )
     deps, agent = ToolDeps(demo.archive(), user="alice"), agent_for(scripted)

@@ -62,7 +62,7 @@ async def test_tools_switched_off_use_the_pipeline_and_name_a_researcher(demo, s
     outcome = await agent.turn(ToolDeps(demo.archive(), user="alice"), [], "What does Bobby Yan work on?", ui)
     assert outcome.mode == "pipeline" and "SCHOLARLOOM_LLM_TOOLS=off" in outcome.why
     assert ui.steps[0]["name"] == "summarize_researcher"  # a name the catalog knows: its profile is searched too
-    assert "summarize_researcher" in scripted.requests[-1]["messages"][-1]["content"]
+    assert "summarize_researcher" in scripted.requests[1]["messages"][-1]["content"]  # the writing request
     assert r"[\[1\]](/papers/" in ui.final
 
 

@@ -116,9 +116,9 @@ def watch_socket(page) -> tuple[list[str], list[str]]:
 
 def _scenario(base, browser, scripted, pages):
     scripted.enqueue(
-        tool_call("search_papers", query="log statements after model training"),
+        tool_call("search_papers", query="replay log statements from checkpoints after training"),
         text(
-            "Flor replays the log statements you add after training from checkpoints it wrote [1]. "
+            "Flor replays the log statements you add after training from checkpoints it wrote [1].\n\n"
             '<img src="x" onerror="window.__pwned = 1"> <script>window.__pwned = 2</script>',
             pause=0.25,
         ),
@@ -302,7 +302,7 @@ def test_a_pdf_attached_through_the_paperclip_is_cited_by_page(demo_app, browser
     through the attach button, read by the server's job worker, searched by the model's full-text call. (The
     LongEval paper's first four pages: the guidelines are on its third.)"""
     scripted.enqueue(tool_call("search_fulltext", query="guidelines for human evaluation of faithfulness"),
-                     text("Annotate fine-grained units of a summary, not the whole of it [1, p. 3]."))  # fmt: skip
+                     text("Annotate fine-grained units, not whole summaries [1, p. 3]."))  # fmt: skip
     context, page = signed_in(browser, demo_app, "dave", PASSWORD)
     with context, shot_on_failure(page, SHOTS / "failed-upload-cited.png"):
         # Chromium's File System Access picker cannot be answered by Playwright: the ordinary chooser instead.

@@ -73,7 +73,8 @@ async def test_chat_turn_over_socketio(server, scripted, history):
 
 
 async def test_chat_about_one_paper(server, scripted, history):
-    scripted.enqueue(tool_call("search_papers", query="overhead of checkpointing"), text("About 7% [1]."))
+    scripted.enqueue(tool_call("search_papers", query="overhead of checkpointing"), text("About 7% [1]."),
+                     text("About 7% [1]."))  # 7 is in nothing it was shown: sent back once, kept, marked
     chat = ChatClient(server)
     await chat.connect(referer=server + "/chat/?paper=2006.07357")
     await chat.ask("What overhead does it have?")
@@ -83,6 +84,9 @@ async def test_chat_about_one_paper(server, scripted, history):
     assert intro.startswith("This chat is about **[Hindsight Logging for Model Training]")
     (step,) = chat.messages("tool")
     assert step["output"].splitlines()[1].startswith("\\[1\\] Hindsight Logging for Model Training")
+    (checking,) = [s for s in chat.messages("run") if s["name"] == "checking the citations"]
+    assert checking["output"].startswith("1 cited sentence was not found in its source: sent back")
+    assert "*(not found in [\\[1\\]](/papers/2006.07357" in chat.messages("assistant_message")[-1]["output"]
     assert "id 2006.07357" in scripted.requests[0]["messages"][0]["content"]
 
 
@@ -351,7 +355,8 @@ async def test_metrics_count_a_chat_turn_for_admins_only(server, scripted, histo
     try:
         bob = {"access_token": await sign_in(server, "bob")}
         before = _metrics(httpx.get(server + "/metrics", cookies=bob).text)
-        scripted.enqueue(tool_call("search_papers", query="replay log statements"), text("Flor replays [1]."))
+        scripted.enqueue(tool_call("search_papers", query="replay log statements from checkpoints after training"),
+                         text("Flor replays log statements from checkpoints [1]."))  # found: no request more
         chat = ChatClient(server, "bob")
         await chat.connect()
         await chat.ask("How do I add logging after training?")
@@ -399,6 +404,8 @@ async def test_the_model_cites_a_page_of_the_users_own_upload(server, scripted, 
         for who in ("hana", "alice"):
             scripted.enqueue(tool_call("search_fulltext", query="guidelines for human evaluation of faithfulness"),
                              text("Annotate fine-grained units, not whole summaries [1, p. 3]."))  # fmt: skip
+            if who == "alice":  # her [1] is another paper, which does not say it: sent back once, kept, marked
+                scripted.enqueue(text("Annotate fine-grained units, not whole summaries [1, p. 3]."))
             asking = chat if who == "hana" else ChatClient(server, "alice")
             if who == "alice":
                 await asking.connect()
@@ -407,9 +414,10 @@ async def test_the_model_cites_a_page_of_the_users_own_upload(server, scripted, 
             final = asking.messages("assistant_message")[-1]["output"]
             if who == "hana":
                 assert f"/me/library/{item['id']}" in step and "p. " in step  # the tool numbered her upload
-                assert f"[\\[1, p. 3\\]](/me/library/{item['id']})" in final, final
+                assert f"[\\[1, p. 3\\]](/me/library/{item['id']}). ✓" in final, final  # found on her page 3
             else:
                 assert "/me/library/" not in step + final and "LongEval" not in step, step
+                assert "*(not found in [\\[1\\]](/papers/" in final, final
             await asking.sio.disconnect()
     finally:  # the demo's data directory is shared by the run: leave no upload and no queued job behind
         from jobs.queue import JobQueue

@@ -18,7 +18,7 @@ FLOR = "2006.07357"
 async def _converse(server, scripted, user="alice") -> tuple[ChatClient, str]:
     """One signed-in turn with a tool call; returns the client (still connected) and the new thread's id."""
     scripted.enqueue(
-        tool_call("search_papers", query="log statements after training"),
+        tool_call("search_papers", query="replay log statements from checkpoints after training"),
         text("Flor replays log statements from checkpoints [1]."),
     )
     chat = ChatClient(server, user)
@@ -82,10 +82,14 @@ async def test_history_survives_and_a_resumed_thread_keeps_its_context(server, s
     await again.connect(thread_id=thread_id)
     resumed = await again.wait_for("resume_thread")
     assert resumed["id"] == thread_id and any(s["type"] == "tool" for s in resumed["steps"])
-    scripted.enqueue(text("It needs the checkpoints it wrote during training [1]."))
+    scripted.enqueue(text("It needs the checkpoints it wrote during training [1]."), text("It needs checkpoints [1]."))
     await again.ask("What does it need for that?")
     await again.sio.disconnect()
-    sent = scripted.requests[-1]["messages"]
+    # The check reads [1] against what the thread's first turn showed of it, stored with the thread: what the
+    # model is sent back (once) quotes it.
+    mend = scripted.requests[-1]["messages"][-1]["content"]
+    assert "<source>" in mend and "log" in mend.split("<source>", 1)[1] and "It needs the checkpoints" in mend
+    sent = scripted.requests[-2]["messages"]
     assert sent[1] == {"role": "user", "content": "How do I add logging after training?"}
     assert sent[2]["tool_calls"][0]["function"]["name"] == "search_papers"
     assert sent[3]["role"] == "tool" and "Hindsight Logging for Model Training" in sent[3]["content"]
@@ -328,6 +332,8 @@ async def test_a_conversation_exports_as_markdown_and_a_reading_list_to_its_owne
     assert text.startswith("# How do I add logging after training?")
     assert "## Question\n\nHow do I add logging after training?" in text
     assert "## Answer\n\nFlor replays log statements from checkpoints" in text
+    # The check's marks are part of the answer, kept in the file.
+    assert "2006.07357-hindsight-logging-for-model-training). ✓" in text and "**Citations checked**: 1 of 1" in text
     assert f"]({server}/papers/2006.07357-hindsight-logging-for-model-training)" in text  # the numbered source
     async with chat.http() as http:
         reading = await http.get(f"/me/threads/{thread_id}.bib")

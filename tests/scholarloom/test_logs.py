@@ -42,6 +42,7 @@ def test_a_served_instances_json_logs_follow_a_turn_and_hold_no_secret(tmp_path,
     data = small_archive(tmp_path, make_instance, {"alice": PASSWORD})
     scripted.answer_probes = True
     scripted.enqueue(tool_call("search_papers", query="citation graph"), text("SPECTER uses citations [1]."),
+                     text("SPECTER uses citations [1]."),  # sent back once by the check of cited sentences
                      failure(401, message=f"Incorrect API key provided: {API_KEY}"))  # fmt: skip
     try:
         with served(data, SCHOLARLOOM_LOG_FORMAT="json", SCHOLARLOOM_LOG_LEVEL="info", SCHOLARLOOM_LLM="openai/scripted",

@@ -1,0 +1,90 @@
+"""Every cited sentence of a model's answer checked against what the conversation showed of the paper it cites
+(issue 71): through the real litellm client and the scripted model, a faithful answer is marked found and nothing is
+sent back; a planted sentence the source does not hold goes back to the model once, and what it still says is shown
+marked, never hidden."""
+
+from assistant.composer import cited_sentences, marked
+from assistant.claim_check import Mark, Verdict, check_answer
+from assistant.tools import ToolDeps
+from assistant.tools.base import Evidence
+from harness.llm_server import text, tool_call
+from tests.assistant.test_agent import RecordingUI, agent_for
+
+FAITHFUL = "Hindsight logging adds log statements after training and replays them from checkpoints [1]."
+PLANTED = "Flor trains ResNet-50 to 99.7% accuracy on ImageNet in four minutes [1]."
+SEARCH = tool_call("search_papers", query="replay log statements from checkpoints after training", limit=3)
+QUESTION = "How can I add logging after training has finished?"
+
+
+async def test_a_faithful_answer_is_marked_found_and_nothing_goes_back(demo, scripted):
+    scripted.enqueue(SEARCH, text(FAITHFUL))
+    ui = RecordingUI()
+    answer = await agent_for(scripted).turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, ui)
+    assert len(scripted.requests) == 2 and ui.checked == []  # the search, the answer: no request more
+    assert [m.found for m in answer.checks] == [True]
+    assert "from checkpoints [\\[1\\]](/papers/2006.07357-hindsight-logging-for-model-training). ✓" in ui.final
+    assert "**Citations checked**: 1 of 1 cited sentence found in their sources" in ui.final
+    assert "whether the reasoning holds is not checked" in ui.final  # what "found" means, said with it
+    assert answer.text == ui.final
+
+
+async def test_a_planted_sentence_goes_back_once_and_what_stays_is_marked(demo, scripted):
+    scripted.enqueue(SEARCH, text(f"{FAITHFUL} {PLANTED}"), text(f"{FAITHFUL} {PLANTED}"))  # it keeps it
+    ui = RecordingUI()
+    answer = await agent_for(scripted).turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, ui)
+    assert len(scripted.requests) == 3 and ui.checked == [1]  # one request more, for the one sentence
+    mend = scripted.requests[2]
+    assert not mend.get("tools")  # the model may only rewrite
+    asked = mend["messages"][-1]["content"]
+    assert PLANTED in asked and FAITHFUL not in asked and "<source>" in asked and "99.7" in asked
+    assert mend["messages"][-2] == {"role": "assistant", "content": f"{FAITHFUL} {PLANTED}"}  # its draft
+    assert [m.found for m in answer.checks] == [True, False]
+    page = "[\\[1\\]](/papers/2006.07357-hindsight-logging-for-model-training)"
+    assert f"four minutes {page}. *(not found in {page})*" in ui.final
+    assert "**Citations checked**: 1 of 2 cited sentences found" in ui.final
+    assert "99.7, ResNet" in ui.final  # what was not in the source, said
+    assert answer.usage.to_dict()["requests"] == 3  # the mending request is counted in the turn's usage
+
+
+async def test_a_mended_answer_replaces_the_draft_and_is_checked_again(demo, scripted):
+    scripted.enqueue(SEARCH, text(f"{FAITHFUL} {PLANTED}"), text(FAITHFUL))  # it drops the sentence
+    ui = RecordingUI()
+    answer = await agent_for(scripted).turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, ui)
+    assert len(scripted.requests) == 3 and ui.checked == [1]
+    assert "ResNet" not in ui.final and "not found" not in ui.final and [m.found for m in answer.checks] == [True]
+    assert "**Citations checked**: 1 of 1 cited sentence found" in ui.final
+
+
+async def test_a_failed_mending_leaves_the_draft_marked(demo, scripted):
+    scripted.enqueue(SEARCH, text(f"{FAITHFUL} {PLANTED}"))  # nothing more: the mending request fails
+    answer = await agent_for(scripted).turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, RecordingUI())
+    assert answer.error is None and [m.found for m in answer.checks] == [True, False] and "ResNet-50" in answer.text
+
+
+def test_sentences_that_cite_are_read_with_their_pages():
+    reply = ("## Results\n- ELMo adds 2.1 points on SQuAD [2, p. 6]. Its vectors mix layers.\n"
+             "1. SciBERT is trained on papers. [3][1]\nNothing cited here. And (Smith et al.) [4, pp. 3-4].")
+    assert cited_sentences(reply) == [
+        ("ELMo adds 2.1 points on SQuAD [2, p. 6].", [(2, 6)]),
+        ("SciBERT is trained on papers. [3][1]", [(3, None), (1, None)]),
+        ("And (Smith et al.) [4, pp. 3-4].", [(4, 3)]),
+    ]
+
+
+def test_a_page_cited_is_checked_against_that_pages_text_and_marks_stand_after_their_sentence():
+    shown = [Evidence("The model reaches 55.3% on the test set.", "p1", 1, 6),
+             Evidence("The model reaches 61.0% on the test set.", "p1", 1, 7)]
+
+    def encode(texts):  # words in common: enough to rank, with no model
+        import numpy as np
+
+        vocab = sorted({w for t in texts for w in t.lower().split()})
+        return np.array([[t.lower().split().count(w) + 1e-3 for w in vocab] for t in texts], dtype=float)
+
+    reply = "It reaches 55.3% on the test set [1, p. 6]. It reaches 55.3% on the test set [1, p. 7]."
+    first, second = check_answer(reply, shown, encode, {1: "A paper. Its abstract."})
+    assert first.found and first.page == 6 and not second.found and second.verdict.missing == ["55.3"]
+    assert marked(reply, [first, second]) == ("It reaches 55.3% on the test set [1, p. 6]. ✓ It reaches 55.3% on "
+                                              "the test set [1, p. 7]. *(not found in [1])*")  # fmt: skip
+    unmarked = Mark("Not in the reply [1].", (1,), Verdict(False, "", 0.0))
+    assert marked(reply, [unmarked]) == reply
