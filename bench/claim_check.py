@@ -1,11 +1,11 @@
-"""The cited-sentence check (`assistant.claim_check`) on the judged claims (tests/fixtures/judged_claims.jsonl).
+"""The cited-sentence check (`retrieval.search.support`) on the judged claims (tests/fixtures/judged_claims.jsonl).
 
     SCHOLARLOOM_SHARED_MODELS_DIR=<prepared models> .venv/bin/python -m bench.claim_check [--calibrate] [--half held_out]
 
 Per kind on one half (the held-out one by default): how many the check calls "not found" (recall for the unfaithful
 kinds, false alarms for the faithful ones) and the precision of "not found" overall. `--calibrate` prints, on the
 calibration half only, the closeness threshold that keeps false alarms at most 0.1 and finds the most unfaithful
-claims, to be written into `assistant.claim_check.CLOSE`.
+claims, to be written into `retrieval.search.support.CLOSE`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from assistant import claim_check
+from retrieval.search import support
 
 JUDGED = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "judged_claims.jsonl"
 KINDS = ("faithful", "changed_number", "wrong_paper", "unsupported", "negation")
@@ -29,10 +29,10 @@ def load(half: str | None = None) -> list[dict]:
 PAPERS = JUDGED.parents[2] / "data" / "demo" / "pdfs" / "metadata.jsonl"
 
 
-def verdicts(claims: list[dict], encode) -> list[claim_check.Verdict]:
+def verdicts(claims: list[dict], encode) -> list[support.Verdict]:
     """Each claim against its evidence, with the cited paper's title and abstract as the chat holds them."""
     papers = {p["id"]: p for p in map(json.loads, PAPERS.read_text(encoding="utf-8").splitlines())}
-    return [claim_check.check_sentence(c["sentence"], [c["evidence"]], encode,
+    return [support.check_sentence(c["sentence"], [c["evidence"]], encode,
                               f"{papers[c['cited']]['title']}. {papers[c['cited']]['abstract']}") for c in claims]
 
 
@@ -46,7 +46,7 @@ def summary(claims: list[dict], found: list[bool]) -> dict:
             "precision_of_not_found": round(wrong / said, 3) if said else None, "claims": len(claims)}
 
 
-def calibrate(claims: list[dict], results: list[claim_check.Verdict], most_false_alarms: float = 0.1) -> dict:
+def calibrate(claims: list[dict], results: list[support.Verdict], most_false_alarms: float = 0.1) -> dict:
     """The pair of thresholds (`CLOSE`, `CLOSE_WITHOUT_A_NAME`) that flags the most unfaithful claims of this half
     with at most `most_false_alarms` of its faithful ones flagged."""
     best = None
@@ -80,7 +80,7 @@ def main() -> None:
     if args.calibrate:
         print(json.dumps(calibrate(claims, results), indent=1))
         return
-    print(json.dumps({"half": args.half, "thresholds": [claim_check.CLOSE, claim_check.CLOSE_WITHOUT_A_NAME],
+    print(json.dumps({"half": args.half, "thresholds": [support.CLOSE, support.CLOSE_WITHOUT_A_NAME],
                       **summary(claims, [v.found for v in results])}, indent=1))
 
 

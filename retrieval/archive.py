@@ -16,6 +16,7 @@ from retrieval.scholarly.catalog import Catalog, PaperView
 from retrieval.scholarly.models import Citation, Paper, Researcher
 from retrieval.scholarly.paging import Pages, PaperList
 from retrieval.search import compare
+from retrieval.search.support import Supported, paper_support
 from retrieval.search.hybrid import PassageResult, SearchResult, nearest_papers, search_passages
 from retrieval.search.people_first import people_first_search
 from retrieval.vectors.embeddings import Embedder
@@ -46,6 +47,13 @@ class Archive:
     def compare(self, paper_ids: list[str], aspects: list[str] | None = None) -> compare.Comparison:
         """For each paper and aspect, the paper's own sentence that answers it best (`retrieval.search.compare`)."""
         return compare.compare(self.catalog, self.index, self.embedder, paper_ids, aspects)
+
+    def support(self, paper_id: str, sentence: str, viewer: str | None = None) -> Supported | None:
+        """Whether the paper's own text (its abstract, its passages nearest the sentence) supports `sentence`, without
+        a model (`retrieval.search.support`); None when there is no such paper for `viewer`."""
+        resolved = self.resolve_paper_id(paper_id, viewer)
+        paper = self.papers([resolved], viewer).get(resolved) if resolved else None
+        return paper_support(self.catalog, self.index, self.embedder, paper, sentence, viewer) if paper else None
 
     def similar(self, paper_id: str, limit: int = 5, filters: Filters = Filters()) -> list[tuple[Paper, float]]:
         """The paper's nearest neighbours by meaning, itself left out."""

@@ -118,6 +118,19 @@ class PassagesOut(BaseModel):
     hits: list[PassageHitOut]
 
 
+class SupportOut(BaseModel):
+    id: str = Field(description="The paper's catalog id")
+    title: str
+    url: str
+    found: bool = Field(description="Every figure and name of the sentence is in the paper's text and a sentence "
+                                    "there says nearly the same (the encoder's similarity, calibrated on judged "
+                                    "claims): the terms and figures are there, not that the reasoning holds")
+    support: str = Field(description="The paper's sentence (or two neighbours) closest to the sentence checked")
+    page: int | None = Field(description="The PDF page the support stands on; null: the abstract")
+    closeness: float = Field(description="The encoder's cosine between the sentence and its support")
+    missing: list[str] = Field(description="Figures and names of the sentence that the paper's text does not hold")
+
+
 def _counted(items) -> list[Counted]:
     return [Counted(name=i.label, count=i.count, url=i.href) for i in items]
 
@@ -235,3 +248,22 @@ def api_passages(
         for h in result.hits
     ]
     return PassagesOut(query=result.query, note=result.note, weak=result.weak, hits=hits)
+
+
+@router.get("/support", response_model=SupportOut, responses={404: {"description": "Unknown paper"}, **LIMITED},
+            name="check_support")
+def api_support(
+    deps: Deps,
+    viewer: Viewer,
+    paper: str = Query(max_length=100, description="The paper's id"),
+    sentence: str = Query(min_length=1, max_length=2000, description="One claim, checked against the paper's text"),
+) -> SupportOut:
+    """Whether one paper's own text (its abstract, its passages nearest the sentence) supports a sentence, as the
+    chat checks each cited sentence of its answers; no model judges it."""
+    supported = deps.archive.support(paper, sentence, viewer)
+    if supported is None:
+        raise HTTPException(404, "no such paper")
+    verdict = supported.verdict
+    return SupportOut(id=supported.paper.id, title=supported.paper.title, url=paper_path(supported.paper),
+                      found=verdict.found, support=verdict.support, page=supported.page,
+                      closeness=round(verdict.closeness, 4), missing=verdict.missing)  # fmt: skip

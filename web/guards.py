@@ -17,7 +17,8 @@ from dataclasses import dataclass
 # Routes whose answers depend on who asks even without a cookie's help are private by path too.
 PRIVATE_PREFIXES = ("/me/", "/admin/", "/api/library")
 NOT_PAGES = ("/static/", "/chat/")  # files with their own caching (content-hashed, public), and Chainlit's routes
-EXPENSIVE = frozenset({"/search", "/api/search", "/api/passages", "/compare", "/compare.md", "/compare.csv"})
+EXPENSIVE = frozenset({"/search", "/api/search", "/api/passages", "/api/support", "/compare", "/compare.md",
+                       "/compare.csv"})
 
 
 def _header(scope, name: bytes) -> str:

@@ -230,3 +230,40 @@ def search_fulltext(deps: ToolDeps, query: str, paper_id: str | None = None, lim
             cards[hit.paper.id] = Card(_card_kind(hit.paper.id), hit.paper.id, hit.paper.title, path, "", n, (quote,))
     found = PassagesFound(result.query, tuple(passages), weak=weak)
     return ToolResult("\n".join(lines), list(cards.values()), data=found)
+
+
+@dataclass(frozen=True)
+class ClaimChecked:
+    """What `check_claim` found, for the app: the paper, and whether its own text supports the sentence."""
+
+    paper_id: str
+    found: bool
+    support: str  # the paper's sentence closest to the claim
+    page: int | None  # where it stands (None: the abstract)
+    missing: tuple[str, ...] = ()  # the claim's figures and names the paper's text does not hold
+
+
+def check_claim(deps: ToolDeps, paper_id: str, sentence: str) -> ToolResult:
+    """Check one sentence against one paper's own text (its abstract and the full-text passages nearest it), with
+    no model judging: found when every figure and name the sentence states is there and a sentence of the paper
+    says nearly the same. "Found" means the terms and figures are there, not that the reasoning holds.
+
+    Returns found or not found, the paper's sentence closest to it with its page, and what is not in the paper.
+
+    Args:
+        paper_id: The paper's id as search results give it (an arXiv id such as 2006.07357, or openalex:W...).
+        sentence: One claim, as it would be written in an answer (a citation in it is ignored).
+    """
+    supported = deps.archive.support(paper_id.strip(), sentence[:2000], deps.user)
+    if supported is None:
+        raise ToolError(f"no paper with id {paper_id[:100]!r} in this archive; search for it by title first")
+    paper, verdict = supported.paper, supported.verdict
+    n = deps.sources.number(paper)
+    path = deps.sources.entries[paper.id][2]
+    where = f"p. {supported.page}" if supported.page is not None else "its abstract"
+    said = f"Found in [{n}] ({where})" if verdict.found else f"Not found in [{n}]: {verdict.reason()}"
+    lines = [f"{said}. {md_escape(paper.title)}; page {path}", f"    closest ({where}): {md_escape(verdict.support)}"]
+    card = Card(_card_kind(paper.id), paper.id, paper.title, path, "", n,
+                (Quote(whole_sentences(verdict.support, 300), supported.page),))  # fmt: skip
+    checked = ClaimChecked(paper.id, verdict.found, verdict.support, supported.page, tuple(verdict.missing))
+    return ToolResult("\n".join(lines), [card], data=checked)

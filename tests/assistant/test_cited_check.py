@@ -7,6 +7,7 @@ from assistant.composer import cited_sentences, marked
 from assistant.claim_check import Mark, Verdict, check_answer
 from assistant.tools import ToolDeps
 from assistant.tools.base import Evidence
+from retrieval.scholarly.models import Paper
 from harness.llm_server import text, tool_call
 from tests.assistant.test_agent import RecordingUI, agent_for
 
@@ -82,9 +83,33 @@ def test_a_page_cited_is_checked_against_that_pages_text_and_marks_stand_after_t
         return np.array([[t.lower().split().count(w) + 1e-3 for w in vocab] for t in texts], dtype=float)
 
     reply = "It reaches 55.3% on the test set [1, p. 6]. It reaches 55.3% on the test set [1, p. 7]."
-    first, second = check_answer(reply, shown, encode, {1: "A paper. Its abstract."})
+    paper = Paper(id="p1", title="A paper in 3 parts", abstract="Its abstract.", year=2019)
+    first, second = check_answer(reply, shown, encode, {1: paper})
     assert first.found and first.page == 6 and not second.found and second.verdict.missing == ["55.3"]
+    # What a paper is shown with beside its text (its year, its title's figures) and the page a sentence cites are
+    # no figures missing from it; any other is.
+    beside = check_answer("It reaches 55.3% on the test set 3 [1, p. 6]. It reaches 55.3% on the test set 2019 "
+                          "[1, p. 6]. It reaches 55.3% on the test set 6 [1, p. 6].", shown, encode, {1: paper})
+    assert [m.found for m in beside] == [True, True, True]  # its title's figure, its year, the page it cites
+    fifth, sixth = check_answer("It reaches 55.3% on the test set 4 [1, p. 6]. It reaches 55.3% on the test set 2018 "
+                                "[1, p. 6].", shown, encode, {1: paper})
+    assert fifth.verdict.missing == ["4"] and sixth.verdict.missing == ["2018"]
     assert marked(reply, [first, second]) == ("It reaches 55.3% on the test set [1, p. 6]. ✓ It reaches 55.3% on "
                                               "the test set [1, p. 7]. *(not found in [1])*")  # fmt: skip
     unmarked = Mark("Not in the reply [1].", (1,), Verdict(False, "", 0.0))
     assert marked(reply, [unmarked]) == reply
+
+
+def test_the_check_claim_tool_weighs_a_sentence_against_one_papers_own_text(demo):
+    from assistant.tools import TOOLS_BY_NAME, call_tool
+
+    deps, tool = ToolDeps(demo.archive(), user="alice"), TOOLS_BY_NAME["check_claim"]
+    said = call_tool(tool, deps, {"paper_id": "1802.05365",
+                                  "sentence": "The biLM was trained on a corpus of roughly 30 million sentences."})
+    assert said.data.found and said.data.page == 2 and said.output.startswith("Found in [1] (p. 2)")
+    assert "30" in said.data.support and [c.id for c in said.cards] == ["1802.05365"]
+    changed = call_tool(tool, deps, {"paper_id": "1802.05365",
+                                     "sentence": "The biLM was trained on a corpus of roughly 90 million sentences."})
+    assert not changed.data.found and changed.data.missing == ("90",) and "Not found in [1]" in changed.output
+    unknown = call_tool(tool, deps, {"paper_id": "2999.99999", "sentence": "Anything."})
+    assert unknown.failed and "no paper with id '2999.99999'" in unknown.output

@@ -42,6 +42,8 @@ def test_the_tools_are_the_agents_and_each_answers_as_text_and_structured_conten
                 "get_institution": {"institution": "Stanford University"},
                 "summarize_institution": {"institution": "Stanford University"},
                 "get_my_library": {},
+                "check_claim": {"paper_id": TRIPPY, "sentence": "TripPy uses a triple copy strategy for dialog state "
+                                                                "tracking."},
             }
             results = {name: await session.call_tool(name, arguments) for name, arguments in calls.items()}
             researcher = next(c for c in results["find_researcher"].structuredContent["cards"]
@@ -76,6 +78,7 @@ def test_the_tools_are_the_agents_and_each_answers_as_text_and_structured_conten
     assert any(q["page"] for c in results["search_fulltext"].structuredContent["cards"] for q in c["quotes"])
     assert "Stanford University" in results["get_institution"].content[0].text
     assert "TripPy" in results["get_my_library"].content[0].text  # the library the server was given, for ola
+    assert results["check_claim"].content[0].text.startswith("Found in [1] (")  # the check, for outside agents
     assert failed.isError and "no paper with id '9999.99999'" in failed.content[0].text
     assert invalid.isError and "invalid arguments for search_papers" in invalid.content[0].text
     assert unknown.isError and "no tool named 'delete_everything'" in unknown.content[0].text

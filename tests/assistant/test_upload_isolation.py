@@ -26,7 +26,7 @@ def _arguments(tool, upload_id: str) -> list[dict]:
         if name in ("paper_id", "paper_ids"):
             value = [upload_id] if "list" in str(kind) else upload_id
             probes = [{**p, name: value} for p in probes]
-        elif name in ("query", "name", "institution"):
+        elif name in ("query", "name", "institution", "sentence"):
             words = [PHRASE, "LongEval Guidelines for Human Evaluation", "Kalpesh Krishna", upload_id]
             probes = [{**p, name: w} for p in probes for w in words]
         elif name == "researcher_id":

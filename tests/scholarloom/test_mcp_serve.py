@@ -43,6 +43,7 @@ EACH = {  # the other tools' arguments on the small archive (the researcher's to
     "get_institution": {"institution": "Heinrich Heine University"},
     "summarize_institution": {"institution": "Heinrich Heine University"},
     "get_my_library": {},
+    "check_claim": {"paper_id": "2005.02877", "sentence": "TripPy uses a triple copy strategy for dialog state tracking."},
 }
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}

@@ -111,9 +111,9 @@ def test_api_against_its_openapi_description(app):
 
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     operations = [result.ok() for result in schema.get_all_operations()]
-    # papers, researchers, institutions, search, passages; a user's library (add, list, read, correct, delete a
-    # PDF; import a reading list, list and remove its papers), which a visitor without a session is refused
-    assert len(operations) == 13
+    # papers, researchers, institutions, search, passages, support; a user's library (add, list, read, correct,
+    # delete a PDF; import a reading list, list and remove its papers), which a visitor without a session is refused
+    assert len(operations) == 14
     for operation in operations:
 
         @given(case=operation.as_strategy())
@@ -179,6 +179,19 @@ async def test_passages_api_finds_full_text_with_pages(client):
     only = (await client.get("/api/passages", params={"q": "dialog", "paper": "2006.12719", "limit": 3})).json()
     assert only["hits"] and {h["id"] for h in only["hits"]} == {"2006.12719"}
     assert (await client.get("/api/passages", params={"q": "x", "paper": "2999.99999"})).status_code == 404
+
+
+async def test_support_api_checks_a_sentence_against_a_papers_own_text(client):
+    """Issue 71: what the chat checks each cited sentence with, for outside agents: found with its page, or what the
+    paper does not hold."""
+    asked = {"paper": "1802.05365", "sentence": "The biLM was trained on a corpus of roughly 30 million sentences."}
+    found = (await client.get("/api/support", params=asked)).json()
+    assert found["found"] and found["page"] == 2 and not found["missing"]
+    assert found["url"].startswith("/papers/1802.05365") and "30 million" in found["support"]
+    changed = (await client.get("/api/support", params={**asked, "sentence": asked["sentence"].replace("30", "90")}))
+    assert not changed.json()["found"] and changed.json()["missing"] == ["90"]
+    assert (await client.get("/api/support", params={**asked, "paper": "2999.99999"})).status_code == 404
+    assert (await client.get("/api/support", params={"paper": "1802.05365"})).status_code == 422
 
 
 async def test_a_404_for_a_double_slash_address_links_nowhere_else(client):

@@ -1,9 +1,10 @@
-"""The cited-sentence check (`assistant.claim_check`): figures alike however written, a changed figure or a name the
-source does not hold is missing, and on the judged claims' held-out half it keeps its measured figures."""
+"""Whether a text supports a sentence (`retrieval.search.support`): figures alike however written, a changed figure
+or a name the source does not hold is missing, and on the judged claims' held-out half it keeps its measured
+figures."""
 
 from __future__ import annotations
 
-from assistant.claim_check import check_sentence, figures, names
+from retrieval.search.support import check_sentence, figures, names
 from bench.claim_check import load, summary, verdicts
 
 EVIDENCE = ("During training we use dropout (Srivastava et al., 2014) on the BERT output with a rate of 30%. "
