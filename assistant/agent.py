@@ -44,13 +44,15 @@ def recent_history(history: list[dict], keep: int) -> list[dict]:
 
 class Agent:
     def __init__(
-        self, llm: LLMConfig | None, max_tool_rounds: int = 4, retrier: Retrier | None = None, tools: str = "auto"
-    ) -> None:
+        self, llm: LLMConfig | None, max_tool_rounds: int = 4, retrier: Retrier | None = None, tools: str = "auto",
+        citations: str = "mend",
+    ) -> None:  # fmt: skip
         self.llm = llm
         self.max_tool_rounds = max_tool_rounds
         self.retrier = retrier  # None: the LLM client's own policy
         self.stream: Streamer = stream_completion  # how a request is made (`serve`: in the model's own process)
         self.tools = tools  # "auto" (the agent unless the probe found no tool calling), "on", or "off" (pipeline)
+        self.citations = citations  # the check of cited sentences: "mend", "mark" or "off" (`assistant.claim_check`)
         self.probed_tools: Callable[[], bool | None] = lambda: None  # the probe's finding, once there is one
         self.schemas = [tool_schema(t) for t in TOOLS]
 
@@ -91,12 +93,12 @@ class Agent:
         try:
             if why := self.pipeline_reason():
                 return await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why, usage,
-                                                  self.stream)
+                                                  self.stream, self.citations)
             outcome = await self._agent(deps, history, question, ui, calls, usage)
             if outcome is None:  # the model's tool calls could not be read, twice: search first, then write
                 why = f"{self.llm.model}'s tool calls could not be read"
                 outcome = await answer_with_pipeline(self.llm, self.retrier, deps, history, question, ui, why, usage,
-                                                     self.stream)
+                                                     self.stream, self.citations)
                 outcome.tool_calls += calls[0]
             return outcome
         except LLMError as exc:  # said plainly, and the question still gets what search finds
@@ -163,8 +165,8 @@ class Agent:
                 cards = merge_cards(cards, result.cards)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result.output[:TOOL_OUTPUT_CHARS]})
                 exchange.append({"role": "tool", "tool_call_id": call.id, "content": _shortened(result.output)})
-        mend = self._mender(messages, completion.text, usage)
-        text, marks = await checked(ui, deps, completion.text, cards, shown, mend)
+        mend = self._mender(messages, completion.text, usage) if self.citations == "mend" else None
+        text, marks = await checked(ui, deps, completion.text, cards, shown, mend, self.citations != "off")
         return await written(ui, deps, text, cards, tool_calls=calls[0], exchange=exchange, mode=TurnMode.AGENT,
                              why=f"{self.llm.model} calls the tools and writes the answer", usage=usage, shown=shown,
                              marks=marks)  # fmt: skip

@@ -98,12 +98,16 @@ def mend_request(marks: Sequence[Mark], evidence: Sequence[Evidence], most_chars
 
 
 async def checked(ui, deps: ToolDeps, text: str, cards: Sequence[Card], shown: Sequence[Evidence],
-                  mend: Callable[[str], Awaitable[str]] | None = None) -> tuple[str, list[Mark]]:  # fmt: skip
+                  mend: Callable[[str], Awaitable[str]] | None = None,
+                  check: bool = True) -> tuple[str, list[Mark]]:  # fmt: skip
     """A model's reply and the check of its cited sentences against what the conversation showed of the papers they
     cite (`deps.evidence`, and this turn's `cards` and `shown`). When some are not found and `mend` is given (the
     one request more, to the same model), the chat says the citations are being checked, the model gets those
     sentences with their cited text to fix or drop, once, and its reply is checked in turn; a mending that fails or
-    comes back empty leaves the reply as it was, marked."""
+    comes back empty leaves the reply as it was, marked. `check` False (`SCHOLARLOOM_LLM_CITATIONS=off`): nothing is
+    checked."""
+    if not check:
+        return text, []
 
     def evidence(reply: str) -> list[Evidence]:
         return [*deps.evidence, *evidence_of(cards, cited_numbers(reply), shown=shown)]

@@ -83,7 +83,7 @@ async def model_reply(
 
 async def answer_with_pipeline(
     config: LLMConfig, retrier: Retrier | None, deps: ToolDeps, history: list[dict], question: Question, ui: TurnUI,
-    why: str, usage: TurnUsage | None = None, stream: Streamer = stream_completion,
+    why: str, usage: TurnUsage | None = None, stream: Streamer = stream_completion, citations: str = "mend",
 ) -> Answer:  # fmt: skip
     """Search first, then write (see the module's text). LLM failures propagate (the agent falls back). `stream`
     makes the model's requests (`Agent.stream`: in the server, the model's own process)."""
@@ -112,7 +112,8 @@ async def answer_with_pipeline(
         asked = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": request}]
         return await model_reply(config, asked, retrier, None, usage, stream)
 
-    text, marks = await checked(ui, deps, text, cards, shown, mend)
+    text, marks = await checked(ui, deps, text, cards, shown, mend if citations == "mend" else None,
+                                citations != "off")  # fmt: skip
     return await written(ui, deps, text, cards, tool_calls=calls, mode=TurnMode.PIPELINE, why=why, usage=usage,
                          shown=shown, marks=marks)  # fmt: skip
 

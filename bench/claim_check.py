@@ -1,11 +1,15 @@
 """The cited-sentence check (`retrieval.search.support`) on the judged claims (tests/fixtures/judged_claims.jsonl).
 
     SCHOLARLOOM_SHARED_MODELS_DIR=<prepared models> .venv/bin/python -m bench.claim_check [--calibrate] [--half held_out]
+    SCHOLARLOOM_DATA_DIR=<a demo build> ... -m bench.claim_check --cost   # what checking one answer costs
 
 Per kind on one half (the held-out one by default): how many the check calls "not found" (recall for the unfaithful
 kinds, false alarms for the faithful ones) and the precision of "not found" overall. `--calibrate` prints, on the
 calibration half only, the closeness threshold that keeps false alarms at most 0.1 and finds the most unfaithful
-claims, to be written into `retrieval.search.support.CLOSE`.
+claims, to be written into `retrieval.search.support.CLOSE`. `--cost` measures what the chat's check of one answer
+costs (`assistant.claim_check.check_reply`): for each of the load test's topics, the tools' results and the realistic
+stand-in's answer from them (`harness.realistic`), checked cold (nothing of it encoded before) and warm (all of it
+remembered, as when many readers ask about the same papers): sentences, texts encoded, CPU and wall milliseconds.
 """
 
 from __future__ import annotations
@@ -67,13 +71,64 @@ def _is_figure(missing: str) -> bool:
     return missing.replace(".", "", 1).isdigit()
 
 
+def cost(topics: list[str]) -> list[dict]:
+    """The check of one realistic answer per topic, cold then warm (see the module's text)."""
+    import asyncio
+    import time
+
+    from assistant.claim_check import check_reply
+    from assistant.composer import cited_numbers, evidence_of, shown_in
+    from assistant.tools import TOOLS_BY_NAME, ToolDeps, call_tool
+    from assistant.turn import merge_cards
+    from harness.realistic import write_answer
+    from scholarloom.settings import Settings
+
+    archive = Settings().archive()
+    dense, encoded = archive.embedder.dense, [0]
+
+    def counted(texts, batch_size=None):
+        encoded[0] += len(texts)
+        return dense(texts, batch_size)
+
+    archive.embedder.dense = counted
+    rows = []
+    for topic in topics:
+        deps, outputs, cards, shown = ToolDeps(archive, user="bench"), [], [], []
+        plan = [("search_papers", {"query": topic, "limit": 5}), ("get_paper", None),
+                ("search_fulltext", {"query": topic, "limit": 4})]  # fmt: skip
+        for name, arguments in plan:
+            if arguments is None:  # the realistic stand-in reads the best paper found
+                if not cards:
+                    continue
+                arguments = {"paper_id": cards[0].id}
+            result = call_tool(TOOLS_BY_NAME[name], deps, arguments)
+            deps, cards, shown = deps.after(result), merge_cards(cards, result.cards), shown + list(shown_in(result))
+            outputs.append(result.output)
+        text = write_answer("", topic, "\n".join(outputs))
+        evidence = evidence_of(cards, cited_numbers(text), shown=shown)
+        for state in ("cold", "warm"):
+            encoded[0], cpu, wall = 0, time.process_time(), time.perf_counter()
+            marks = asyncio.run(check_reply(deps, text, evidence))
+            rows.append({"topic": topic, "state": state, "sentences": len(marks), "found": sum(m.found for m in marks),
+                         "encoded": encoded[0], "cpu_ms": round(1000 * (time.process_time() - cpu)),
+                         "wall_ms": round(1000 * (time.perf_counter() - wall))})  # fmt: skip
+    return rows
+
+
 def main() -> None:
     from scholarloom.settings import Settings
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--half", default="held_out", choices=("held_out", "calibration"))
     parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--cost", action="store_true", help="what checking one realistic answer costs, cold and warm")
     args = parser.parse_args()
+    if args.cost:
+        from harness.load_clients import TOPICS
+
+        for row in cost(TOPICS):
+            print(json.dumps(row))
+        return
     embedder = Settings().embedder()
     claims = load("calibration" if args.calibrate else args.half)
     results = verdicts(claims, embedder.dense)

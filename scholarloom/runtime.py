@@ -79,7 +79,8 @@ class Runtime:
     @classmethod
     def build(cls, settings: Settings) -> "Runtime":
         create_tables(settings.catalog().engine)
-        agent = Agent(settings.llm_config(), max_tool_rounds=settings.agent.max_tool_rounds, tools=settings.llm_tools)
+        agent = Agent(settings.llm_config(), max_tool_rounds=settings.agent.max_tool_rounds, tools=settings.llm_tools,
+                      citations=settings.llm_citations)  # fmt: skip
         return cls(settings, settings.archive(), agent)
 
     @property

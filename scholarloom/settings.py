@@ -82,6 +82,11 @@ class Settings(Services, BaseSettings):
         description="How the model answers: with tools (the agent), or 'off' for a fixed search-then-write pipeline "
         "(models that cannot call tools); 'auto' uses the pipeline when the probe at start saw no tool call.",
     )
+    llm_citations: Literal["mend", "mark", "off"] = Field(
+        "mend", description="Each cited sentence of a model's answer checked against what the chat showed of the paper "
+        "it cites: 'mend' marks each and sends those not found back to the model once to fix or drop (one request "
+        "more, only then, counted in the user's daily tokens); 'mark' marks them only; 'off' checks nothing.",
+    )
     llm_process: bool = Field(
         True, description="`serve` makes the chat's model requests in a process of its own, so litellm's per-request "
         "work does not hold up the server's other turns; off: in the server's process.",

@@ -54,6 +54,17 @@ def test_the_realistic_stand_in_calls_tools_then_writes_from_what_they_found():
     assert answer.startswith("Answer for [t0k3n]: ") and 280 <= len(answer.split()) <= 360, answer
     assert set(re.findall(r"\[(\d+)", answer)) == {"4", "5", "6"} and "[5, p. 3]" in answer, answer
     assert 0.7 <= reply["over"] < 1.0 and 80 <= len(list(_chunks(reply, "m"))) <= 130
+    # Sent back the sentences the check did not find (issue 71), it drops them, as a model told to fix or drop does
+    # at the least.
+    from assistant.claim_check import Mark, mend_request
+    from retrieval.search.support import Verdict
+
+    dropped = "Where [4] states a result in general terms, [5] gives the details a reader would need to check it."
+    draft = f"PointNet learns a symmetric function [5]. {dropped} Deep Sets handles sets [4]."
+    asked = mend_request([Mark(dropped, (4, 5), Verdict(False, "", 0.1))], [])
+    sent_back = [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": asked}]
+    mended = model({"messages": sent_back})
+    assert mended["content"] == "PointNet learns a symmetric function [5]. Deep Sets handles sets [4]."
 
 
 def test_the_load_benchmark_runs_realistic_chats_and_a_sign_in_storm(demo):
