@@ -105,6 +105,7 @@ class Conversation:
     library: bool = False  # the chat searches the user's own library only (/chat?library=mine)
     focus_weak: bool = False  # the last answer found nothing that answers well: its cards were the closest matches
     evidence: tuple[Evidence, ...] = ()  # what the answers showed for each [n] they cited, the latest MAX_EVIDENCE
+    latest: tuple[Evidence, ...] = ()  # what the last answer showed: its step keeps it (`answer_metadata`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +143,8 @@ class Conversation:
         """A reopened thread: the questions, answers and tool results it rested on, the same source numbers, the
         last cards and the same paper scope, from the metadata each answer's step carries."""
         history, last = resumed_history(steps)
+        kept = {item.id: item for step in steps if step.get("type") == "assistant_message"
+                for item in stored_evidence(_metadata(step).get("evidence"))}  # each answer's step keeps its own
         return cls(
             history=history,
             sources=_sources(last.get("sources")),
@@ -151,7 +154,7 @@ class Conversation:
             paper_checked=True,
             about=next(iter(_cards([last.get("about")])), None),
             library=last.get("library") is True,
-            evidence=stored_evidence(last.get("evidence")),
+            evidence=tuple(kept.values())[-MAX_EVIDENCE:],
         )
 
     def opened(self, **scope: Any) -> Conversation:
@@ -172,11 +175,11 @@ class Conversation:
         messages and the turn's own), the turn's source numbers and evidence, and its cards as what it is now about
         (`weak`: they were only the closest matches, so "compare them" asks which papers)."""
         fresh = {item.id for item in evidence}
-        evidence = (*(e for e in self.evidence if e.id not in fresh), *evidence)[-MAX_EVIDENCE:]
+        gathered = (*(e for e in self.evidence if e.id not in fresh), *evidence)[-MAX_EVIDENCE:]
         if not cards:
-            return replace(self, history=history, sources=sources, evidence=evidence)
+            return replace(self, history=history, sources=sources, evidence=gathered, latest=evidence)
         return replace(self, history=history, sources=sources, focus=tuple(cards[:MAX_FOCUS_CARDS]), focus_weak=weak,
-                       evidence=evidence)  # fmt: skip
+                       evidence=gathered, latest=evidence)  # fmt: skip
 
     def answer_metadata(self, asked: str | None = None, usage: dict | None = None) -> dict[str, Any]:
         """What the answer's step keeps for a resumed thread: this turn's tool calls and shortened results, the
@@ -193,51 +196,10 @@ class Conversation:
             "library": self.library,
             "focus": stored["focus"],
             "focus_weak": self.focus_weak,
-            "evidence": stored["evidence"],
+            "evidence": [item.kept() for item in self.latest],
             **({"asked": asked} if asked else {}),
             **({"usage": usage} if usage else {}),
         }
-
-
-def subject_card(archive, kind: str, subject: str) -> Card | None:
-    """The researcher or institution a chat was opened about (by our id, as their page's dock gives it), as a card;
-    None for anything else, so an address cannot make the chat about what the catalog does not hold."""
-    from retrieval.scholarly.records import whole_number
-    from pages.base import institution_path, researcher_path
-
-    number = whole_number(subject)
-    if number is None:
-        return None
-    if kind == "researcher" and (person := archive.researchers_by_ids([number]).get(number)):
-        count = archive.paper_counts([number])[number]
-        path = researcher_path(number, person.name)
-        papers = f"{count} paper{'s' if count != 1 else ''} here"
-        return Card(CardKind.RESEARCHER, str(number), person.name, path, papers)
-    if kind == "institution":
-        found = archive.find_institution(str(number)).institution
-        if found is not None and found.id == number:
-            return Card(CardKind.INSTITUTION, str(number), found.name, institution_path(number, found.name))
-    return None
-
-
-def introduction(conversation: Conversation, archive, viewer: str | None = None) -> str | None:
-    """What a chat opened about something says first (markdown from catalog values, or the viewer's own upload;
-    the caller sanitises it)."""
-    from pages.base import paper_path
-    from pages.base import md_escape
-
-    if conversation.paper:
-        paper = archive.papers([conversation.paper], viewer).get(conversation.paper)
-        if paper is None:  # an upload deleted since
-            return None
-        return f"This chat is about **[{md_escape(paper.title)}]({paper_path(paper)})**. Ask anything about it."
-    if conversation.library:
-        return ("This chat searches **[your library](/me/library)** only: your PDFs and the papers you keep. Add a "
-                "PDF with the paperclip, or reading lists on that page.")  # fmt: skip
-    if (about := conversation.about) is not None:
-        whose = "their work" if about.kind == CardKind.RESEARCHER else "its researchers and papers"
-        return f"This chat is about **[{md_escape(about.title)}]({about.path})**. Ask about {whose}."
-    return None
 
 
 STOPPED = "*Stopped before the answer was finished.*"

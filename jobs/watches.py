@@ -36,6 +36,7 @@ from retrieval.library.watches import (
 )
 from retrieval.scholarly.models import utc
 from retrieval.search.relevance import Floor
+from retrieval.search.support import checked_judgement
 from retrieval.vectors.index import Filters
 
 log = logging.getLogger(__name__)
@@ -193,7 +194,7 @@ def judge(archive: Archive, ask: Callable[[list[dict]], str] | None, question: S
         side = "EARLIER" if number <= len(earlier) else "NEW"
         lines.append(f"[{number}] ({side}) {title}: " + " ".join(str(q) for q in quotes[:2]))
     messages = [{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
-    for _ in range(JUDGE_ATTEMPTS):
+    for attempt in range(JUDGE_ATTEMPTS):
         try:
             answer = ask(messages)
         except unavailable as exc:
@@ -201,12 +202,17 @@ def judge(archive: Archive, ask: Callable[[list[dict]], str] | None, question: S
             return None
         try:
             said = parse_judgement(answer, len(earlier), len(news), cited_in)
+            checked = checked_judgement(said["text"], [(title, quotes) for _, title, quotes in listed],
+                                        archive.embedder.dense_remembered)  # fmt: skip
+            if checked["missed"] and attempt + 1 < JUDGE_ATTEMPTS:  # one chance to mend, as the chat's answers have
+                raise ValueError("not found in the texts they cite: " + " ".join(checked["missed"]) + " Say only "
+                                 "what the texts say")  # fmt: skip
         except ValueError as exc:
             messages = [*messages, {"role": "assistant", "content": answer[:2000]},
                         {"role": "user", "content": f"Not usable: {exc}. Answer again with the JSON object only."}]
             continue
         cited = sorted(set(cited_in(said["text"])))
-        return said | {"sources": {str(n): listed[n - 1][0] for n in cited}}
+        return said | {"sources": {str(n): listed[n - 1][0] for n in cited}, "checked": checked}
     log.warning("no judgement for saved question %s: the model never answered as asked", question.id)
     return None
 

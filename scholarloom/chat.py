@@ -10,7 +10,8 @@ from contextlib import AsyncExitStack
 import chainlit as cl
 import chainlit.server
 
-from assistant.conversation import CARD_ACTIONS, Chat, Conversation, introduction, subject_card
+from assistant.conversation import CARD_ACTIONS, Chat, Conversation
+from assistant.opening import introduction, subject_card
 from assistant.turn import STARTERS
 from assistant.safe_markdown import safe_markdown
 from assistant.turn import TurnUsage

@@ -93,6 +93,11 @@ def judgement_parts(judgement: dict | None) -> tuple[str, list[tuple[str, str | 
         parts += [(text[at : match.start()], None), (match.group(0), sources.get(match.group(1)))]
         at = match.end()
     parts.append((text[at:], None))
+    if isinstance(checked := judgement.get("checked"), dict) and checked.get("sentences"):
+        missed = [f"“{m}”" for m in checked.get("missed") or [] if isinstance(m, str)]
+        many = "s" if checked["sentences"] != 1 else ""
+        parts.append((f" ({checked.get('found', 0)} of {checked['sentences']} cited sentence{many} found in the texts "
+                      f"they cite{'; not found: ' + ' '.join(missed) if missed else ''})", None))
     return judgement["relation"], [(words, pid) for words, pid in parts if words]
 
 

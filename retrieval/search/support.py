@@ -19,10 +19,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from retrieval.library.watches import CITED
 from retrieval.scholarly.catalog import Catalog
 from retrieval.scholarly.models import Paper
 from retrieval.search.hybrid import search_passages
-from retrieval.vectors.embeddings import Embedder
+from retrieval.vectors.embeddings import Embedder, split_sentences
 from retrieval.vectors.index import Filters, Index
 
 # Calibrated on the judged claims' calibration half (`python -m bench.claim_check --calibrate`, 2026-12-07): the
@@ -161,3 +162,26 @@ def paper_support(catalog: Catalog, index: Index, embedder: Embedder, paper: Pap
                              embedder.dense_remembered, about, shown_beside(paper))  # fmt: skip
     page = next((h.page for h in hits if verdict.support[:60] in clean(h.text)), None)
     return Supported(paper, verdict, page)
+
+
+def checked_judgement(text: str, texts: list[tuple[str, list[str]]], encode) -> dict:
+    """Each sentence of a judgement that cites, against the texts it cites (`texts`: each number's title and the
+    quotes the model was given), as the chat checks its answers' cited sentences (`retrieval.search.support`):
+    {found, sentences, missed: the sentences not found}."""
+    sentences: list[str] = []
+    for piece in split_sentences(text):
+        if sentences and not any(ch.isalpha() for ch in piece):  # "... the results. [3]": the sentence's citation
+            sentences[-1] += f" {piece}"
+        else:
+            sentences.append(piece)
+    checked, missed = 0, []
+    for sentence in sentences:
+        numbers = [int(n) for n in CITED.findall(sentence) if 1 <= int(n) <= len(texts)]
+        if not numbers:
+            continue
+        quotes = [str(q) for n in numbers for q in texts[n - 1][1][:2]]
+        checked += 1
+        if not check_sentence(sentence, quotes or [texts[numbers[0] - 1][0]], encode,
+                              " ".join(texts[n - 1][0] for n in numbers)).found:  # fmt: skip
+            missed.append(sentence)
+    return {"found": checked - len(missed), "sentences": checked, "missed": missed}

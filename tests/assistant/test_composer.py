@@ -77,7 +77,13 @@ def test_a_conversation_keeps_its_evidence_and_opens_when_stored_before_it_did()
     kept = (Evidence("Replay is 10x faster.", "2006.07357", 1, 7, passage=3), Evidence("", "2005.02877", 2))
     conversation = Conversation([{"role": "user", "content": "q"}], SOURCES.copy(), (card,), evidence=kept)
     assert Conversation.from_dict(json.loads(json.dumps(conversation.to_dict()))) == conversation
-    steps = [{"type": "assistant_message", "output": "a", "metadata": json.dumps(conversation.answer_metadata("q"))}]
+    # Each answer's step keeps what that answer showed; a reopened thread gathers every step's.
+    first = conversation.after([], [card], SOURCES.copy(), evidence=kept[:1])
+    second = first.after([], [card], SOURCES.copy(), evidence=kept[1:])
+    assert second.evidence == kept and second.latest == kept[1:]
+    steps = [{"type": "assistant_message", "output": a, "metadata": json.dumps(c.answer_metadata("q"))}
+             for a, c in (("a", first), ("b", second))]  # fmt: skip
+    assert [len(json.loads(s["metadata"])["evidence"]) for s in steps] == [1, 1]
     assert Conversation.resumed(steps).evidence == kept
     # As the version before stored it: no evidence, quotes as text.
     older = {"history": [{"role": "user", "content": "q"}], "sources": {"2006.07357": [1, "Hindsight Logging",

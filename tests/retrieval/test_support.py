@@ -35,3 +35,20 @@ def test_the_held_out_claims_keep_the_measured_figures(embedder):
     rates = figures_["not_found_rate"]
     assert figures_["claims"] == 78 and figures_["false_alarms"] <= 0.1, figures_
     assert rates["changed_number"] >= 0.9 and rates["wrong_paper"] >= 0.85, figures_
+
+
+def test_a_saved_questions_judgement_is_checked_sentence_by_sentence(embedder):
+    """The judge's cited sentences, against the quotes it was given for each number (issue 71), and the count shown
+    with the judgement, the sentences not found named."""
+    from retrieval.library.watches import judgement_parts
+    from retrieval.search.support import checked_judgement
+
+    texts = [("Hindsight Logging", ["Flor replays training from checkpoints to add log statements afterwards."]),
+             ("DiffusionBrowser", ["The browser decodes a preview of the video at every denoising step."])]
+    said = ("Previews are decoded at every denoising step [2]. It also doubles the frame rate to 120 fps [2]. "
+            "Nothing here cites.")
+    checked = checked_judgement(said, texts, embedder.dense)
+    assert checked == {"found": 1, "sentences": 2, "missed": ["It also doubles the frame rate to 120 fps [2]."]}
+    relation, parts = judgement_parts({"relation": "extends", "text": said, "sources": {"2": "b"}, "checked": checked})
+    assert parts[-1] == (" (1 of 2 cited sentences found in the texts they cite; not found: “It also doubles the "
+                         "frame rate to 120 fps [2].”)", None)  # fmt: skip

@@ -5,6 +5,8 @@ can be run on demand (within the user's share of the queue) and forgotten; the q
 
 from __future__ import annotations
 
+import re
+
 from defusedxml import ElementTree
 from pydantic import SecretStr
 
@@ -248,6 +250,7 @@ async def test_full_text_that_comes_later_is_a_change_and_the_model_says_what_it
     assert "(full text, p. 1)" in page and "decodes a preview of the video at every step" in page
     assert ("**The new evidence extends the earlier answer:** Previews are decoded at every denoising step "
             f"[\\[2\\]](/papers/{ASKED}-diffusionbrowser") in page  # fmt: skip
+    assert re.search(r"\([01] of 1 cited sentence found in the texts they cite", page), page  # checked (issue 71)
     html = (await jo.get("/me/watching")).text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert" not in html
     assert f'<a href="/papers/{ASKED}-diffusionbrowser' in html.split('class="judgement"')[1].split("</p>")[0]
