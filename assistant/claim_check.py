@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from assistant.composer import as_read, cited_numbers, cited_sentences, evidence_of
+from assistant.composer import cited_numbers, cited_sentences, evidence_of, uncited
 from assistant.llm import LLMError
 from assistant.tools.base import Card, Evidence, ToolDeps
 from retrieval.scholarly.models import Paper
@@ -54,7 +54,7 @@ def check_answer(text: str, evidence: Sequence[Evidence], encode, papers: dict[i
             marks.append(Mark(sentence, numbers, Verdict(False, "", 0.0, [])))
             continue
         known = [*(f for p in cited for f in shown_beside(p)), *(str(page) for _, page in cites if page is not None)]
-        verdict = check_sentence(as_read(sentence), texts, encode, about, known)
+        verdict = check_sentence(uncited(sentence), texts, encode, about, known)
         source = next((e for e in shown if verdict.support[:60] in clean(e.text)), None)
         marks.append(Mark(sentence, numbers, verdict, source.number if source else numbers[0],
                           source.page if source else None))  # fmt: skip

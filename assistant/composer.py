@@ -72,6 +72,12 @@ def as_read(sentence: str) -> str:
     return _ADDRESS.sub("] ", sentence)
 
 
+def uncited(sentence: str) -> str:
+    """What a cited sentence says, read as a reader sees it (`as_read`), its citations left out: the same words
+    whatever number the conversation gave the paper."""
+    return " ".join(CITATION.sub(" ", as_read(sentence)).split()).replace(" .", ".").replace(" ,", ",")
+
+
 def _first_page(written: str | None) -> int | None:
     digits = re.search(r"\d+", written or "")
     return int(digits.group(0)) if digits else None
@@ -106,7 +112,7 @@ def checked_footer(marks: Sequence[Mark], sources: Numbered) -> str:
              "there says nearly the same; whether the reasoning holds is not checked).", ""]  # fmt: skip
     cite = _cite(sources, [])
     for k, mark in enumerate(marks[:MOST_LISTED], 1):
-        said = _shortened(safe_label(as_read(CITATION.sub("", mark.sentence))), 14, escape=False)
+        said = _shortened(safe_label(uncited(mark.sentence)), 14, escape=False)
         if mark.found:
             where = cite(mark.number, f", p. {mark.page}" if mark.page is not None else "")
             lines.append(f"{k}. ✓ “{said}”: {where} “{_shortened(mark.verdict.support, 30)}”")

@@ -90,22 +90,25 @@ def _llm_error(exc: BaseException, config: LLMConfig) -> LLMError:
     return describe(exc, config.model, config.api_base, config.api_key, config.timeout)
 
 
-async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict], retrier: Retrier):
+async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict], retrier: Retrier,
+                       whole: bool = False):  # fmt: skip
     litellm = litellm_module()
+    # The tokens used, in the last chunk of a stream (dropped where unknown); a whole answer reports them itself.
+    streamed = {} if whole else {"stream_options": {"include_usage": True}}
 
     async def attempt():
         return await litellm.acompletion(
             model=config.model,
             messages=messages,
             tools=tools or None,
-            stream=True,
+            stream=not whole,
             api_base=config.api_base,
             api_key=config.api_key,
             timeout=config.timeout,
             max_tokens=config.max_tokens,
             max_retries=0,  # retries are ours (bounded, with jitter), not the SDK's on top of them
-            stream_options={"include_usage": True},  # the tokens used, in the last chunk (dropped where unknown)
             drop_params=True,
+            **streamed,
         )
 
     try:
@@ -115,9 +118,18 @@ async def _open_stream(config: LLMConfig, messages: list[dict], tools: list[dict
 
 
 async def stream_completion(
-    config: LLMConfig, messages: list[dict], tools: list[dict], retrier: Retrier | None = None
+    config: LLMConfig, messages: list[dict], tools: list[dict], retrier: Retrier | None = None, whole: bool = False
 ) -> AsyncIterator[str | Completion]:
-    """Yields text deltas as they arrive, then the whole Completion (text and assembled tool calls)."""
+    """Yields text deltas as they arrive, then the whole Completion (text and assembled tool calls). `whole`: the
+    answer asked for in one piece (nobody watches it being written: a mended answer), the Completion alone, without
+    the per-chunk work of a stream."""
+    if whole:
+        response = await _open_stream(config, messages, tools, retrier or llm_retrier(), whole=True)
+        usage = getattr(response, "usage", None)
+        yield Completion(text=response.choices[0].message.content or "",
+                         prompt_tokens=getattr(usage, "prompt_tokens", None),
+                         completion_tokens=getattr(usage, "completion_tokens", None))  # fmt: skip
+        return
     stream = await _open_stream(config, messages, tools, retrier or llm_retrier())
     done = Completion()
     calls: dict[int, ToolCall] = {}

@@ -107,21 +107,21 @@ class LLMProcess:
                 self._conn.send(("cancel", number))
 
     async def stream(
-        self, config: LLMConfig, messages: list[dict], tools: list[dict], retrier: None = None
+        self, config: LLMConfig, messages: list[dict], tools: list[dict], retrier: None = None, whole: bool = False
     ) -> AsyncIterator[str | Completion]:
         """As `assistant.llm.stream_completion`, with the client's own retry policy (a `Retrier` cannot cross)."""
         if retrier is not None:
             raise ValueError("the model's process retries by the client's own policy; pass no retrier")
         if not self._ready.is_set():  # a child still importing (or none: one is started for the next request)
             self.start()
-            async for item in stream_completion(config, messages, tools):
+            async for item in stream_completion(config, messages, tools, whole=whole):
                 yield item
             return
         number, queue = next(self._ids), asyncio.Queue()
         finished = False
         try:
             try:
-                self._ask(number, queue, ("ask", number, REQUEST_ID.get(), config, messages, tools))
+                self._ask(number, queue, ("ask", number, REQUEST_ID.get(), config, messages, tools, whole))
             except (OSError, ValueError) as exc:
                 raise LLMError(GONE, "unreachable") from exc
             while True:
@@ -202,8 +202,8 @@ async def _serve(conn) -> None:
             if (task := running.pop(message[1], None)) is not None:
                 task.cancel()
             continue
-        _, number, request_id, config, messages, tools = message
-        task = asyncio.create_task(_answer(conn, number, request_id, config, messages, tools))
+        _, number, request_id, config, messages, tools, whole = message
+        task = asyncio.create_task(_answer(conn, number, request_id, config, messages, tools, whole))
         running[number] = task
         task.add_done_callback(lambda _, n=number: running.pop(n, None))
     for task in running.values():
@@ -239,11 +239,11 @@ class _Deltas:
             self.sent_at = self.loop.time()
 
 
-async def _answer(conn, number: int, request_id: str, config, messages, tools) -> None:
+async def _answer(conn, number: int, request_id: str, config, messages, tools, whole: bool = False) -> None:
     REQUEST_ID.set(request_id)  # this task's log lines carry the turn's id, as they did in the server
     deltas = _Deltas(conn, number)
     try:
-        async for item in stream_completion(config, messages, tools):
+        async for item in stream_completion(config, messages, tools, whole=whole):
             if isinstance(item, Completion):
                 deltas.flush()
                 conn.send(("done", number, item))

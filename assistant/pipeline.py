@@ -67,12 +67,12 @@ async def model_reply(
     stream: Streamer = stream_completion,
 ) -> str:  # fmt: skip
     """One reply without tools (an answer, a rewritten question, a mended answer); streamed to `ui` when given (the
-    reasoning and unsafe links held back)."""
+    reasoning and unsafe links held back), else asked for whole (no per-chunk work for what nobody watches)."""
     completion = Completion()
     guard, thinking = StreamGuard(), ThinkingFilter()
     started = time.perf_counter()
     usage.started(config.model, messages)
-    async for item in stream(config, messages, [], retrier):
+    async for item in stream(config, messages, [], retrier, whole=ui is None):
         if isinstance(item, Completion):
             completion = item
         elif ui is not None and (shown := guard.feed(thinking.feed(item))):

@@ -106,6 +106,7 @@ class ScriptedLLM:
                     return self._send_json(reply["status"], {"error": body}, extra)
                 if body.get("stream"):
                     return self._stream(reply, body.get("model", "scripted"))
+                time.sleep(reply.get("over", 0.0))  # an answer asked for whole takes as long to write
                 return self._send_json(200, _completion(reply, body.get("model", "scripted"), body))
 
             def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:

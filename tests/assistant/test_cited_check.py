@@ -35,7 +35,7 @@ async def test_a_planted_sentence_goes_back_once_and_what_stays_is_marked(demo, 
     answer = await agent_for(scripted).turn(ToolDeps(demo.archive(), user="alice"), [], QUESTION, ui)
     assert len(scripted.requests) == 3 and ui.checked == [1]  # one request more, for the one sentence
     mend = scripted.requests[2]
-    assert not mend.get("tools")  # the model may only rewrite
+    assert not mend.get("tools") and not mend.get("stream")  # the model may only rewrite, asked for it whole
     asked = mend["messages"][-1]["content"]
     assert PLANTED in asked and FAITHFUL not in asked and "<source>" in asked and "99.7" in asked
     assert mend["messages"][-2] == {"role": "assistant", "content": f"{FAITHFUL} {PLANTED}"}  # its draft

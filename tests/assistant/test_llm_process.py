@@ -54,6 +54,17 @@ async def test_the_child_streams_what_the_servers_own_client_would(process, scri
     assert process.started == 1
 
 
+async def test_an_answer_asked_for_whole_comes_back_whole(process, scripted):
+    """A reply nobody watches being written (a mended answer) is asked for in one piece, here and in the child: the
+    completion alone, with the tokens the provider counted, and the request not streamed."""
+    said = "Flor replays training from its checkpoints [1]."
+    scripted.enqueue(text(said), text(said))
+    here = await _items(stream_completion(_config(scripted), HELLO, [], whole=True))
+    there = await _items(process.stream(_config(scripted), HELLO, [], whole=True))
+    assert here == there and len(there) == 1 and there[0].text == said and there[0].completion_tokens
+    assert len(scripted.requests) == 2 and not any(r.get("stream") for r in scripted.requests)
+
+
 async def test_a_failure_comes_back_in_words_with_its_kind(process, scripted):
     scripted.enqueue(failure(401))
     with pytest.raises(LLMError) as failed:
