@@ -89,7 +89,7 @@ async def test_trace_with_a_token_is_a_405_not_a_question_of_scope(app, demo):
 async def test_the_schema_lists_the_refusals_of_every_operation(app):
     spec = (await _client(app).get("/openapi.json")).json()
     operations = [(path, method, op) for path, item in spec["paths"].items() for method, op in item.items()]
-    assert len(operations) == 13
+    assert len(operations) == 14  # (/api/support: issue 71)
     for path, method, operation in operations:
         said = set(operation["responses"])
         assert {"401", "413", "429"} <= said, (path, method)
@@ -103,7 +103,7 @@ def test_the_api_with_a_library_token_against_its_openapi_description(app, demo)
     not), and three probes of each request's address: a body that is not UTF-8, `OPTIONS` and `TRACE`."""
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 13
+    assert len(operations) == 14  # (/api/support: issue 71)
     client = TestClient(app, raise_server_exceptions=True)
     for n, operation in enumerate(operations):
         token = _token(demo, f"fuzz{n}")
