@@ -65,9 +65,10 @@ async def check_reply(deps: ToolDeps, text: str, evidence: Sequence[Evidence]) -
     """`check_answer` on a model's reply, with the cited papers' titles and abstracts from the archive and the
     archive's encoder (its vectors of sentences seen before remembered), off the event loop."""
     numbers = {n: pid for pid, (n, _title, _path) in deps.sources.entries.items()}
-    wanted = {n for _, cites in cited_sentences(text) for n, _ in cites if n in numbers}
-    if not wanted:
+    citing = cited_sentences(text)
+    if not citing:
         return []
+    wanted = {n for _, cites in citing for n, _ in cites if n in numbers}  # (a number no tool gave: not found)
 
     def run() -> list[Mark]:
         found = deps.archive.papers([numbers[n] for n in wanted], deps.user)

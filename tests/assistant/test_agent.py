@@ -108,11 +108,13 @@ async def test_a_follow_up_stands_alone_in_the_words_it_was_searched_with(demo, 
 
 
 async def test_model_made_up_links_are_dropped(demo, scripted):
-    scripted.enqueue(text("See [this page](https://evil.example/steal) and ![x](https://evil.example/p.png) [7]."))
+    made_up = "See [this page](https://evil.example/steal) and ![x](https://evil.example/p.png) [7]."
+    scripted.enqueue(text(made_up), text(made_up))  # (a number no tool gave is found nowhere: sent back once)
     deps = ToolDeps(demo.archive(), sources=SourceBook())
     ui = RecordingUI()
     await agent_for(scripted).turn(deps, [], "hello", ui)
     assert "evil.example" not in ui.final and "this page" in ui.final and "\\[7\\]" in ui.final
+    assert "*(not found in \\[7\\])*" in ui.final and ui.checked == [1]
 
 
 async def test_tool_rounds_are_capped(demo, scripted):
