@@ -236,7 +236,8 @@ async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(serve
     assert runtime.usage.flush()  # what earlier turns cost, written
     before, spent = counted(), tokens_today(runtime.engine, "alice")
     slow = "Flor records checkpoints during training and replays them later to run new log statements " * 3
-    scripted.enqueue(text(slow, pause=0.3), text("It costs little [1]."))
+    # (Its [1] is no paper a tool gave, as no tool ran: found nowhere, sent back once, kept and marked.)
+    scripted.enqueue(text(slow, pause=0.3), text("It costs little [1]."), text("It costs little [1]."))
     chat = ChatClient(server)
     await chat.connect()
     await chat.wait_for("task_end")  # the chat has started (Chainlit's stop cancels the latest task: let it be ours)
@@ -264,7 +265,7 @@ async def test_the_stop_button_ends_the_models_answer_and_keeps_the_thread(serve
 
     await chat.ask("Is it expensive?")
     await chat.sio.disconnect()
-    sent = scripted.requests[-1]["messages"]
+    sent = scripted.requests[-2]["messages"]  # the answer's request (the last: the check's request more)
     said = [(m["role"], m.get("content") or "") for m in sent if m["role"] in ("user", "assistant")]
     assert [role for role, _ in said] == ["user", "assistant", "user"]
     assert said[0][1] == "How does Flor add logging after training?" and said[2][1] == "Is it expensive?"

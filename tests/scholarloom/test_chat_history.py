@@ -112,10 +112,12 @@ async def test_a_follow_up_sees_what_the_last_turn_found(server, scripted, histo
     await chat.ask("What does Bobby Yan work on?")
     first_result = [m for m in scripted.requests[-1]["messages"] if m["role"] == "tool"][0]["content"]
     researcher_id = int(first_result.split("(researcher id ", 1)[1].split(";")[0])
-    scripted.enqueue(tool_call("get_researcher", researcher_id=researcher_id), text("With Rolando Garcia [1]."))
+    # (Its [1] is no paper the profile numbered: found nowhere, sent back once, kept and marked.)
+    scripted.enqueue(tool_call("get_researcher", researcher_id=researcher_id), text("With Rolando Garcia [1]."),
+                     text("With Rolando Garcia [1]."))  # fmt: skip
     await chat.ask("Who else did she write with?")
     await chat.sio.disconnect()
-    second = scripted.requests[-2]["messages"]  # the follow-up's first request to the model
+    second = scripted.requests[-3]["messages"]  # the follow-up's first request to the model
     assert [m["role"] for m in second[1:]] == ["user", "assistant", "tool", "assistant", "user"]
     assert second[2]["tool_calls"][0]["function"]["name"] == "find_researcher"
     assert f"(researcher id {researcher_id};" in second[3]["content"]
